@@ -1,0 +1,44 @@
+//! Server supervision: spawn in its own process group, wait until it really serves, classify
+//! failures, and tear everything down.
+
+pub mod cli;
+pub mod failure;
+pub mod spec;
+
+pub use failure::FailureKind;
+pub use spec::{FileToWrite, LaunchSpec, Readiness};
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Why a server did not come up.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct StartFailure {
+    /// Failure class.
+    pub kind: FailureKind,
+    /// Root-cause line (innermost error), not the wrapper.
+    pub message: String,
+}
+
+/// Starts servers. The real one spawns processes; tests may use fakes.
+pub trait Launcher {
+    /// Spawn `spec`, log to `log_path`, and wait until it serves or fails.
+    fn start(
+        &self,
+        spec: &LaunchSpec,
+        log_path: &Path,
+        ready_timeout: Duration,
+        stop_grace: Duration,
+    ) -> Result<Box<dyn Server>, StartFailure>;
+}
+
+/// A server that is up and serving.
+pub trait Server: Send {
+    /// Base URL, e.g. `http://127.0.0.1:8000`.
+    fn base_url(&self) -> String;
+    /// Seconds from spawn to ready.
+    fn ready_after(&self) -> Duration;
+    /// Stop it completely (process group gone, port free).
+    fn stop(self: Box<Self>) -> anyhow::Result<()>;
+}

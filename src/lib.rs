@@ -1,0 +1,15 @@
+//! infertune: finds the best launch configuration for an LLM inference server.
+//!
+//! Data flow: `cli` → validated [`space::Space`] → `study` loop: sampler → space check →
+//! engine launch spec → supervisor → probe → objective → journal. See README.md.
+
+pub mod cli;
+pub mod engine;
+pub mod launch;
+pub mod probe;
+pub mod report;
+pub mod sampler;
+pub mod sim;
+pub mod space;
+pub mod study;
+pub mod topo;

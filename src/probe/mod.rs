@@ -1,0 +1,79 @@
+//! The probe: a fixed workload driven against an OpenAI-compatible streaming API, and its metrics.
+
+pub mod cli;
+pub mod slo;
+pub mod workload;
+
+pub use slo::{Slo, SloOp};
+pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
+
+use std::collections::BTreeMap;
+
+/// Flat metric name → value, names as in `vllm bench serve` (`mean_ttft_ms`, `p99_tpot_ms`,
+/// `output_throughput`, `request_goodput`, `completed`, `failed`, `error_rate`, `duration_s`, ...).
+pub type MetricMap = BTreeMap<String, f64>;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the probe sends requests.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// Base URL, e.g. `http://127.0.0.1:8000`.
+    pub base_url: String,
+    /// Model name sent in each request.
+    pub model: String,
+    /// Bearer token (never printed or written).
+    pub api_key: Option<String>,
+}
+
+/// A snapshot of a run in progress, handed to the pruning hook.
+#[derive(Clone, Debug, Default)]
+pub struct LiveStats {
+    /// Measured requests the run will send in total (0 when duration-bound).
+    pub planned: u64,
+    /// Measured requests finished (successfully or not).
+    pub finished: u64,
+    /// Measured requests that failed.
+    pub failed: u64,
+    /// TTFT of successful requests so far, ms.
+    pub ttft_ms: Vec<f64>,
+    /// TPOT of successful requests so far, ms.
+    pub tpot_ms: Vec<f64>,
+    /// E2E latency of successful requests so far, ms.
+    pub e2el_ms: Vec<f64>,
+    /// Time since the first measured send.
+    pub elapsed: Duration,
+}
+
+/// Decides from a snapshot whether to stop early; returns the reason when it should.
+pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<String> + Send + Sync>;
+
+/// Options of one probe run.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// Show a progress bar (on a TTY).
+    pub progress: bool,
+    /// Called periodically; a `Some(reason)` stops the run.
+    pub prune: Option<PruneHook>,
+}
+
+/// The result of one probe run.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeReport {
+    /// Summary metrics.
+    pub metrics: MetricMap,
+    /// Set when the pruning hook stopped the run.
+    pub pruned: Option<String>,
+    /// The full report as JSON (vLLM-compatible field names), written to `probe.json`.
+    pub json: serde_json::Value,
+}
+
+/// Run `workload` against `target`.
+pub async fn run(
+    _target: &Target,
+    _workload: &WorkloadSpec,
+    _options: RunOptions,
+) -> anyhow::Result<ProbeReport> {
+    anyhow::bail!("the probe is not available yet")
+}

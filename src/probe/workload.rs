@@ -1,0 +1,143 @@
+//! The workload description: what requests to send, and how.
+
+use super::slo::Slo;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which OpenAI endpoint to call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// `/v1/chat/completions` with `messages`.
+    #[default]
+    Chat,
+    /// `/v1/completions` with `prompt`.
+    Completions,
+}
+
+/// A fixed, seeded workload.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Endpoint kind.
+    #[serde(default)]
+    pub api: Api,
+    /// Where prompts come from.
+    pub dataset: DatasetSpec,
+    /// Load shape.
+    pub load: LoadSpec,
+    /// Requests sent first and excluded from statistics.
+    #[serde(default)]
+    pub warmup: u32,
+    /// `min_tokens` sent with each request (vLLM extension).
+    #[serde(default)]
+    pub min_tokens: Option<u32>,
+    /// Ask the server to ignore EOS so outputs have their requested length.
+    #[serde(default)]
+    pub ignore_eos: bool,
+    /// Stream responses (SSE). Without streaming TTFT/TPOT/ITL are unavailable.
+    #[serde(default = "yes")]
+    pub stream: bool,
+    /// JSON object merged into every request body.
+    #[serde(default)]
+    pub extra_body: Option<serde_json::Value>,
+    /// Per-request timeout.
+    #[serde(default = "default_timeout", with = "humantime_serde")]
+    pub timeout: Duration,
+    /// Give up on a stream that sends nothing for this long.
+    #[serde(default, with = "humantime_serde")]
+    pub stall_timeout: Option<Duration>,
+    /// Seed for the dataset and arrivals.
+    #[serde(default)]
+    pub seed: u64,
+    /// SLOs that define goodput (per request thresholds).
+    #[serde(default)]
+    pub slo: Vec<Slo>,
+}
+
+/// Prompt source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum DatasetSpec {
+    /// Synthetic prompts of exact token lengths.
+    Random {
+        /// Input tokens per request (before the range ratio).
+        input_len: u32,
+        /// Output tokens per request (`max_tokens`).
+        output_len: u32,
+        /// Lengths vary uniformly in `[len*(1-r), len*(1+r)]`.
+        #[serde(default)]
+        range_ratio: f64,
+        /// Tokens of a prefix shared by every prompt.
+        #[serde(default)]
+        prefix_len: u32,
+        /// Local `tokenizer.json`; without one a word counts as a token.
+        #[serde(default)]
+        tokenizer: Option<PathBuf>,
+    },
+    /// One JSON object a line: `{"question"}`, `{"prompt"}` or chat `{"messages"}`.
+    Jsonl {
+        /// File path.
+        path: PathBuf,
+        /// Field holding the prompt (default: first of question/prompt/messages present).
+        #[serde(default)]
+        field: Option<String>,
+        /// `max_tokens` for each request.
+        output_len: u32,
+    },
+    /// ShareGPT JSON (`[{"conversations":[{"from","value"},...]}]`).
+    Sharegpt {
+        /// File path.
+        path: PathBuf,
+        /// Overrides the reference answer's length as `max_tokens`.
+        #[serde(default)]
+        output_len: Option<u32>,
+    },
+}
+
+/// How requests are issued.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum LoadSpec {
+    /// A fixed number of workers, each sending its next request when the previous one ends.
+    Closed {
+        /// Concurrent requests.
+        concurrency: u32,
+        /// Total measured requests (after warmup); or use `duration`.
+        #[serde(default)]
+        requests: Option<u32>,
+        /// Stop issuing after this long.
+        #[serde(default, with = "humantime_serde")]
+        duration: Option<Duration>,
+    },
+    /// Requests sent at scheduled absolute times (Poisson when burstiness = 1, gamma otherwise).
+    Open {
+        /// Mean requests per second.
+        rate: f64,
+        /// Gamma shape; 1 = Poisson, < 1 burstier.
+        #[serde(default = "one")]
+        burstiness: f64,
+        /// Cap on requests in flight.
+        #[serde(default)]
+        max_concurrency: Option<u32>,
+        /// Total measured requests; or use `duration`.
+        #[serde(default)]
+        requests: Option<u32>,
+        /// Stop issuing after this long.
+        #[serde(default, with = "humantime_serde")]
+        duration: Option<Duration>,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_secs(600)
+}

@@ -1,0 +1,3 @@
+//! Study reports: tables, Markdown/HTML with SVG plots.
+
+pub mod cli;

@@ -1,0 +1,167 @@
+//! Search spaces: the YAML schema, typed parameters, constraint expressions and engine rule packs.
+
+pub mod cli;
+pub mod param;
+pub mod rules;
+pub mod value;
+
+pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
+pub use value::{Params, Value};
+
+use crate::probe::WorkloadSpec;
+use crate::study::objective::ObjectiveSpec;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which serving engine a space drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// vLLM (`vllm serve`).
+    Vllm,
+    /// SGLang (`python -m sglang.launch_server`).
+    Sglang,
+    /// Huawei MindIE (`mindieservice_daemon` + config.json).
+    Mindie,
+    /// llama.cpp (`llama-server`).
+    Llamacpp,
+    /// Any command given as an argv template.
+    Custom,
+    /// infertune's own simulator server (`infertune sim serve`).
+    Sim,
+}
+
+/// A loaded, validated search space.
+#[derive(Clone, Debug)]
+pub struct Space {
+    /// Where it came from (file path), for messages.
+    pub origin: String,
+    /// Short name (defaults to the file stem); used for the study name.
+    pub name: String,
+    /// Engine, version and model.
+    pub engine: EngineSection,
+    /// How the server is started and probed for readiness.
+    pub launch: LaunchSection,
+    /// Parameters in declaration order.
+    pub parameters: Vec<ParamDef>,
+    /// Named constraint expressions that every config must satisfy.
+    pub constraints: Vec<Constraint>,
+    /// Engine rule pack settings.
+    pub rules: RuleSettings,
+    /// The fixed probe workload each trial runs.
+    pub probe: WorkloadSpec,
+    /// What to optimise, subject to which SLOs.
+    pub objective: ObjectiveSpec,
+    /// Sampler, budget, seed.
+    pub search: SearchSettings,
+}
+
+/// Engine identity.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EngineSection {
+    /// Which engine.
+    pub kind: EngineKind,
+    /// Engine version the rule pack applies to (e.g. "0.6.3"); `None` = ask the engine's `--version`.
+    pub version: Option<String>,
+    /// Model path or name passed to the engine (for `sim`: a model profile name).
+    pub model: String,
+    /// Name the server reports in `/v1/models`; defaults to `model`.
+    pub served_model_name: Option<String>,
+    /// Accelerator card profile (used by `sim`; informational otherwise).
+    pub card: Option<String>,
+}
+
+/// Launch settings shared by all trials.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchSection {
+    /// Replaces the engine's default program + leading args (e.g. `["python", "-m", "vllm.entrypoints.openai.api_server"]`).
+    pub command: Option<Vec<String>>,
+    /// Host the server binds (always a local address for tests).
+    pub host: String,
+    /// First port to use; trials get ports allocated from here.
+    pub port: u16,
+    /// Extra environment for the server.
+    pub env: BTreeMap<String, String>,
+    /// Give up on readiness after this long.
+    pub ready_timeout: Duration,
+    /// Health endpoint path (engine default when `None`).
+    pub health_path: Option<String>,
+    /// Fixed extra arguments appended to every launch.
+    pub extra_args: Vec<String>,
+    /// Template config file (MindIE config.json).
+    pub config_template: Option<PathBuf>,
+    /// Grace period between SIGTERM and SIGKILL at teardown.
+    pub stop_grace: Duration,
+}
+
+/// A named constraint expression over params (CEL syntax).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constraint {
+    /// Name shown when it rejects a config.
+    pub name: String,
+    /// The expression; a config is valid when it evaluates to true.
+    pub expr: String,
+}
+
+/// Engine rule-pack settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RuleSettings {
+    /// Apply the engine's rule pack (default true).
+    pub enabled: bool,
+    /// Rule ids switched off for this space.
+    pub disable: Vec<String>,
+    /// Clamp values into range instead of rejecting where a rule allows it.
+    pub repair: bool,
+    /// Hardware platform rules depend on ("cuda", "cpu", "npu", ...).
+    pub platform: Option<String>,
+}
+
+/// Search settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchSettings {
+    /// Sampler name (`grid`, `random`, `qmc`, `tpe`, `pso`, ...).
+    pub sampler: String,
+    /// Number of trials (including the baseline).
+    pub trials: u32,
+    /// Wall-clock budget.
+    pub budget: Option<Duration>,
+    /// Seed for the sampler and the workload.
+    pub seed: u64,
+    /// Run the engine's default config first.
+    pub baseline: bool,
+    /// Re-validate the top k configs at the end.
+    pub revalidate_top: u32,
+    /// Repeats per re-validated config.
+    pub repeats: u32,
+}
+
+/// Why a config was refused before launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[error("{rule}: {message}")]
+pub struct Rejection {
+    /// Constraint name or rule id, e.g. `vllm.batched_tokens_ge_max_model_len`.
+    pub rule: String,
+    /// The engine's own error text (rule packs) or the constraint's description.
+    pub message: String,
+}
+
+/// What samplers need of a space: its parameters, and a check that completes a config.
+pub trait Feasibility {
+    /// Parameter definitions in declaration order.
+    fn parameters(&self) -> &[ParamDef];
+    /// Complete a sampled config (consts, derived values, inactive conditionals dropped),
+    /// then apply constraints and the rule pack. Returns the full config or why it is refused.
+    fn resolve(&self, sampled: &Params) -> Result<Params, Rejection>;
+}
+
+impl Space {
+    /// Load and validate a space file.
+    pub fn load(path: &std::path::Path) -> anyhow::Result<Space> {
+        anyhow::bail!(
+            "cannot load {}: space loading is not available yet",
+            path.display()
+        )
+    }
+}

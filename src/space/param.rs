@@ -1,0 +1,80 @@
+//! Parameter definitions of a search space (the typed form of the YAML `parameters:` list).
+
+use super::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// One tunable (or fixed, or derived) parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ParamDef {
+    /// Name used in constraints, records (`param_<name>`) and by default to render the engine flag.
+    pub name: String,
+    /// Domain of the parameter.
+    pub kind: ParamKind,
+    /// Condition (expression over other params); when false the parameter is absent from the config.
+    pub when: Option<String>,
+    /// How the engine receives it; `None` = the engine adapter's default for the name.
+    pub target: Option<Target>,
+    /// The engine's own default, used for the baseline trial. `None` = omit (engine decides).
+    pub default: Option<Value>,
+}
+
+/// Domain of a parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// Integers in `[low, high]`, optionally on a grid of `step` from `low`, optionally log-uniform.
+    Int {
+        low: i64,
+        high: i64,
+        step: Option<i64>,
+        log: bool,
+    },
+    /// Reals in `[low, high]`, optionally on a grid of `step` from `low`, optionally log-uniform.
+    Float {
+        low: f64,
+        high: f64,
+        step: Option<f64>,
+        log: bool,
+    },
+    /// One of a list of scalars.
+    Choice { values: Vec<Value> },
+    /// true/false; rendering is per engine (vLLM: `--x` / `--no-x`).
+    Bool,
+    /// Always this value.
+    Const { value: Value },
+    /// Computed from other parameters by an expression, e.g. `max(max_model_len, 2048)`.
+    Derived { expr: String },
+    /// A NUMA binding (a numactl argument list, or "none"); candidates resolved from the topology.
+    Numa { candidates: NumaCandidates },
+}
+
+/// Where NUMA binding candidates come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumaCandidates {
+    /// Derived from the host topology and the instance's accelerator node.
+    Auto,
+    /// Explicit numactl argument strings, e.g. `"-N 0 -m 0"`; `"none"` means no binding.
+    List(Vec<String>),
+}
+
+/// How a parameter reaches the engine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// A command-line flag with this exact spelling, e.g. `--max-num-seqs`.
+    Flag(String),
+    /// An environment variable.
+    Env(String),
+    /// A dotted path into the engine's JSON config file, e.g. `BackendConfig.ScheduleConfig.maxBatchSize`.
+    ConfigPath(String),
+    /// Only used in constraints/derived expressions; never passed to the engine.
+    None,
+}
+
+impl ParamKind {
+    /// True for kinds a sampler chooses (int, float, choice, bool, numa).
+    pub fn is_searchable(&self) -> bool {
+        !matches!(self, ParamKind::Const { .. } | ParamKind::Derived { .. })
+    }
+}

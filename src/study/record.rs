@@ -1,0 +1,94 @@
+//! One trial's outcome: what the journal stores and samplers learn from.
+
+use crate::launch::FailureKind;
+use crate::probe::MetricMap;
+use crate::space::Params;
+use serde::{Deserialize, Serialize};
+
+/// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    /// Trial number, from 0, unique within a study.
+    pub number: u32,
+    /// The resolved config.
+    pub params: Params,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Probe metrics (empty when the trial never probed).
+    #[serde(default)]
+    pub metrics: MetricMap,
+    /// Objective value as the user states it (e.g. output tok/s); `None` without a probe.
+    #[serde(default)]
+    pub value: Option<f64>,
+    /// The same value oriented so that higher is better (negated for `minimize`).
+    #[serde(default)]
+    pub score: Option<f64>,
+    /// Names of the SLOs the trial broke, e.g. `ttft:p99<=2s (was 3.1s)`.
+    #[serde(default)]
+    pub violations: Vec<String>,
+    /// True for the engine-default baseline trial.
+    #[serde(default)]
+    pub baseline: bool,
+    /// For re-validation repeats: the trial whose config is repeated.
+    #[serde(default)]
+    pub repeat_of: Option<u32>,
+    /// Seconds from spawn to ready (launched trials only).
+    #[serde(default)]
+    pub ready_s: Option<f64>,
+    /// Wall-clock seconds the whole trial took.
+    #[serde(default)]
+    pub wall_s: f64,
+    /// Unix time (seconds) when the trial started.
+    #[serde(default)]
+    pub started_unix: f64,
+}
+
+/// The outcome of a trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Probed, and every SLO held.
+    Feasible,
+    /// Probed, but at least one SLO was broken (see `violations`).
+    Infeasible,
+    /// Refused before launch by a constraint or an engine rule.
+    Rejected {
+        /// Constraint name or rule id.
+        rule: String,
+        /// Why (the engine's own message for rule packs).
+        message: String,
+    },
+    /// The server failed to start or died.
+    Failed {
+        /// Failure class.
+        kind: FailureKind,
+        /// Root-cause line from the log.
+        message: String,
+    },
+    /// The probe was stopped early because the SLOs were certainly broken.
+    Pruned {
+        /// Why.
+        reason: String,
+    },
+}
+
+impl TrialRecord {
+    /// True when the trial probed and met every SLO.
+    pub fn is_feasible(&self) -> bool {
+        matches!(self.outcome, Outcome::Feasible)
+    }
+
+    /// True when the config could not run at all (start-up failure), a region samplers should avoid.
+    pub fn is_startup_failure(&self) -> bool {
+        matches!(
+            self.outcome,
+            Outcome::Failed {
+                kind: FailureKind::Oom
+                    | FailureKind::InvalidConfig
+                    | FailureKind::Crash
+                    | FailureKind::Timeout,
+                ..
+            }
+        )
+    }
+}

@@ -1,0 +1,3 @@
+//! Host topology: NUMA nodes, CPUs, memory, accelerators and binding candidates.
+
+pub mod cli;
