@@ -1,6 +1,7 @@
 //! Search spaces: the YAML schema, typed parameters, constraint expressions and engine rule packs.
 
 pub mod cli;
+mod encode;
 pub mod param;
 pub mod rules;
 pub mod value;
