@@ -129,7 +129,7 @@ impl Topology {
         let cpus = self.usable_cpus(node);
         if cpus.is_empty() || !self.mem_allowed(node.id) {
             out.notes.push(format!(
-                "node {g} has no CPUs or memory this process may use; only `none` is offered"
+                "node {g} is outside this process's allowed CPUs or memory nodes (a container cpuset?); only `none` is offered"
             ));
             return;
         }

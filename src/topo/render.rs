@@ -17,6 +17,27 @@ pub struct DeviceCandidates {
     pub candidates: Candidates,
 }
 
+/// Devices with the same node and the same candidates, merged (in first-seen order).
+fn group_by_candidates(
+    per_device: &[DeviceCandidates],
+) -> Vec<(Vec<u32>, Option<u32>, &Candidates)> {
+    let mut groups: Vec<(Vec<u32>, Option<u32>, &Candidates)> = Vec::new();
+    for entry in per_device {
+        match groups
+            .iter_mut()
+            .find(|(_, node, c)| *node == entry.node && **c == entry.candidates)
+        {
+            Some(group) => group.0.extend(entry.device),
+            None => groups.push((
+                entry.device.into_iter().collect(),
+                entry.node,
+                &entry.candidates,
+            )),
+        }
+    }
+    groups
+}
+
 /// `1536` → `1.5 KiB`; binary units, one decimal.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -116,23 +137,26 @@ pub fn text(topo: &Topology, per_device: &[DeviceCandidates]) -> String {
         }
         let _ = writeln!(out, "Accelerators: {}\n{devices}", topo.accelerators.len());
     }
-    let mut bindings = table(&["device", "node", "numa value", "meaning"]);
-    for entry in per_device {
-        for b in &entry.candidates.bindings {
+    let groups = group_by_candidates(per_device);
+    let mut bindings = table(&["devices", "node", "numa value", "meaning"]);
+    let mut notes: Vec<String> = topo.notes.clone();
+    for (devices, node, candidates) in &groups {
+        let who = Some(format_list(devices)).filter(|d| !d.is_empty());
+        for b in &candidates.bindings {
             bindings.add_row(vec![
-                or_dash(entry.device.map(|d| d.to_string())),
-                or_dash(entry.node.map(|n| n.to_string())),
+                or_dash(who.clone()),
+                or_dash(node.map(|n| n.to_string())),
                 b.value(),
                 b.label.clone(),
             ]);
         }
+        notes.extend(candidates.notes.iter().map(|note| match &who {
+            Some(d) if devices.len() == 1 => format!("device {d}: {note}"),
+            Some(d) => format!("devices {d}: {note}"),
+            None => note.clone(),
+        }));
     }
     let _ = writeln!(out, "Binding candidates (numa: auto)\n{bindings}");
-    let notes: Vec<&String> = topo
-        .notes
-        .iter()
-        .chain(per_device.iter().flat_map(|e| e.candidates.notes.iter()))
-        .collect();
     if !notes.is_empty() {
         let _ = writeln!(out, "Notes:");
         for note in notes {
