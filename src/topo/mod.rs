@@ -4,7 +4,8 @@
 //! tree under any folder and takes a [`CommandRunner`], so tests use fixture trees and
 //! captured vendor-tool outputs. [`Topology::candidates`] proposes numactl bindings for an
 //! instance whose accelerator sits on a given node, and [`resolve_numa_candidates`] turns a
-//! `numa` parameter (`candidates: auto` or an explicit list) into the values a sampler picks.
+//! `numa` parameter (`candidates: auto` or an explicit list) into the values a sampler picks;
+//! [`numactl_prefix`] turns a chosen value back into the launch prefix.
 
 pub mod accel;
 mod binding;

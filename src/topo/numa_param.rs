@@ -49,6 +49,21 @@ pub fn numactl_available() -> Result<PathBuf, NumaError> {
     find_on_path("numactl", std::env::var_os("PATH").as_deref()).ok_or(NumaError::NumactlMissing)
 }
 
+/// The launch prefix for a chosen `numa` value: empty for `none`, else `numactl` followed by
+/// the value's arguments (`-N 0 -m 0` → `["numactl", "-N", "0", "-m", "0"]`).
+pub fn numactl_prefix(value: &str) -> Result<Vec<String>, NumaError> {
+    if value.trim().eq_ignore_ascii_case("none") {
+        return Ok(Vec::new());
+    }
+    let args = shlex::split(value)
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| NumaError::BadBinding {
+            binding: value.to_string(),
+            reason: "not a numactl argument list; use `none` or e.g. `-N 0 -m 0`".into(),
+        })?;
+    Ok(std::iter::once("numactl".to_string()).chain(args).collect())
+}
+
 /// The values a sampler chooses from for a `numa` parameter: `none` or numactl arguments
 /// joined by spaces (`-N 0 -m 0`). `device` is the index of the instance's (first)
 /// accelerator; `min_free_bytes` the free-memory floor for strict memory bindings.
@@ -269,6 +284,17 @@ fn check_list(list: &str, value: OptionValue, topo: &Topology) -> Result<(), Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefixes_for_chosen_values() {
+        assert!(numactl_prefix("none").unwrap().is_empty());
+        assert_eq!(
+            numactl_prefix("-N 0 --preferred=0").unwrap(),
+            ["numactl", "-N", "0", "--preferred=0"]
+        );
+        assert!(numactl_prefix("  ").is_err());
+        assert!(numactl_prefix("-N '0").is_err());
+    }
 
     #[test]
     fn options_split_in_all_spellings() {
