@@ -28,14 +28,22 @@ fn mindie_space(dir: &std::path::Path, template: &serde_json::Value) -> infertun
     let path = dir.join("template.json");
     std::fs::write(&path, serde_json::to_string_pretty(template).unwrap()).unwrap();
     let mut batch = int("max_batch");
-    batch.target = Some(Target::ConfigPath("BackendConfig.ScheduleConfig.maxBatchSize".into()));
+    batch.target = Some(Target::ConfigPath(
+        "BackendConfig.ScheduleConfig.maxBatchSize".into(),
+    ));
     let mut space = space(
         EngineKind::Mindie,
         "/weights/Qwen 7B",
         vec![
             batch,
-            param("BackendConfig.ScheduleConfig.supportSelectBatch", ParamKind::Bool),
-            text("BackendConfig.ModelDeployConfig.ModelConfig[0].modelName", &["it's \"quoted\""]),
+            param(
+                "BackendConfig.ScheduleConfig.supportSelectBatch",
+                ParamKind::Bool,
+            ),
+            text(
+                "BackendConfig.ModelDeployConfig.ModelConfig[0].modelName",
+                &["it's \"quoted\""],
+            ),
         ],
     );
     space.launch.config_template = Some(path);
@@ -50,16 +58,25 @@ fn writes_config_json_with_slot_model_and_params() {
     slot.devices = vec![4, 5];
     let config = params(&[
         ("max_batch", Value::Int(64)),
-        ("BackendConfig.ScheduleConfig.supportSelectBatch", Value::Bool(true)),
+        (
+            "BackendConfig.ScheduleConfig.supportSelectBatch",
+            Value::Bool(true),
+        ),
     ]);
-    let spec = for_kind(EngineKind::Mindie).unwrap().launch_spec(&space, &config, &slot).unwrap();
+    let spec = for_kind(EngineKind::Mindie)
+        .unwrap()
+        .launch_spec(&space, &config, &slot)
+        .unwrap();
     assert_eq!(spec.program, "mindieservice_daemon");
     assert!(spec.args.is_empty());
     assert_eq!(spec.readiness.health_path, "/v2/health/ready");
     assert!(!spec.readiness.https);
     let file = &spec.files[0];
     assert_eq!(file.path, slot.workdir.join("config.json"));
-    assert_eq!(spec.env["MIES_CONFIG_JSON_PATH"], file.path.to_string_lossy());
+    assert_eq!(
+        spec.env["MIES_CONFIG_JSON_PATH"],
+        file.path.to_string_lossy()
+    );
     let written: serde_json::Value = serde_json::from_str(&file.contents).unwrap();
     assert_eq!(
         written,
@@ -89,20 +106,33 @@ fn a_parameter_may_set_a_quoted_string_and_https_is_reported() {
         "BackendConfig.ModelDeployConfig.ModelConfig[0].modelName",
         Value::Str("it's \"quoted\"".into()),
     )]);
-    let spec = for_kind(EngineKind::Mindie).unwrap().launch_spec(&space, &config, &slot(dir.path())).unwrap();
+    let spec = for_kind(EngineKind::Mindie)
+        .unwrap()
+        .launch_spec(&space, &config, &slot(dir.path()))
+        .unwrap();
     assert!(spec.readiness.https);
     let written: serde_json::Value = serde_json::from_str(&spec.files[0].contents).unwrap();
-    assert_eq!(written["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["modelName"], "it's \"quoted\"");
-    assert!(spec.files[0].contents.contains(r#""modelName": "it's \"quoted\"""#));
+    assert_eq!(
+        written["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["modelName"],
+        "it's \"quoted\""
+    );
+    assert!(spec.files[0]
+        .contents
+        .contains(r#""modelName": "it's \"quoted\"""#));
 }
 
 #[test]
 fn a_misspelt_config_path_is_refused_with_a_suggestion() {
     let dir = tempfile::tempdir().unwrap();
     let mut space = mindie_space(dir.path(), &template());
-    space.parameters.push(int("BackendConfig.ScheduleConfig.maxBatchSise"));
+    space
+        .parameters
+        .push(int("BackendConfig.ScheduleConfig.maxBatchSise"));
     let config = params(&[("BackendConfig.ScheduleConfig.maxBatchSise", Value::Int(8))]);
-    let err = for_kind(EngineKind::Mindie).unwrap().launch_spec(&space, &config, &slot(dir.path())).unwrap_err();
+    let err = for_kind(EngineKind::Mindie)
+        .unwrap()
+        .launch_spec(&space, &config, &slot(dir.path()))
+        .unwrap_err();
     let text = format!("{err:#}");
     assert!(text.contains("did you mean `maxBatchSize`"), "{text}");
 }
@@ -112,6 +142,9 @@ fn missing_template_says_what_to_set() {
     let dir = tempfile::tempdir().unwrap();
     let mut space = mindie_space(dir.path(), &template());
     space.launch.config_template = None;
-    let err = for_kind(EngineKind::Mindie).unwrap().launch_spec(&space, &params(&[]), &slot(dir.path())).unwrap_err();
+    let err = for_kind(EngineKind::Mindie)
+        .unwrap()
+        .launch_spec(&space, &params(&[]), &slot(dir.path()))
+        .unwrap_err();
     assert!(err.to_string().contains("launch.config_template"), "{err}");
 }

@@ -84,12 +84,7 @@ pub(crate) fn finish(
     env.extend(adapter_env);
     env.extend(param_env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let (program, args) = match numa_binding {
-        Some(binding) => numa::wrap(
-            program,
-            args,
-            binding,
-            std::env::var_os("PATH").as_deref(),
-        )?,
+        Some(binding) => numa::wrap(program, args, binding, std::env::var_os("PATH").as_deref())?,
         None => (program, args),
     };
     Ok(LaunchSpec {

@@ -35,7 +35,10 @@ impl Engine for Custom {
         values.insert("port".into(), slot.port.to_string());
         values.insert("model".into(), space.engine.model.clone());
         values.insert("served_model_name".into(), served_name(space));
-        values.insert("workdir".into(), slot.workdir.to_string_lossy().into_owned());
+        values.insert(
+            "workdir".into(),
+            slot.workdir.to_string_lossy().into_owned(),
+        );
         let declared: BTreeSet<&str> = space.parameters.iter().map(|d| d.name.as_str()).collect();
         let mut used = BTreeSet::new();
         let mut argv = Vec::new();
@@ -43,7 +46,11 @@ impl Engine for Custom {
             let expanded = expand(element, &values, &declared, &mut used)?;
             argv.extend(expanded);
         }
-        if let Some(unused) = rendered.unrouted.iter().find(|n| !used.contains(n.as_str())) {
+        if let Some(unused) = rendered
+            .unrouted
+            .iter()
+            .find(|n| !used.contains(n.as_str()))
+        {
             bail!(
                 "{}: parameter `{unused}` never reaches the custom command; reference it as \
                  `{{{unused}}}` in launch.command or give it a `flag`/`env` target",
@@ -51,12 +58,21 @@ impl Engine for Custom {
             );
         }
         if argv.is_empty() {
-            bail!("{}: launch.command expands to an empty command line", space.origin);
+            bail!(
+                "{}: launch.command expands to an empty command line",
+                space.origin
+            );
         }
         let program = argv.remove(0);
         argv.extend(rendered.flags);
         let invocation = Invocation::new(program, argv, "/health");
-        finish(space, slot, invocation, &rendered.env, rendered.numa.as_deref())
+        finish(
+            space,
+            slot,
+            invocation,
+            &rendered.env,
+            rendered.numa.as_deref(),
+        )
     }
 }
 

@@ -60,5 +60,11 @@ pub(crate) fn build(
     args.extend(rendered.flags);
     let mut invocation = Invocation::new(program, args, "/health");
     invocation.env.extend(device_env(space, slot));
-    finish(space, slot, invocation, &rendered.env, rendered.numa.as_deref())
+    finish(
+        space,
+        slot,
+        invocation,
+        &rendered.env,
+        rendered.numa.as_deref(),
+    )
 }

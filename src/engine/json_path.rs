@@ -54,7 +54,11 @@ pub(crate) fn set(doc: &mut Json, path: &str, value: Json, create: bool) -> Resu
                         bail!(
                             "config path `{path}`: the template has no key `{key}`{}{}; \
                              fix the path or add the key to the template",
-                            if walked.is_empty() { String::new() } else { format!(" under `{walked}`") },
+                            if walked.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" under `{walked}`")
+                            },
                             closest(key, map.keys())
                         );
                     }
@@ -85,10 +89,13 @@ pub(crate) fn set(doc: &mut Json, path: &str, value: Json, create: bool) -> Resu
 
 /// Read `path` from `doc`, when present.
 pub(crate) fn get<'a>(doc: &'a Json, path: &str) -> Option<&'a Json> {
-    parse(path).ok()?.iter().try_fold(doc, |node, step| match step {
-        Step::Key(key) => node.get(*key),
-        Step::Index(index) => node.get(*index),
-    })
+    parse(path)
+        .ok()?
+        .iter()
+        .try_fold(doc, |node, step| match step {
+            Step::Key(key) => node.get(*key),
+            Step::Index(index) => node.get(*index),
+        })
 }
 
 fn closest<'a>(key: &str, keys: impl Iterator<Item = &'a String>) -> String {
@@ -110,7 +117,10 @@ mod tests {
         set(&mut doc, "B.S.max", json!(64), false).unwrap();
         set(&mut doc, "B.M[0].name", json!("x y"), false).unwrap();
         set(&mut doc, "B.M.0.extra", json!(true), true).unwrap();
-        assert_eq!(doc, json!({"B": {"M": [{"name": "x y", "extra": true}], "S": {"max": 64}}}));
+        assert_eq!(
+            doc,
+            json!({"B": {"M": [{"name": "x y", "extra": true}], "S": {"max": 64}}})
+        );
         assert_eq!(get(&doc, "B.M[0].extra"), Some(&json!(true)));
     }
 
@@ -120,7 +130,10 @@ mod tests {
         let err = set(&mut doc, "ScheduleConfig.maxBatchSise", json!(2), false)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("no key `maxBatchSise` under `ScheduleConfig`"), "{err}");
+        assert!(
+            err.contains("no key `maxBatchSise` under `ScheduleConfig`"),
+            "{err}"
+        );
         assert!(err.contains("did you mean `maxBatchSize`"), "{err}");
     }
 

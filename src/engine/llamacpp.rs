@@ -19,7 +19,12 @@ const SHAPE: CliShape = CliShape {
 };
 
 impl Engine for Llamacpp {
-    fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> anyhow::Result<LaunchSpec> {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
         build(&SHAPE, space, params, slot)
     }
 }

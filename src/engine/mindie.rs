@@ -21,7 +21,12 @@ const MODEL_CONFIG: &str = "BackendConfig.ModelDeployConfig.ModelConfig[0]";
 
 impl Engine for Mindie {
     fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
-        let rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::ConfigPath)?;
+        let rendered = render_params(
+            space,
+            params,
+            BoolStyle::Negatable,
+            DefaultTarget::ConfigPath,
+        )?;
         if let Some(flag) = rendered.flags.first() {
             bail!(
                 "{}: MindIE takes its settings from config.json, not flags (`{flag}`); give the \
@@ -37,14 +42,21 @@ impl Engine for Mindie {
         let (program, args) = program_and_leading(space, &["mindieservice_daemon"]);
         let mut invocation = Invocation::new(program, args, "/v2/health/ready");
         invocation.https = https;
-        invocation
-            .env
-            .insert("MIES_CONFIG_JSON_PATH".into(), path.to_string_lossy().into_owned());
+        invocation.env.insert(
+            "MIES_CONFIG_JSON_PATH".into(),
+            path.to_string_lossy().into_owned(),
+        );
         invocation.files.push(FileToWrite {
             path,
             contents: serde_json::to_string_pretty(&config)? + "\n",
         });
-        finish(space, slot, invocation, &rendered.env, rendered.numa.as_deref())
+        finish(
+            space,
+            slot,
+            invocation,
+            &rendered.env,
+            rendered.numa.as_deref(),
+        )
     }
 }
 
@@ -57,10 +69,17 @@ fn render_config(space: &Space, slot: &Slot, rendered: &Rendered) -> Result<Json
             space.origin
         );
     };
-    let text = std::fs::read_to_string(template)
-        .with_context(|| format!("cannot read the MindIE config template {}", template.display()))?;
+    let text = std::fs::read_to_string(template).with_context(|| {
+        format!(
+            "cannot read the MindIE config template {}",
+            template.display()
+        )
+    })?;
     let mut config: Json = serde_json::from_str(&text).with_context(|| {
-        format!("the MindIE config template {} is not valid JSON", template.display())
+        format!(
+            "the MindIE config template {} is not valid JSON",
+            template.display()
+        )
     })?;
     let host = &space.launch.host;
     let fixed = [
@@ -68,21 +87,45 @@ fn render_config(space: &Space, slot: &Slot, rendered: &Rendered) -> Result<Json
         ("ServerConfig.port".to_string(), json!(slot.port)),
         ("ServerConfig.managementPort".to_string(), json!(slot.port)),
         ("ServerConfig.metricsPort".to_string(), json!(slot.port)),
-        (format!("{MODEL_CONFIG}.modelName"), json!(served_name(space))),
-        (format!("{MODEL_CONFIG}.modelWeightPath"), json!(space.engine.model)),
+        (
+            format!("{MODEL_CONFIG}.modelName"),
+            json!(served_name(space)),
+        ),
+        (
+            format!("{MODEL_CONFIG}.modelWeightPath"),
+            json!(space.engine.model),
+        ),
     ];
     for (path, value) in fixed {
         json_path::set(&mut config, &path, value, true).with_context(|| {
-            format!("cannot place the server and model into the MindIE config template {}", template.display())
+            format!(
+                "cannot place the server and model into the MindIE config template {}",
+                template.display()
+            )
         })?;
     }
     if host == "0.0.0.0" {
-        json_path::set(&mut config, "ServerConfig.allowAllZeroIpListening", json!(true), true)?;
+        json_path::set(
+            &mut config,
+            "ServerConfig.allowAllZeroIpListening",
+            json!(true),
+            true,
+        )?;
     }
     if !slot.devices.is_empty() {
-        json_path::set(&mut config, "BackendConfig.npuDeviceIds", json!([slot.devices]), true)?;
+        json_path::set(
+            &mut config,
+            "BackendConfig.npuDeviceIds",
+            json!([slot.devices]),
+            true,
+        )?;
         let world = json!(slot.devices.len());
-        json_path::set(&mut config, &format!("{MODEL_CONFIG}.worldSize"), world, true)?;
+        json_path::set(
+            &mut config,
+            &format!("{MODEL_CONFIG}.worldSize"),
+            world,
+            true,
+        )?;
     }
     for (path, value) in &rendered.config {
         json_path::set(&mut config, path, to_json(value), false)

@@ -18,7 +18,12 @@ const SHAPE: CliShape = CliShape {
 };
 
 impl Engine for Sglang {
-    fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> anyhow::Result<LaunchSpec> {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
         build(&SHAPE, space, params, slot)
     }
 }

@@ -13,7 +13,12 @@ use anyhow::Context;
 pub struct Sim;
 
 impl Engine for Sim {
-    fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> anyhow::Result<LaunchSpec> {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
         let rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::Flag)?;
         rendered.reject_config_paths("the simulator")?;
         let (program, mut args) = match &space.launch.command {
@@ -45,8 +50,19 @@ impl Engine for Sim {
         args.extend(["--served-model-name".to_string(), served_name(space)]);
         args.extend(rendered.flags);
         if let Some(binding) = rendered.numa {
-            push_flag(&mut args, "--numa", &Value::Str(binding), BoolStyle::Negatable);
+            push_flag(
+                &mut args,
+                "--numa",
+                &Value::Str(binding),
+                BoolStyle::Negatable,
+            );
         }
-        finish(space, slot, Invocation::new(program, args, "/health"), &rendered.env, None)
+        finish(
+            space,
+            slot,
+            Invocation::new(program, args, "/health"),
+            &rendered.env,
+            None,
+        )
     }
 }

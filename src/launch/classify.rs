@@ -52,8 +52,14 @@ pub fn classify(ending: Ending, log: &str) -> StartFailure {
     }
     let detail = first_exception(log).or_else(|| last_line(log));
     let (kind, mut message) = match ending {
-        Ending::Signal(signal) => (FailureKind::Crash, format!("killed by {}", signal_name(signal))),
-        Ending::Code(0) => (FailureKind::Unknown, "exited with status 0 before it was ready".into()),
+        Ending::Signal(signal) => (
+            FailureKind::Crash,
+            format!("killed by {}", signal_name(signal)),
+        ),
+        Ending::Code(0) => (
+            FailureKind::Unknown,
+            "exited with status 0 before it was ready".into(),
+        ),
         Ending::Code(code) => (FailureKind::Unknown, format!("exited with status {code}")),
     };
     if let Some(detail) = detail {
@@ -84,10 +90,13 @@ fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
         return Some(strip_pydantic(msg));
     }
     if line.contains("validation error for ") {
-        let mut detail = rest.iter().map(|l| l.trim()).filter(|l| !l.is_empty());
+        let mut detail = rest
+            .iter()
+            .map(|l| strip_log_prefix(l))
+            .filter(|l| !l.is_empty());
         let field = detail.next()?;
         if field.starts_with("Value error, ") {
-            return None;
+            return Some(strip_pydantic(field));
         }
         let msg = detail.next().map(strip_pydantic).unwrap_or_default();
         return Some(format!("{field}: {msg}"));
@@ -97,16 +106,21 @@ fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
             return Some(continued(msg, rest));
         }
     }
-    ARG_MARKERS
-        .iter()
-        .find_map(|m| line.find(m).map(|at| line[at + "error: ".len()..].trim().to_string()))
+    ARG_MARKERS.iter().find_map(|m| {
+        line.find(m)
+            .map(|at| line[at + "error: ".len()..].trim().to_string())
+    })
 }
 
 /// `Value error, X [type=value_error, …]` → `X`.
 fn strip_pydantic(msg: &str) -> String {
     let msg = msg.trim();
     let msg = msg.strip_prefix("Value error, ").unwrap_or(msg);
-    msg.split(" [type=").next().unwrap_or(msg).trim().to_string()
+    msg.split(" [type=")
+        .next()
+        .unwrap_or(msg)
+        .trim()
+        .to_string()
 }
 
 /// The message of an exception line, or the line without its log prefix.
@@ -150,9 +164,17 @@ fn exception(line: &str) -> Option<(&str, &str)> {
     None
 }
 
-/// Drop a vLLM-style prefix: `(EngineCore pid=1) ERROR 11-22 10:00:00 [core.py:700] msg` → `msg`.
+/// Drop vLLM-style prefixes: `(EngineCore pid=1) ERROR 11-22 10:00:00 [core.py:700] msg` → `msg`.
 fn strip_log_prefix(line: &str) -> &str {
-    let trimmed = line.trim();
+    let mut trimmed = line.trim();
+    if trimmed.starts_with('(') {
+        if let Some(end) = trimmed
+            .find(") ")
+            .filter(|&e| trimmed[..e].contains("pid="))
+        {
+            trimmed = trimmed[end + 2..].trim();
+        }
+    }
     if let Some(src) = trimmed.find(".py:") {
         if let Some(end) = trimmed[src..].find("] ") {
             return trimmed[src + end + 2..].trim();

@@ -54,7 +54,12 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     let launcher = ProcessLauncher::new();
     let interrupted = on_interrupt(launcher.cancel_flag())?;
     let log = args.workdir.join("server.log");
-    let server = match launcher.start(&spec, &log, space.launch.ready_timeout, space.launch.stop_grace) {
+    let server = match launcher.start(
+        &spec,
+        &log,
+        space.launch.ready_timeout,
+        space.launch.stop_grace,
+    ) {
         Ok(server) => server,
         Err(failure) => {
             eprintln!("start failed ({}): {}", failure.kind, failure.message);

@@ -25,6 +25,9 @@ pub fn command_line(spec: &LaunchSpec) -> Result<String> {
 fn quote(word: &str) -> Result<String> {
     match shlex::try_quote(word) {
         Ok(quoted) => Ok(quoted.into_owned()),
-        Err(_) => bail!("`{}` contains a NUL byte, which no command line can carry", word.escape_debug()),
+        Err(_) => bail!(
+            "`{}` contains a NUL byte, which no command line can carry",
+            word.escape_debug()
+        ),
     }
 }

@@ -39,7 +39,10 @@ fn unknown(space: &Space, name: &str) -> anyhow::Error {
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| format!(" (did you mean `{n}`?)"))
         .unwrap_or_default();
-    anyhow!("--set {name}: {} declares no such parameter{closest}", space.origin)
+    anyhow!(
+        "--set {name}: {} declares no such parameter{closest}",
+        space.origin
+    )
 }
 
 /// Parse `text` as a value of `def`'s domain.
@@ -75,7 +78,10 @@ fn parse(def: &ParamDef, text: &str) -> Result<Value> {
             .cloned()
             .ok_or_else(|| {
                 let list: Vec<String> = values.iter().map(Value::to_string).collect();
-                anyhow!("--set {name}={text}: not one of the choices [{}]", list.join(", "))
+                anyhow!(
+                    "--set {name}={text}: not one of the choices [{}]",
+                    list.join(", ")
+                )
             }),
         ParamKind::Numa { .. } => Ok(Value::Str(text.to_string())),
         ParamKind::Const { .. } | ParamKind::Derived { .. } => {

@@ -15,7 +15,9 @@ pub fn connect_host(host: &str) -> &str {
 
 /// `host:port` for URLs, bracketing IPv6 literals.
 pub fn authority(host: &str, port: u16) -> String {
-    let host = connect_host(host).trim_start_matches('[').trim_end_matches(']');
+    let host = connect_host(host)
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     if host.contains(':') {
         format!("[{host}]:{port}")
     } else {
@@ -24,7 +26,9 @@ pub fn authority(host: &str, port: u16) -> String {
 }
 
 fn addresses(host: &str, port: u16) -> Vec<SocketAddr> {
-    let host = connect_host(host).trim_start_matches('[').trim_end_matches(']');
+    let host = connect_host(host)
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     (host, port)
         .to_socket_addrs()
         .map(|a| a.collect())

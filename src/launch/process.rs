@@ -73,7 +73,12 @@ impl ProcessLauncher {
             stop_grace,
             stopped: false,
         };
-        let outcome = wait_ready(&mut server.child, spec, started + ready_timeout, &self.cancel);
+        let outcome = wait_ready(
+            &mut server.child,
+            spec,
+            started + ready_timeout,
+            &self.cancel,
+        );
         let failure = match outcome {
             Ok(Outcome::Ready) => {
                 server.ready_after = started.elapsed();
@@ -222,7 +227,13 @@ impl ProcessServer {
 
     /// Full teardown; marks the server stopped when it succeeds.
     fn shut_down(&mut self) -> anyhow::Result<()> {
-        teardown(&mut self.child, self.pgid, self.stop_grace, &self.host, self.port)?;
+        teardown(
+            &mut self.child,
+            self.pgid,
+            self.stop_grace,
+            &self.host,
+            self.port,
+        )?;
         self.stopped = true;
         Ok(())
     }
@@ -246,7 +257,11 @@ impl Drop for ProcessServer {
     fn drop(&mut self) {
         if !self.stopped {
             group::signal(self.pgid, Signal::SIGKILL);
-            group::wait_empty(self.pgid, &mut self.child, Instant::now() + Duration::from_secs(5));
+            group::wait_empty(
+                self.pgid,
+                &mut self.child,
+                Instant::now() + Duration::from_secs(5),
+            );
             let _ = self.child.wait();
         }
     }
