@@ -1,7 +1,28 @@
 //! Engine adapters: a config → the exact launch of that engine.
 
+mod assemble;
+mod custom;
+mod flag_cli;
+mod json_path;
+mod llamacpp;
+mod mindie;
+mod numa;
+mod render;
+mod sglang;
+mod sim;
+mod vllm;
+
+pub use custom::Custom;
+pub use llamacpp::Llamacpp;
+pub use mindie::Mindie;
+pub use sglang::Sglang;
+pub use sim::Sim;
+pub use vllm::Vllm;
+
+pub(crate) use numa::on_path;
+
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::space::{EngineKind, Params, Space};
 use std::path::PathBuf;
 
 /// Resources allocated to one trial (port, devices, folder), so several can later run at once.
@@ -27,6 +48,13 @@ pub trait Engine {
 }
 
 /// The adapter for an engine kind.
-pub fn for_kind(kind: crate::space::EngineKind) -> anyhow::Result<Box<dyn Engine>> {
-    anyhow::bail!("no adapter for {kind:?} yet")
+pub fn for_kind(kind: EngineKind) -> anyhow::Result<Box<dyn Engine>> {
+    Ok(match kind {
+        EngineKind::Vllm => Box::new(Vllm),
+        EngineKind::Sglang => Box::new(Sglang),
+        EngineKind::Mindie => Box::new(Mindie),
+        EngineKind::Llamacpp => Box::new(Llamacpp),
+        EngineKind::Custom => Box::new(Custom),
+        EngineKind::Sim => Box::new(Sim),
+    })
 }

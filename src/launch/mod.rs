@@ -1,11 +1,21 @@
 //! Server supervision: spawn in its own process group, wait until it really serves, classify
 //! failures, and tear everything down.
 
+pub mod classify;
 pub mod cli;
+mod command_line;
 pub mod failure;
+pub mod group;
+pub mod overrides;
+pub mod port;
+mod process;
+mod readiness;
 pub mod spec;
+mod teardown;
 
+pub use command_line::command_line;
 pub use failure::FailureKind;
+pub use process::{ProcessLauncher, ProcessServer};
 pub use spec::{FileToWrite, LaunchSpec, Readiness};
 
 use std::path::Path;

@@ -1,0 +1,70 @@
+//! Engines configured entirely by command-line flags (vLLM, SGLang, llama.cpp): one shape
+//! description each, one shared builder.
+
+use super::assemble::{device_env, finish, program_and_leading, Invocation};
+use super::render::{render_params, BoolStyle, DefaultTarget};
+use super::Slot;
+use crate::launch::LaunchSpec;
+use crate::space::{Params, Space};
+
+/// How the model path is passed.
+pub(crate) enum ModelArg {
+    /// Positional after a leading `serve`, else this flag (vLLM).
+    PositionalAfterServe(&'static str),
+    /// Always this flag.
+    Flag(&'static str),
+}
+
+/// The command-line conventions of one engine.
+pub(crate) struct CliShape {
+    /// Engine name for messages.
+    pub label: &'static str,
+    /// Program and leading args unless `launch.command` overrides them.
+    pub default_command: &'static [&'static str],
+    /// How the model is passed.
+    pub model: ModelArg,
+    /// Flag carrying the served model name.
+    pub served_name_flag: &'static str,
+    /// Boolean spelling.
+    pub bools: BoolStyle,
+}
+
+/// `program leading… <model> --host H --port P [<served-name flag> N] <param flags…>`.
+pub(crate) fn build(
+    shape: &CliShape,
+    space: &Space,
+    params: &Params,
+    slot: &Slot,
+) -> anyhow::Result<LaunchSpec> {
+    let rendered = render_params(space, params, shape.bools, DefaultTarget::Flag)?;
+    rendered.reject_config_paths(shape.label)?;
+    let (program, mut args) = program_and_leading(space, shape.default_command);
+    let model = space.engine.model.clone();
+    match shape.model {
+        ModelArg::PositionalAfterServe(_) if args.last().is_some_and(|a| a == "serve") => {
+            args.push(model)
+        }
+        ModelArg::PositionalAfterServe(flag) | ModelArg::Flag(flag) => {
+            args.extend([flag.to_string(), model])
+        }
+    }
+    args.extend([
+        "--host".to_string(),
+        space.launch.host.clone(),
+        "--port".to_string(),
+        slot.port.to_string(),
+    ]);
+    if let Some(name) = &space.engine.served_model_name {
+        args.extend([shape.served_name_flag.to_string(), name.clone()]);
+    }
+    args.extend(rendered.flags);
+    let mut invocation = Invocation::new(program, args, "/health");
+    invocation.env.extend(device_env(space, slot));
+    finish(
+        space,
+        slot,
+        invocation,
+        &rendered.env,
+        rendered.numa.as_deref(),
+    )
+}

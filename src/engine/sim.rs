@@ -1,0 +1,68 @@
+//! The built-in simulator: `infertune sim serve --host H --port P --model M --card C …`.
+
+use super::assemble::{finish, Invocation};
+use super::render::{push_flag, render_params, served_name, BoolStyle, DefaultTarget};
+use super::{Engine, Slot};
+use crate::launch::LaunchSpec;
+use crate::space::{Params, Space, Value};
+use anyhow::Context;
+
+/// The simulator adapter. The program is `launch.command` (program + leading args) when set,
+/// else this executable. Parameters are rendered as vLLM flags; a NUMA binding is passed as
+/// `--numa "<numactl args>"`, since the simulator models the binding instead of applying it.
+pub struct Sim;
+
+impl Engine for Sim {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
+        let rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::Flag)?;
+        rendered.reject_config_paths("the simulator")?;
+        let (program, mut args) = match &space.launch.command {
+            Some(command) if !command.is_empty() => (command[0].clone(), command[1..].to_vec()),
+            _ => (
+                std::env::current_exe()
+                    .context("cannot locate the infertune executable to run `sim serve`; set launch.command")?
+                    .to_string_lossy()
+                    .into_owned(),
+                Vec::new(),
+            ),
+        };
+        args.extend(
+            [
+                "sim",
+                "serve",
+                "--host",
+                &space.launch.host,
+                "--port",
+                &slot.port.to_string(),
+                "--model",
+                &space.engine.model,
+            ]
+            .map(String::from),
+        );
+        if let Some(card) = &space.engine.card {
+            args.extend(["--card".to_string(), card.clone()]);
+        }
+        args.extend(["--served-model-name".to_string(), served_name(space)]);
+        args.extend(rendered.flags);
+        if let Some(binding) = rendered.numa {
+            push_flag(
+                &mut args,
+                "--numa",
+                &Value::Str(binding),
+                BoolStyle::Negatable,
+            );
+        }
+        finish(
+            space,
+            slot,
+            Invocation::new(program, args, "/health"),
+            &rendered.env,
+            None,
+        )
+    }
+}

@@ -1,0 +1,31 @@
+//! vLLM: `vllm serve MODEL --host H --port P --max-num-seqs 256 --no-enable-prefix-caching …`.
+
+use super::flag_cli::{build, CliShape, ModelArg};
+use super::render::BoolStyle;
+use super::{Engine, Slot};
+use crate::launch::LaunchSpec;
+use crate::space::{Params, Space};
+
+/// The vLLM adapter. Flags are spelled as vLLM's argument parser reads them; booleans use
+/// `--x` / `--no-x`. With a `launch.command` that does not end in `serve` (e.g.
+/// `python -m vllm.entrypoints.openai.api_server`) the model goes in `--model`.
+pub struct Vllm;
+
+const SHAPE: CliShape = CliShape {
+    label: "vLLM",
+    default_command: &["vllm", "serve"],
+    model: ModelArg::PositionalAfterServe("--model"),
+    served_name_flag: "--served-model-name",
+    bools: BoolStyle::Negatable,
+};
+
+impl Engine for Vllm {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
+        build(&SHAPE, space, params, slot)
+    }
+}

@@ -1,0 +1,205 @@
+//! Classify a failed start from how the process ended and what it logged, keeping the
+//! root-cause line (the first, innermost error) rather than the wrappers printed after it.
+
+use super::{FailureKind, StartFailure};
+
+/// How a server process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Exited with this status code.
+    Code(i32),
+    /// Killed by this signal number.
+    Signal(i32),
+}
+
+impl From<std::process::ExitStatus> for Ending {
+    fn from(status: std::process::ExitStatus) -> Self {
+        use std::os::unix::process::ExitStatusExt;
+        match (status.code(), status.signal()) {
+            (Some(code), _) => Ending::Code(code),
+            (None, Some(signal)) => Ending::Signal(signal),
+            (None, None) => Ending::Code(-1),
+        }
+    }
+}
+
+/// Substrings that mark an out-of-memory failure (accelerator memory or KV-cache room).
+const OOM_MARKERS: &[&str] = &[
+    "CUDA out of memory",
+    "NPU out of memory",
+    "OutOfMemoryError",
+    "cudaMalloc failed: out of memory",
+    "No available memory for the cache blocks",
+    "larger than the available KV cache memory",
+    "less than desired",
+];
+
+/// Argument-parser refusals (argparse, llama.cpp).
+const ARG_MARKERS: &[&str] = &[
+    "error: argument ",
+    "error: unrecognized arguments",
+    "error: invalid argument",
+    "error: the following arguments are required",
+];
+
+/// Lines that only wrap an error printed earlier.
+const WRAPPERS: &[&str] = &["See root cause above", "initialization failed"];
+
+/// Classify a server that ended before it was ready.
+pub fn classify(ending: Ending, log: &str) -> StartFailure {
+    if let Some(found) = diagnose(log) {
+        return found;
+    }
+    let detail = first_exception(log).or_else(|| last_line(log));
+    let (kind, mut message) = match ending {
+        Ending::Signal(signal) => (
+            FailureKind::Crash,
+            format!("killed by {}", signal_name(signal)),
+        ),
+        Ending::Code(0) => (
+            FailureKind::Unknown,
+            "exited with status 0 before it was ready".into(),
+        ),
+        Ending::Code(code) => (FailureKind::Unknown, format!("exited with status {code}")),
+    };
+    if let Some(detail) = detail {
+        message = format!("{message}: {detail}");
+    }
+    StartFailure { kind, message }
+}
+
+/// The first line of `log` that shows an out-of-memory or invalid-config failure, as that
+/// failure with its message (the error text without log prefixes or pydantic decoration).
+pub fn diagnose(log: &str) -> Option<StartFailure> {
+    let lines: Vec<&str> = log.lines().collect();
+    lines.iter().enumerate().find_map(|(i, line)| {
+        let rest = &lines[i + 1..];
+        if OOM_MARKERS.iter().any(|m| line.contains(m)) {
+            return Some(failure(FailureKind::Oom, error_text(line, rest)));
+        }
+        invalid_config(line, rest).map(|m| failure(FailureKind::InvalidConfig, m))
+    })
+}
+
+fn failure(kind: FailureKind, message: String) -> StartFailure {
+    StartFailure { kind, message }
+}
+
+fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
+    if let Some((_, msg)) = line.split_once("Value error, ") {
+        return Some(strip_pydantic(msg));
+    }
+    if line.contains("validation error for ") {
+        let mut detail = rest
+            .iter()
+            .map(|l| strip_log_prefix(l))
+            .filter(|l| !l.is_empty());
+        let field = detail.next()?;
+        if field.starts_with("Value error, ") {
+            return Some(strip_pydantic(field));
+        }
+        let msg = detail.next().map(strip_pydantic).unwrap_or_default();
+        return Some(format!("{field}: {msg}"));
+    }
+    if let Some((name, msg)) = exception(line) {
+        if name.ends_with("ValueError") {
+            return Some(continued(msg, rest));
+        }
+    }
+    ARG_MARKERS.iter().find_map(|m| {
+        line.find(m)
+            .map(|at| line[at + "error: ".len()..].trim().to_string())
+    })
+}
+
+/// `Value error, X [type=value_error, …]` → `X`.
+fn strip_pydantic(msg: &str) -> String {
+    let msg = msg.trim();
+    let msg = msg.strip_prefix("Value error, ").unwrap_or(msg);
+    msg.split(" [type=")
+        .next()
+        .unwrap_or(msg)
+        .trim()
+        .to_string()
+}
+
+/// The message of an exception line, or the line without its log prefix.
+fn error_text(line: &str, rest: &[&str]) -> String {
+    match exception(line) {
+        Some((_, msg)) => continued(msg, rest),
+        None => strip_log_prefix(line).to_string(),
+    }
+}
+
+/// An empty exception message continues on the next non-empty line.
+fn continued(msg: &str, rest: &[&str]) -> String {
+    if !msg.trim().is_empty() {
+        return msg.trim().to_string();
+    }
+    rest.iter()
+        .map(|l| strip_log_prefix(l))
+        .find(|l| !l.is_empty())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// `… ValueError: msg` → `("ValueError", "msg")`; the name may be dotted
+/// (`torch.OutOfMemoryError`). Matches `…Error: ` and `…Exception: `.
+fn exception(line: &str) -> Option<(&str, &str)> {
+    let mut search = 0;
+    while let Some(at) = line[search..].find(':').map(|i| i + search) {
+        let head = &line[..at];
+        let start = head
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + 1);
+        let name = &head[start..];
+        let after = &line[at + 1..];
+        let named = (name.ends_with("Error") || name.ends_with("Exception"))
+            && name.starts_with(|c: char| c.is_alphabetic());
+        if named && (after.is_empty() || after.starts_with(' ')) {
+            return Some((name, after.trim_start()));
+        }
+        search = at + 1;
+    }
+    None
+}
+
+/// Drop vLLM-style prefixes: `(EngineCore pid=1) ERROR 11-22 10:00:00 [core.py:700] msg` → `msg`.
+fn strip_log_prefix(line: &str) -> &str {
+    let mut trimmed = line.trim();
+    if trimmed.starts_with('(') {
+        if let Some(end) = trimmed
+            .find(") ")
+            .filter(|&e| trimmed[..e].contains("pid="))
+        {
+            trimmed = trimmed[end + 2..].trim();
+        }
+    }
+    if let Some(src) = trimmed.find(".py:") {
+        if let Some(end) = trimmed[src..].find("] ") {
+            return trimmed[src + end + 2..].trim();
+        }
+    }
+    trimmed
+}
+
+fn first_exception(log: &str) -> Option<String> {
+    log.lines()
+        .filter(|l| !WRAPPERS.iter().any(|w| l.contains(w)))
+        .find_map(|l| exception(l).map(|_| strip_log_prefix(l).to_string()))
+}
+
+fn last_line(log: &str) -> Option<String> {
+    log.lines()
+        .rev()
+        .map(strip_log_prefix)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+fn signal_name(signal: i32) -> String {
+    match nix::sys::signal::Signal::try_from(signal) {
+        Ok(s) => format!("{} ({signal})", s.as_str()),
+        Err(_) => format!("signal {signal}"),
+    }
+}

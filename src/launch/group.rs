@@ -1,0 +1,70 @@
+//! Process groups: who is still in one, signalling it, and waiting for it to empty.
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// How often the group is re-examined while waiting.
+const POLL: Duration = Duration::from_millis(5);
+
+/// Live members of process group `pgid` (zombies excluded: they hold no resources), found by
+/// scanning `/proc`.
+pub fn members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| stat_of(*pid).is_some_and(|(state, group)| group == pgid && state != 'Z'))
+        .collect()
+}
+
+/// `(state, pgrp)` of a process from `/proc/<pid>/stat`.
+fn stat_of(pid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    let mut fields = text[text.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// Send `signal` to every member of group `pgid`; a group that is already gone is fine.
+pub fn signal(pgid: i32, signal: Signal) {
+    // ESRCH (no such group) is the only error possible for our own group, and means done.
+    let _ = killpg(Pid::from_raw(pgid), signal);
+}
+
+/// Wait until group `pgid` has no live member (reaping `leader` when it exits) or `deadline`.
+/// Returns true when the group is empty.
+pub fn wait_empty(pgid: i32, leader: &mut Child, deadline: Instant) -> bool {
+    loop {
+        let _ = leader.try_wait();
+        if members(pgid).is_empty() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// PIDs holding accelerator memory per `nvidia-smi`, or `None` where it is not installed.
+pub fn gpu_pids() -> Option<Vec<i32>> {
+    if !crate::engine::on_path("nvidia-smi", std::env::var_os("PATH").as_deref()) {
+        return None;
+    }
+    let out = std::process::Command::new("nvidia-smi")
+        .args(["--query-compute-apps=pid", "--format=csv,noheader,nounits"])
+        .output()
+        .ok()?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect(),
+    )
+}

@@ -1,0 +1,268 @@
+//! The real launcher: spawns a server in its own process group, waits until it serves,
+//! classifies failures, and tears the whole group down.
+
+use super::classify::{classify, diagnose};
+use super::readiness::{wait_ready, Outcome};
+use super::teardown::teardown;
+use super::{group, port, FailureKind, LaunchSpec, Launcher, Server, StartFailure};
+use nix::sys::signal::Signal;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How much of the end of a server log is scanned to classify a failure.
+const LOG_TAIL: u64 = 1 << 20;
+
+/// Spawns real processes. Each server runs in a new process group that is killed as a whole.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessLauncher {
+    cancel: Arc<AtomicBool>,
+}
+
+impl ProcessLauncher {
+    /// A launcher with its own cancel flag.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The flag that abandons a start in progress when raised (e.g. from a Ctrl-C handler):
+    /// the server is torn down and the start fails.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancel)
+    }
+
+    /// Like [`Launcher::start`], returning the concrete server (its process group is visible).
+    pub fn spawn(
+        &self,
+        spec: &LaunchSpec,
+        log_path: &Path,
+        ready_timeout: Duration,
+        stop_grace: Duration,
+    ) -> Result<ProcessServer, StartFailure> {
+        let started = Instant::now();
+        if spec.readiness.https {
+            return Err(fail(
+                FailureKind::InvalidConfig,
+                "the server is set to serve https (MindIE ServerConfig.httpsEnabled), but readiness \
+                 checks and probes speak plain http; set httpsEnabled to false in the config template"
+                    .into(),
+            ));
+        }
+        if port::in_use(&spec.host, spec.port) {
+            return Err(fail(
+                FailureKind::PortBusy,
+                format!(
+                    "{} is already in use by another process; stop it or choose another port",
+                    port::authority(&spec.host, spec.port)
+                ),
+            ));
+        }
+        let child = start_process(spec, log_path).map_err(|m| fail(FailureKind::Unknown, m))?;
+        let mut server = ProcessServer {
+            pgid: child.id() as i32,
+            child,
+            host: spec.host.clone(),
+            port: spec.port,
+            ready_after: Duration::ZERO,
+            stop_grace,
+            stopped: false,
+        };
+        let outcome = wait_ready(
+            &mut server.child,
+            spec,
+            started + ready_timeout,
+            &self.cancel,
+        );
+        let failure = match outcome {
+            Ok(Outcome::Ready) => {
+                server.ready_after = started.elapsed();
+                return Ok(server);
+            }
+            Ok(Outcome::Exited(status)) => {
+                let torn = server.shut_down();
+                with_teardown(classify(status.into(), &read_tail(log_path)), torn)
+            }
+            Ok(Outcome::TimedOut(last)) => {
+                let torn = server.shut_down();
+                let failure = match diagnose(&read_tail(log_path)) {
+                    Some(mut f) => {
+                        f.message.push_str(" (the server hung after this error)");
+                        f
+                    }
+                    None => fail(
+                        FailureKind::Timeout,
+                        format!(
+                            "not ready after {}; last check: {last}",
+                            humantime::format_duration(ready_timeout)
+                        ),
+                    ),
+                };
+                with_teardown(failure, torn)
+            }
+            Ok(Outcome::Cancelled) => {
+                let torn = server.shut_down();
+                with_teardown(fail(FailureKind::Unknown, "start interrupted".into()), torn)
+            }
+            Err(e) => {
+                let torn = server.shut_down();
+                let message = format!("cannot wait for readiness: {e}");
+                with_teardown(fail(FailureKind::Unknown, message), torn)
+            }
+        };
+        Err(failure)
+    }
+}
+
+impl Launcher for ProcessLauncher {
+    fn start(
+        &self,
+        spec: &LaunchSpec,
+        log_path: &Path,
+        ready_timeout: Duration,
+        stop_grace: Duration,
+    ) -> Result<Box<dyn Server>, StartFailure> {
+        let server = self.spawn(spec, log_path, ready_timeout, stop_grace)?;
+        Ok(Box::new(server))
+    }
+}
+
+fn fail(kind: FailureKind, message: String) -> StartFailure {
+    StartFailure { kind, message }
+}
+
+fn with_teardown(mut failure: StartFailure, torn: anyhow::Result<()>) -> StartFailure {
+    if let Err(e) = torn {
+        failure.message.push_str(&format!("; teardown: {e:#}"));
+    }
+    failure
+}
+
+/// Write the spec's files, open the log, and spawn the program in a new process group.
+fn start_process(spec: &LaunchSpec, log_path: &Path) -> Result<Child, String> {
+    for file in &spec.files {
+        write_private(&file.path, &file.contents)
+            .map_err(|e| format!("cannot write {}: {e}", file.path.display()))?;
+    }
+    if let Some(dir) = log_path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the log folder {}: {e}", dir.display()))?;
+    }
+    let log = File::create(log_path)
+        .map_err(|e| format!("cannot create the server log {}: {e}", log_path.display()))?;
+    let log_err = log
+        .try_clone()
+        .map_err(|e| format!("cannot share the server log {}: {e}", log_path.display()))?;
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .envs(&spec.env)
+        .stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log_err)
+        .process_group(0);
+    if let Some(cwd) = &spec.cwd {
+        std::fs::create_dir_all(cwd)
+            .map_err(|e| format!("cannot create the working folder {}: {e}", cwd.display()))?;
+        command.current_dir(cwd);
+    }
+    command.spawn().map_err(|e| {
+        let hint = if e.kind() == std::io::ErrorKind::NotFound {
+            "; is it installed and on PATH? (or set launch.command to its full path)"
+        } else {
+            ""
+        };
+        format!("cannot start `{}`: {e}{hint}", spec.program)
+    })
+}
+
+/// Write `contents` to `path` readable by owner and group only (MindIE refuses looser configs).
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o640)
+        .open(path)?;
+    file.write_all(contents.as_bytes())
+}
+
+/// The last [`LOG_TAIL`] bytes of the log (empty when unreadable).
+fn read_tail(path: &Path) -> String {
+    let mut bytes = Vec::new();
+    if let Ok(mut file) = File::open(path) {
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL)));
+        let _ = file.read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A server started by [`ProcessLauncher`]. Dropping it without [`Server::stop`] kills its
+/// whole process group.
+#[derive(Debug)]
+pub struct ProcessServer {
+    child: Child,
+    pgid: i32,
+    host: String,
+    port: u16,
+    ready_after: Duration,
+    stop_grace: Duration,
+    stopped: bool,
+}
+
+impl ProcessServer {
+    /// The process group id (= the pid of the spawned program).
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// Full teardown; marks the server stopped when it succeeds.
+    fn shut_down(&mut self) -> anyhow::Result<()> {
+        teardown(
+            &mut self.child,
+            self.pgid,
+            self.stop_grace,
+            &self.host,
+            self.port,
+        )?;
+        self.stopped = true;
+        Ok(())
+    }
+}
+
+impl Server for ProcessServer {
+    fn base_url(&self) -> String {
+        format!("http://{}", port::authority(&self.host, self.port))
+    }
+
+    fn ready_after(&self) -> Duration {
+        self.ready_after
+    }
+
+    fn stop(mut self: Box<Self>) -> anyhow::Result<()> {
+        self.shut_down()
+    }
+}
+
+impl Drop for ProcessServer {
+    fn drop(&mut self) {
+        if !self.stopped {
+            group::signal(self.pgid, Signal::SIGKILL);
+            group::wait_empty(
+                self.pgid,
+                &mut self.child,
+                Instant::now() + Duration::from_secs(5),
+            );
+            let _ = self.child.wait();
+        }
+    }
+}

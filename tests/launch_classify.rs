@@ -1,0 +1,98 @@
+//! Failure classification over recorded server logs.
+
+#[path = "fixtures/children/support.rs"]
+mod support;
+
+use infertune::launch::classify::{classify, diagnose, Ending};
+use infertune::launch::FailureKind;
+use support::fixture;
+
+fn log(name: &str) -> String {
+    std::fs::read_to_string(fixture(&format!("logs/{name}"))).unwrap()
+}
+
+#[test]
+fn kv_cache_too_small_for_max_model_len_is_oom() {
+    let failure = classify(Ending::Code(1), &log("kv_cache_too_small.log"));
+    assert_eq!(failure.kind, FailureKind::Oom);
+    assert!(
+        failure
+            .message
+            .starts_with("To serve at least one request with the models's max seq len (40960)"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn cpu_node_memory_shortfall_is_oom() {
+    let failure = classify(Ending::Code(1), &log("cpu_node_memory.log"));
+    assert_eq!(failure.kind, FailureKind::Oom);
+    assert!(
+        failure
+            .message
+            .starts_with("Available memory on node 0 (11.52 GiB) is less than desired"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn no_cache_blocks_is_oom_although_it_is_a_value_error() {
+    let text = "(EngineCore_DP0 pid=9) ERROR 01-01 00:00:00 [core.py:1] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+    let failure = classify(Ending::Code(1), text);
+    assert_eq!(failure.kind, FailureKind::Oom);
+    assert!(
+        failure
+            .message
+            .starts_with("No available memory for the cache blocks."),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn argparse_refusal_is_invalid_config() {
+    let failure = classify(Ending::Code(2), &log("argparse_error.log"));
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(
+        failure.message,
+        "argument --max-num-seqs: invalid int value: 'many'"
+    );
+}
+
+#[test]
+fn pydantic_field_error_names_the_field() {
+    let text = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\nmax_model_len\n  Input should be a valid integer [type=int_type, input_value='x', input_type=str]\n";
+    let failure = diagnose(text).expect("recognised");
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(
+        failure.message,
+        "max_model_len: Input should be a valid integer"
+    );
+}
+
+#[test]
+fn unrecognised_failure_keeps_the_first_real_error_not_the_wrapper() {
+    let text = "loading\nImportError: libcublasLt.so.12: cannot open shared object file\nRuntimeError: Engine core initialization failed. See root cause above.\n";
+    let failure = classify(Ending::Code(1), text);
+    assert_eq!(failure.kind, FailureKind::Unknown);
+    assert_eq!(
+        failure.message,
+        "exited with status 1: ImportError: libcublasLt.so.12: cannot open shared object file"
+    );
+}
+
+#[test]
+fn signal_without_a_diagnosis_is_a_crash() {
+    let failure = classify(Ending::Signal(9), "step 1\nstep 2\n");
+    assert_eq!(failure.kind, FailureKind::Crash);
+    assert_eq!(failure.message, "killed by SIGKILL (9): step 2");
+}
+
+#[test]
+fn clean_exit_before_ready_is_unknown() {
+    let failure = classify(Ending::Code(0), "");
+    assert_eq!(failure.kind, FailureKind::Unknown);
+    assert_eq!(failure.message, "exited with status 0 before it was ready");
+}
