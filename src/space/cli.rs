@@ -42,7 +42,9 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         println!("\nRejected\n{}", rejection_table(&est));
     }
     if est.feasible == 0 {
-        let top = est.top_rejection().map(|(r, n)| format!("; `{r}` rejected {}", thousands(n)));
+        let top = est
+            .top_rejection()
+            .map(|(r, n)| format!("; `{r}` rejected {}", thousands(n)));
         eprintln!(
             "error: 0 of {} sampled configs are feasible{}; widen the ranges, relax the constraints or disable the rule",
             thousands(est.total),
@@ -52,7 +54,12 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     }
     println!("\nExample feasible configs (dry run, nothing is started)");
     for (i, config) in est.feasible_examples.iter().enumerate() {
-        println!("\n#{} {}\n{}", i + 1, one_line(config), launch_text(&space, config));
+        println!(
+            "\n#{} {}\n{}",
+            i + 1,
+            one_line(config),
+            launch_text(&space, config)
+        );
     }
     Ok(0)
 }
@@ -85,7 +92,14 @@ fn table(headers: &[&str]) -> Table {
 
 /// The parameter table: name, domain, condition, how the engine receives it, default.
 pub fn parameter_table(params: &[ParamDef]) -> Table {
-    let mut t = table(&["parameter", "type", "domain", "when", "passed as", "default"]);
+    let mut t = table(&[
+        "parameter",
+        "type",
+        "domain",
+        "when",
+        "passed as",
+        "default",
+    ]);
     for p in params {
         let target = match &p.target {
             None => "adapter default".to_string(),
@@ -95,8 +109,19 @@ pub fn parameter_table(params: &[ParamDef]) -> Table {
             Some(Target::None) => "internal".to_string(),
         };
         let (kind, domain) = describe(&p.kind);
-        let default = p.default.as_ref().map(|d| d.to_string()).unwrap_or_default();
-        t.add_row(vec![p.name.clone(), kind.into(), domain, p.when.clone().unwrap_or_default(), target, default]);
+        let default = p
+            .default
+            .as_ref()
+            .map(|d| d.to_string())
+            .unwrap_or_default();
+        t.add_row(vec![
+            p.name.clone(),
+            kind.into(),
+            domain,
+            p.when.clone().unwrap_or_default(),
+            target,
+            default,
+        ]);
     }
     t
 }
@@ -113,20 +138,47 @@ fn describe(kind: &ParamKind) -> (&'static str, String) {
         s
     };
     match kind {
-        ParamKind::Int { low, high, step, log } => {
-            ("int", format!("[{low}, {high}]{}", grid(step.map(|s| s.to_string()).unwrap_or_default(), *log)))
-        }
-        ParamKind::Float { low, high, step, log } => {
-            ("float", format!("[{low}, {high}]{}", grid(step.map(|s| s.to_string()).unwrap_or_default(), *log)))
-        }
-        ParamKind::Choice { values } => {
-            ("choice", values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(" | "))
-        }
+        ParamKind::Int {
+            low,
+            high,
+            step,
+            log,
+        } => (
+            "int",
+            format!(
+                "[{low}, {high}]{}",
+                grid(step.map(|s| s.to_string()).unwrap_or_default(), *log)
+            ),
+        ),
+        ParamKind::Float {
+            low,
+            high,
+            step,
+            log,
+        } => (
+            "float",
+            format!(
+                "[{low}, {high}]{}",
+                grid(step.map(|s| s.to_string()).unwrap_or_default(), *log)
+            ),
+        ),
+        ParamKind::Choice { values } => (
+            "choice",
+            values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" | "),
+        ),
         ParamKind::Bool => ("bool", "true | false".into()),
         ParamKind::Const { value } => ("const", format!("= {value}")),
         ParamKind::Derived { expr } => ("derived", format!("= {expr}")),
-        ParamKind::Numa { candidates: NumaCandidates::Auto } => ("numa", "auto (from the topology)".into()),
-        ParamKind::Numa { candidates: NumaCandidates::List(l) } => ("numa", l.join(" | ")),
+        ParamKind::Numa {
+            candidates: NumaCandidates::Auto,
+        } => ("numa", "auto (from the topology)".into()),
+        ParamKind::Numa {
+            candidates: NumaCandidates::List(l),
+        } => ("numa", l.join(" | ")),
     }
 }
 
@@ -137,14 +189,26 @@ fn rule_table(space: &Space, version: Option<&str>) -> Option<Table> {
     let platform = space.rules.platform.as_deref();
     let mut t = table(&["rule", "versions", "repair"]);
     for r in rules::applicable(space.engine.kind, version, platform, &space.rules.disable) {
-        let repair = if r.repair.is_some() && space.rules.repair { "clamps" } else { "" };
-        t.add_row(vec![r.id.to_string(), r.versions.describe(), repair.to_string()]);
+        let repair = if r.repair.is_some() && space.rules.repair {
+            "clamps"
+        } else {
+            ""
+        };
+        t.add_row(vec![
+            r.id.to_string(),
+            r.versions.describe(),
+            repair.to_string(),
+        ]);
     }
     Some(t)
 }
 
 fn feasible_line(est: &Estimate) -> String {
-    let pct = if est.total == 0 { 0.0 } else { 100.0 * est.feasible as f64 / est.total as f64 };
+    let pct = if est.total == 0 {
+        0.0
+    } else {
+        100.0 * est.feasible as f64 / est.total as f64
+    };
     format!(
         "Feasible: {} of {} sampled configs ({pct:.1}%)",
         thousands(est.feasible),
@@ -167,7 +231,11 @@ fn rejection_table(est: &Estimate) -> Table {
 }
 
 fn one_line(config: &Params) -> String {
-    config.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+    config
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The launch command the engine adapter renders, or why it could not (then the params).
@@ -177,7 +245,8 @@ fn launch_text(space: &Space, config: &Params) -> String {
         devices: Vec::new(),
         workdir: std::env::temp_dir().join("infertune-check"),
     };
-    let spec = engine::for_kind(space.engine.kind).and_then(|e| e.launch_spec(space, config, &slot));
+    let spec =
+        engine::for_kind(space.engine.kind).and_then(|e| e.launch_spec(space, config, &slot));
     match spec {
         Ok(spec) => {
             let words = spec
@@ -188,9 +257,15 @@ fn launch_text(space: &Space, config: &Params) -> String {
                 .chain(spec.args.iter().cloned())
                 .map(|w| shlex::try_quote(&w).map(|q| q.into_owned()).unwrap_or(w))
                 .collect::<Vec<_>>();
-            let files = spec.files.iter().map(|f| format!("\n  (writes {})", f.path.display()));
+            let files = spec
+                .files
+                .iter()
+                .map(|f| format!("\n  (writes {})", f.path.display()));
             format!("  $ {}{}", words.join(" "), files.collect::<String>())
         }
-        Err(e) => format!("  launch command not rendered ({e:#}); params: {}", one_line(config)),
+        Err(e) => format!(
+            "  launch command not rendered ({e:#}); params: {}",
+            one_line(config)
+        ),
     }
 }

@@ -186,7 +186,10 @@ mod tests {
             let v = k.from_unit(i as f64 / 50.0).unwrap().as_f64().unwrap();
             assert!((0.5..=0.95 + 1e-12).contains(&v));
             assert!(((v / 0.05) - (v / 0.05).round()).abs() < 1e-9);
-            assert!(k.to_unit(&Value::Float(v)).is_some(), "{v} must stay in the domain");
+            assert!(
+                k.to_unit(&Value::Float(v)).is_some(),
+                "{v} must stay in the domain"
+            );
         }
         assert_eq!(k.from_unit(1.0), Some(Value::Float(0.95)));
     }

@@ -17,7 +17,7 @@ pub fn compile(source: &str) -> Result<Program, String> {
 
 /// The parameter names `source` reads (it must compile).
 pub fn identifiers(source: &str) -> Result<Vec<String>, String> {
-    let program = compile(source)?;
+    let program = cached(source)?;
     let mut names: Vec<String> = program
         .references()
         .variables()
@@ -42,7 +42,8 @@ pub fn eval(source: &str, params: &Params) -> Result<Value, String> {
         context.add_variable_from_value(name.clone(), to_cel(value));
     }
     let result = program.execute(&context).map_err(|e| e.to_string())?;
-    from_cel(&result).ok_or_else(|| format!("`{source}` gave {result:?}, not a number, bool or string"))
+    from_cel(&result)
+        .ok_or_else(|| format!("`{source}` gave {result:?}, not a number, bool or string"))
 }
 
 /// Evaluates a condition; anything but a bool is an error.
@@ -95,12 +96,18 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, Value)]) -> Params {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
     }
 
     #[test]
     fn max_min_and_mixed_numbers() {
-        let p = params(&[("max_model_len", Value::Int(1024)), ("u", Value::Float(0.5))]);
+        let p = params(&[
+            ("max_model_len", Value::Int(1024)),
+            ("u", Value::Float(0.5)),
+        ]);
         assert_eq!(eval("max(max_model_len, 2048)", &p), Ok(Value::Int(2048)));
         assert_eq!(eval("min(max_model_len, 2048)", &p), Ok(Value::Int(1024)));
         assert_eq!(eval_bool("u < 1.0 && max_model_len > 0", &p), Ok(true));

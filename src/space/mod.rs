@@ -12,8 +12,8 @@ pub mod value;
 pub mod version;
 mod yaml;
 
-pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 pub use error::SpaceError;
+pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 pub use value::{Params, Value};
 
 use crate::probe::WorkloadSpec;

@@ -29,9 +29,8 @@ impl Space {
             }
             let value = match &def.kind {
                 ParamKind::Const { value } => value.clone(),
-                ParamKind::Derived { expr: e } => {
-                    expr::eval(e, &config).map_err(|m| reject(&def.name, format!("derived `{}`: {m}", def.name)))?
-                }
+                ParamKind::Derived { expr: e } => expr::eval(e, &config)
+                    .map_err(|m| reject(&def.name, format!("derived `{}`: {m}", def.name)))?,
                 kind => sampled_value(def, kind, sampled)?,
             };
             config.insert(def.name.clone(), value);
@@ -43,7 +42,12 @@ impl Space {
             }
             match expr::eval_bool(&c.expr, &config) {
                 Ok(true) => {}
-                Ok(false) => return Err(reject(&c.name, format!("constraint `{}` is false: {}", c.name, c.expr))),
+                Ok(false) => {
+                    return Err(reject(
+                        &c.name,
+                        format!("constraint `{}` is false: {}", c.name, c.expr),
+                    ))
+                }
                 Err(m) => return Err(reject(&c.name, format!("constraint `{}`: {m}", c.name))),
             }
         }
@@ -59,9 +63,21 @@ impl Space {
         let version = rules::effective_version(kind, self.engine.version.as_deref());
         let platform = self.rules.platform.as_deref();
         if self.rules.repair {
-            rules::repair(kind, version.as_deref(), platform, config, &self.rules.disable);
+            rules::repair(
+                kind,
+                version.as_deref(),
+                platform,
+                config,
+                &self.rules.disable,
+            );
         }
-        rules::check_with(kind, version.as_deref(), platform, config, &self.rules.disable)
+        rules::check_with(
+            kind,
+            version.as_deref(),
+            platform,
+            config,
+            &self.rules.disable,
+        )
     }
 }
 
@@ -73,12 +89,15 @@ fn reject(rule: &str, message: String) -> Rejection {
 }
 
 fn is_active(def: &ParamDef, config: &Params) -> Result<bool, Rejection> {
-    let Some(cond) = &def.when else { return Ok(true) };
+    let Some(cond) = &def.when else {
+        return Ok(true);
+    };
     let reads = expr::identifiers(cond).map_err(|m| reject(&def.name, m))?;
     if reads.iter().any(|name| !config.contains_key(name)) {
         return Ok(false); // it depends on a parameter that is itself inactive
     }
-    expr::eval_bool(cond, config).map_err(|m| reject(&def.name, format!("`when` of `{}`: {m}", def.name)))
+    expr::eval_bool(cond, config)
+        .map_err(|m| reject(&def.name, format!("`when` of `{}`: {m}", def.name)))
 }
 
 fn sampled_value(def: &ParamDef, kind: &ParamKind, sampled: &Params) -> Result<Value, Rejection> {
@@ -86,7 +105,10 @@ fn sampled_value(def: &ParamDef, kind: &ParamKind, sampled: &Params) -> Result<V
         if matches!(kind, ParamKind::Numa { .. }) {
             return Ok(Value::Str("none".into()));
         }
-        return Err(reject(&def.name, format!("no value for parameter `{}`", def.name)));
+        return Err(reject(
+            &def.name,
+            format!("no value for parameter `{}`", def.name),
+        ));
     };
     let normalised = match kind {
         ParamKind::Int { .. } => value.as_i64().map(Value::Int),
@@ -94,12 +116,20 @@ fn sampled_value(def: &ParamDef, kind: &ParamKind, sampled: &Params) -> Result<V
         _ => Some(value.clone()),
     };
     let in_domain = match (kind, &normalised) {
-        (ParamKind::Numa { candidates: NumaCandidates::Auto }, Some(Value::Str(_))) => true,
+        (
+            ParamKind::Numa {
+                candidates: NumaCandidates::Auto,
+            },
+            Some(Value::Str(_)),
+        ) => true,
         (_, Some(v)) => kind.to_unit(v).is_some(),
         (_, None) => false,
     };
     match normalised {
         Some(v) if in_domain => Ok(v),
-        _ => Err(reject(&def.name, format!("value `{value}` is outside the domain of `{}`", def.name))),
+        _ => Err(reject(
+            &def.name,
+            format!("value `{value}` is outside the domain of `{}`", def.name),
+        )),
     }
 }

@@ -69,7 +69,10 @@ pub fn estimate(
             }
             Err(rejection) => {
                 *est.rejected_by.entry(rejection.rule.clone()).or_default() += 1;
-                let new_rule = !est.rejected_examples.iter().any(|(_, r)| r.rule == rejection.rule);
+                let new_rule = !est
+                    .rejected_examples
+                    .iter()
+                    .any(|(_, r)| r.rule == rejection.rule);
                 if new_rule && est.rejected_examples.len() < REJECTED_EXAMPLES {
                     est.rejected_examples.push((sampled, rejection));
                 }

@@ -3,9 +3,17 @@
 
 use std::cmp::Ordering;
 
-/// A parsed version: its leading numeric components.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A parsed version: its leading numeric components (missing ones count as 0: `1.0` = `1.0.0`).
+#[derive(Clone, Debug)]
 pub struct Version(Vec<u64>);
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Version {}
 
 impl Version {
     /// Parses the leading dotted numbers of `text`; `None` when it starts with no number.

@@ -87,12 +87,18 @@ mod tests {
 
     #[test]
     fn finds_the_version_word() {
-        assert_eq!(first_version("0.6.3.post1\n").as_deref(), Some("0.6.3.post1"));
+        assert_eq!(
+            first_version("0.6.3.post1\n").as_deref(),
+            Some("0.6.3.post1")
+        );
         assert_eq!(
             first_version("version: 4792 (a1b2c3)\nbuilt with cc").as_deref(),
             Some("4792")
         );
-        assert_eq!(first_version("INFO v0.32.0+cpu").as_deref(), Some("0.32.0+cpu"));
+        assert_eq!(
+            first_version("INFO v0.32.0+cpu").as_deref(),
+            Some("0.32.0+cpu")
+        );
         assert_eq!(first_version("no version here"), None);
     }
 

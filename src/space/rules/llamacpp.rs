@@ -22,7 +22,12 @@ pub static RULES: &[Rule] = &[
                 )
             })
         },
-        repair: Some(|c| c.set("ubatch_size", Value::Int(c.int("batch_size").unwrap_or(2048)))),
+        repair: Some(|c| {
+            c.set(
+                "ubatch_size",
+                Value::Int(c.int("batch_size").unwrap_or(2048)),
+            )
+        }),
     },
     Rule {
         id: "llamacpp.context_per_slot_positive",
@@ -46,8 +51,9 @@ pub static RULES: &[Rule] = &[
         check: |c| {
             let v = c.text("cache_type_v")?;
             let quantized = !PLAIN_CACHE_TYPES.contains(&v.as_str());
-            (quantized && !flash_attention(c))
-                .then(|| "llama_init_from_model: V cache quantization requires flash_attn".to_string())
+            (quantized && !flash_attention(c)).then(|| {
+                "llama_init_from_model: V cache quantization requires flash_attn".to_string()
+            })
         },
         repair: None,
     },

@@ -50,7 +50,12 @@ pub static RULES: &[Rule] = &[
                 format!("maxPrefillTokens ({p}) must be greater than or equal to maxInputTokenLen ({i})")
             })
         },
-        repair: Some(|c| c.set("maxPrefillTokens", Value::Int(c.int("maxInputTokenLen").unwrap_or(1)))),
+        repair: Some(|c| {
+            c.set(
+                "maxPrefillTokens",
+                Value::Int(c.int("maxInputTokenLen").unwrap_or(1)),
+            )
+        }),
     },
     Rule {
         id: "mindie.max_prefill_batch_size_le_max_batch_size",
@@ -60,7 +65,12 @@ pub static RULES: &[Rule] = &[
             let (p, b) = (c.int("maxPrefillBatchSize")?, c.int("maxBatchSize")?);
             (p > b).then(|| format!("maxPrefillBatchSize ({p}) must be in [1, maxBatchSize ({b})]"))
         },
-        repair: Some(|c| c.set("maxPrefillBatchSize", Value::Int(c.int("maxBatchSize").unwrap_or(1)))),
+        repair: Some(|c| {
+            c.set(
+                "maxPrefillBatchSize",
+                Value::Int(c.int("maxBatchSize").unwrap_or(1)),
+            )
+        }),
     },
     Rule {
         id: "mindie.max_iter_times_le_max_seq_len",
@@ -80,7 +90,12 @@ pub static RULES: &[Rule] = &[
             let (i, s) = (c.int("maxInputTokenLen")?, c.int("maxSeqLen")?);
             (i > s).then(|| format!("maxInputTokenLen ({i}) must be in [1, maxSeqLen ({s})]"))
         },
-        repair: Some(|c| c.set("maxInputTokenLen", Value::Int(c.int("maxSeqLen").unwrap_or(1)))),
+        repair: Some(|c| {
+            c.set(
+                "maxInputTokenLen",
+                Value::Int(c.int("maxSeqLen").unwrap_or(1)),
+            )
+        }),
     },
     Rule {
         id: "mindie.world_size_matches_npu_device_ids",

@@ -36,7 +36,10 @@ pub static RULES: &[Rule] = &[
         repair: Some(|c| {
             let page = c.int("page_size").unwrap_or(1).max(1);
             let size = c.int("chunked_prefill_size").unwrap_or(page);
-            c.set("chunked_prefill_size", Value::Int((size / page).max(1) * page))
+            c.set(
+                "chunked_prefill_size",
+                Value::Int((size / page).max(1) * page),
+            )
         }),
     },
     Rule {
@@ -77,6 +80,9 @@ mod tests {
         assert!(check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(4096)).is_ok());
         assert!(check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(-1)).is_ok());
         let err = check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(4100)).unwrap_err();
-        assert_eq!(err.message, "chunked_prefill_size must be divisible by page_size");
+        assert_eq!(
+            err.message,
+            "chunked_prefill_size must be divisible by page_size"
+        );
     }
 }

@@ -59,8 +59,9 @@ pub static RULES: &[Rule] = &[
         platforms: None,
         check: |c| {
             let b = c.int("block_size")?;
-            (!V0_BLOCK_SIZES.contains(&b))
-                .then(|| format!("argument --block-size: invalid choice: {b} (choose from 8, 16, 32)"))
+            (!V0_BLOCK_SIZES.contains(&b)).then(|| {
+                format!("argument --block-size: invalid choice: {b} (choose from 8, 16, 32)")
+            })
         },
         repair: Some(|c| snap_block_size(c, &V0_BLOCK_SIZES)),
     },
@@ -82,7 +83,8 @@ pub static RULES: &[Rule] = &[
         platforms: Some(&["cpu"]),
         check: |c| {
             let b = c.int("block_size")?;
-            (b % 32 != 0).then(|| format!("No common block size for {b} (CPU_ATTN: [MultipleOf(32)])"))
+            (b % 32 != 0)
+                .then(|| format!("No common block size for {b} (CPU_ATTN: [MultipleOf(32)])"))
         },
         repair: Some(|c| {
             let b = c.int("block_size").unwrap_or(32);
@@ -95,7 +97,12 @@ pub static RULES: &[Rule] = &[
         platforms: None,
         check: |c| {
             let u = c.float("gpu_memory_utilization")?;
-            (u > 1.0).then(|| format!("GPU memory utilization must be less than 1.0. Got {}.", py_float(u)))
+            (u > 1.0).then(|| {
+                format!(
+                    "GPU memory utilization must be less than 1.0. Got {}.",
+                    py_float(u)
+                )
+            })
         },
         repair: Some(|c| c.set("gpu_memory_utilization", Value::Float(1.0))),
     },
@@ -157,7 +164,12 @@ pub static RULES: &[Rule] = &[
                 )
             })
         },
-        repair: Some(|c| c.set("max_num_batched_tokens", Value::Int(c.int("max_model_len").unwrap_or(0)))),
+        repair: Some(|c| {
+            c.set(
+                "max_num_batched_tokens",
+                Value::Int(c.int("max_model_len").unwrap_or(0)),
+            )
+        }),
     },
     Rule {
         id: "vllm.batched_tokens_ge_max_num_seqs",
@@ -171,7 +183,12 @@ pub static RULES: &[Rule] = &[
                 )
             })
         },
-        repair: Some(|c| c.set("max_num_seqs", Value::Int(c.int("max_num_batched_tokens").unwrap_or(1)))),
+        repair: Some(|c| {
+            c.set(
+                "max_num_seqs",
+                Value::Int(c.int("max_num_batched_tokens").unwrap_or(1)),
+            )
+        }),
     },
     Rule {
         id: "vllm.partial_prefills_need_chunked_prefill",
@@ -189,7 +206,10 @@ pub static RULES: &[Rule] = &[
         versions: VersionRange::ALL,
         platforms: None,
         check: |c| {
-            let (t, m) = (c.int("long_prefill_token_threshold")?, c.int("max_model_len")?);
+            let (t, m) = (
+                c.int("long_prefill_token_threshold")?,
+                c.int("max_model_len")?,
+            );
             (partial_prefills(c) > 1 && t > m).then(|| {
                 format!(
                     "long_prefill_token_threshold ({t}) cannot be greater than the max_model_len ({m})."
@@ -219,7 +239,9 @@ fn removed_flag(c: &Ctx, name: &str) -> Option<String> {
     match value {
         Value::Bool(false) => None,
         Value::Bool(true) => Some(format!("vllm: error: unrecognized arguments: {flag}")),
-        other => Some(format!("vllm: error: unrecognized arguments: {flag} {other}")),
+        other => Some(format!(
+            "vllm: error: unrecognized arguments: {flag} {other}"
+        )),
     }
 }
 

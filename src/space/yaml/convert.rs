@@ -30,21 +30,31 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots),
         parameters.push(param::convert(&name.value, at, &def.value).map_err(|(p, m)| fail(p, m))?);
         spots.params.push(at);
         let expr_at = def.value.expr.as_ref().or(def.value.when.as_ref());
-        spots.param_exprs.push(expr_at.map(|e| Pos::of(&e.referenced)));
+        spots
+            .param_exprs
+            .push(expr_at.map(|e| Pos::of(&e.referenced)));
     }
     let mut constraints: Vec<Constraint> = Vec::new();
     for c in &raw.constraints {
         if constraints.iter().any(|k| k.name == c.name.value) {
-            return Err(fail(Pos::of(&c.name.referenced), format!("constraint `{}` is declared twice", c.name.value)));
+            return Err(fail(
+                Pos::of(&c.name.referenced),
+                format!("constraint `{}` is declared twice", c.name.value),
+            ));
         }
-        constraints.push(Constraint { name: c.name.value.clone(), expr: c.expr.value.clone() });
+        constraints.push(Constraint {
+            name: c.name.value.clone(),
+            expr: c.expr.value.clone(),
+        });
         spots.constraints.push(Pos::of(&c.expr.referenced));
     }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
     let space = Space {
         origin: file.to_string(),
         name: raw.name.unwrap_or_else(|| {
-            path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "space".into())
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "space".into())
         }),
         launch: launch(raw.launch, path).map_err(|(p, m)| fail(p, m))?,
         rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
@@ -62,7 +72,9 @@ type Located<T> = Result<T, (Pos, String)>;
 
 fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
@@ -91,7 +103,13 @@ fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Locat
     match raw {
         None => Ok(default),
         Some(s) => humantime::parse_duration(&s.value).map_err(|e| {
-            (Pos::of(&s.referenced), format!("{key} `{}` is not a duration ({e}); write e.g. \"90s\", \"5m\"", s.value))
+            (
+                Pos::of(&s.referenced),
+                format!(
+                    "{key} `{}` is not a duration ({e}); write e.g. \"90s\", \"5m\"",
+                    s.value
+                ),
+            )
         }),
     }
 }
@@ -102,8 +120,16 @@ fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
         command: raw.command,
         host: raw.host.unwrap_or_else(|| "127.0.0.1".into()),
         port: raw.port.unwrap_or(8000),
-        env: raw.env.into_iter().map(|(k, v)| (k, v.to_string())).collect(),
-        ready_timeout: duration(raw.ready_timeout, "launch.ready_timeout", Duration::from_secs(600))?,
+        env: raw
+            .env
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect(),
+        ready_timeout: duration(
+            raw.ready_timeout,
+            "launch.ready_timeout",
+            Duration::from_secs(600),
+        )?,
         health_path: raw.health_path,
         extra_args: raw.extra_args,
         config_template: raw.config_template.map(|t| base.join(t)),
@@ -115,7 +141,9 @@ fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings>
     let ids: Vec<&str> = rules::pack(engine.kind).iter().map(|r| r.id).collect();
     for d in &raw.disable {
         if !ids.contains(&d.value.as_str()) {
-            let hint = did_you_mean(&d.value, &ids).map(|h| format!("; did you mean `{h}`?")).unwrap_or_default();
+            let hint = did_you_mean(&d.value, &ids)
+                .map(|h| format!("; did you mean `{h}`?"))
+                .unwrap_or_default();
             return Err((
                 Pos::of(&d.referenced),
                 format!("rules.disable: no rule `{}` in the {:?} pack{hint} (`infertune check` lists the rules)", d.value, engine.kind),
@@ -131,7 +159,10 @@ fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings>
 }
 
 fn search(raw: RawSearch) -> Located<SearchSettings> {
-    let budget = raw.budget.map(|b| duration(Some(b), "search.budget", Duration::ZERO)).transpose()?;
+    let budget = raw
+        .budget
+        .map(|b| duration(Some(b), "search.budget", Duration::ZERO))
+        .transpose()?;
     Ok(SearchSettings {
         sampler: raw.sampler.unwrap_or_else(|| "tpe".into()),
         trials: raw.trials.unwrap_or(50),

@@ -14,11 +14,16 @@ use std::path::Path;
 pub fn load(path: &Path) -> Result<Space, SpaceError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
-        SpaceError::at(&file, Pos { line: 0, column: 0 }, format!("cannot read the space file: {e}"))
+        SpaceError::at(
+            &file,
+            Pos { line: 0, column: 0 },
+            format!("cannot read the space file: {e}"),
+        )
     })?;
     let raw: raw::RawSpace = serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &e))?;
     let (space, spots) = convert::convert(&file, path, raw)?;
-    validate::validate(&space, &spots).map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
+    validate::validate(&space, &spots)
+        .map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
     Ok(space)
 }
 
@@ -40,12 +45,18 @@ fn yaml_error(file: &str, err: &YamlError) -> SpaceError {
     let pos = inner.location().map(|l| Pos::of(&l)).unwrap_or_default();
     let mut message = DefaultMessageFormatter.format_message(inner).into_owned();
     let hint = match inner {
-        YamlError::SerdeUnknownField { field, expected, .. } => did_you_mean(field, expected),
-        YamlError::SerdeUnknownVariant { variant, expected, .. } => did_you_mean(variant, expected),
+        YamlError::SerdeUnknownField {
+            field, expected, ..
+        } => did_you_mean(field, expected),
+        YamlError::SerdeUnknownVariant {
+            variant, expected, ..
+        } => did_you_mean(variant, expected),
         _ => None,
     };
     if let Some(h) = hint {
         message.push_str(&format!("; did you mean `{h}`?"));
+    } else if let Some(ty) = message.strip_prefix("invalid ") {
+        message = format!("invalid value: expected {ty} here");
     }
     SpaceError::at(file, pos, message)
 }

@@ -17,7 +17,10 @@ pub fn convert(name: &str, at: Pos, raw: &RawParam) -> Result<ParamDef, ParamErr
         "int" => int_kind(name, at, raw)?,
         "float" => float_kind(name, at, raw)?,
         "choice" => {
-            let values = raw.values.as_ref().ok_or_else(|| missing(name, at, "values", "choice"))?;
+            let values = raw
+                .values
+                .as_ref()
+                .ok_or_else(|| missing(name, at, "values", "choice"))?;
             if values.value.is_empty() {
                 return Err((
                     Pos::of(&values.referenced),
@@ -30,10 +33,18 @@ pub fn convert(name: &str, at: Pos, raw: &RawParam) -> Result<ParamDef, ParamErr
         }
         "bool" => ParamKind::Bool,
         "const" => ParamKind::Const {
-            value: raw.value.clone().ok_or_else(|| missing(name, at, "value", "const"))?,
+            value: raw
+                .value
+                .clone()
+                .ok_or_else(|| missing(name, at, "value", "const"))?,
         },
         "derived" => ParamKind::Derived {
-            expr: raw.expr.as_ref().ok_or_else(|| missing(name, at, "expr", "derived"))?.value.clone(),
+            expr: raw
+                .expr
+                .as_ref()
+                .ok_or_else(|| missing(name, at, "expr", "derived"))?
+                .value
+                .clone(),
         },
         "numa" => ParamKind::Numa {
             candidates: numa_candidates(name, raw)?,
@@ -64,16 +75,25 @@ pub fn convert(name: &str, at: Pos, raw: &RawParam) -> Result<ParamDef, ParamErr
 }
 
 fn missing(name: &str, at: Pos, key: &str, kind: &str) -> ParamError {
-    (at, format!("parameter `{name}`: type `{kind}` needs `{key}:`"))
+    (
+        at,
+        format!("parameter `{name}`: type `{kind}` needs `{key}:`"),
+    )
 }
 
 fn number(name: &str, key: &str, v: &Spanned<Value>) -> Result<f64, ParamError> {
-    v.value.as_f64().filter(|_| !matches!(v.value, Value::Bool(_))).ok_or_else(|| {
-        (
-            Pos::of(&v.referenced),
-            format!("parameter `{name}`: `{key}` must be a number, got `{}`", v.value),
-        )
-    })
+    v.value
+        .as_f64()
+        .filter(|_| !matches!(v.value, Value::Bool(_)))
+        .ok_or_else(|| {
+            (
+                Pos::of(&v.referenced),
+                format!(
+                    "parameter `{name}`: `{key}` must be a number, got `{}`",
+                    v.value
+                ),
+            )
+        })
 }
 
 fn integer(name: &str, key: &str, v: &Spanned<Value>) -> Result<i64, ParamError> {
@@ -81,35 +101,65 @@ fn integer(name: &str, key: &str, v: &Spanned<Value>) -> Result<i64, ParamError>
         Value::Int(i) => Ok(i),
         _ => Err((
             Pos::of(&v.referenced),
-            format!("parameter `{name}`: `{key}` of an int parameter must be a whole number, got `{}`", v.value),
+            format!(
+                "parameter `{name}`: `{key}` of an int parameter must be a whole number, got `{}`",
+                v.value
+            ),
         )),
     }
 }
 
 type Bounds<'a> = (&'a Spanned<Value>, &'a Spanned<Value>);
 
-fn bounds<'a>(name: &str, at: Pos, raw: &'a RawParam, kind: &str) -> Result<Bounds<'a>, ParamError> {
-    let low = raw.low.as_ref().ok_or_else(|| missing(name, at, "low", kind))?;
-    let high = raw.high.as_ref().ok_or_else(|| missing(name, at, "high", kind))?;
+fn bounds<'a>(
+    name: &str,
+    at: Pos,
+    raw: &'a RawParam,
+    kind: &str,
+) -> Result<Bounds<'a>, ParamError> {
+    let low = raw
+        .low
+        .as_ref()
+        .ok_or_else(|| missing(name, at, "low", kind))?;
+    let high = raw
+        .high
+        .as_ref()
+        .ok_or_else(|| missing(name, at, "high", kind))?;
     Ok((low, high))
 }
 
-fn check_range(name: &str, raw: &RawParam, low: f64, high: f64, log: bool, (lo, hi): Bounds) -> Result<(), ParamError> {
+fn check_range(
+    name: &str,
+    raw: &RawParam,
+    low: f64,
+    high: f64,
+    log: bool,
+    (lo, hi): Bounds,
+) -> Result<(), ParamError> {
     if low > high {
         return Err((
             Pos::of(&hi.referenced),
-            format!("parameter `{name}`: low ({}) is greater than high ({}); swap them", lo.value, hi.value),
+            format!(
+                "parameter `{name}`: low ({}) is greater than high ({}); swap them",
+                lo.value, hi.value
+            ),
         ));
     }
     if log && low <= 0.0 {
         return Err((
             Pos::of(&lo.referenced),
-            format!("parameter `{name}`: `log: true` needs low > 0, got {}; raise low or drop `log`", lo.value),
+            format!(
+                "parameter `{name}`: `log: true` needs low > 0, got {}; raise low or drop `log`",
+                lo.value
+            ),
         ));
     }
     if let Some(step) = &raw.step {
         if number(name, "step", step)? <= 0.0 {
-            return Err((Pos::of(&step.referenced), format!("parameter `{name}`: step must be > 0")));
+            return Err((
+                Pos::of(&step.referenced),
+                format!("parameter `{name}`: step must be > 0"),
+            ));
         }
     }
     Ok(())
@@ -120,8 +170,17 @@ fn int_kind(name: &str, at: Pos, raw: &RawParam) -> Result<ParamKind, ParamError
     let (low, high) = (integer(name, "low", b.0)?, integer(name, "high", b.1)?);
     let log = raw.log.unwrap_or(false);
     check_range(name, raw, low as f64, high as f64, log, b)?;
-    let step = raw.step.as_ref().map(|s| integer(name, "step", s)).transpose()?;
-    Ok(ParamKind::Int { low, high, step, log })
+    let step = raw
+        .step
+        .as_ref()
+        .map(|s| integer(name, "step", s))
+        .transpose()?;
+    Ok(ParamKind::Int {
+        low,
+        high,
+        step,
+        log,
+    })
 }
 
 fn float_kind(name: &str, at: Pos, raw: &RawParam) -> Result<ParamKind, ParamError> {
@@ -129,8 +188,17 @@ fn float_kind(name: &str, at: Pos, raw: &RawParam) -> Result<ParamKind, ParamErr
     let (low, high) = (number(name, "low", b.0)?, number(name, "high", b.1)?);
     let log = raw.log.unwrap_or(false);
     check_range(name, raw, low, high, log, b)?;
-    let step = raw.step.as_ref().map(|s| number(name, "step", s)).transpose()?;
-    Ok(ParamKind::Float { low, high, step, log })
+    let step = raw
+        .step
+        .as_ref()
+        .map(|s| number(name, "step", s))
+        .transpose()?;
+    Ok(ParamKind::Float {
+        low,
+        high,
+        step,
+        log,
+    })
 }
 
 fn numa_candidates(name: &str, raw: &RawParam) -> Result<NumaCandidates, ParamError> {
@@ -164,7 +232,10 @@ fn refuse_foreign_keys(name: &str, at: Pos, raw: &RawParam) -> Result<(), ParamE
         ("candidates", raw.candidates.is_some(), kind == "numa"),
     ];
     match present.iter().find(|(_, set, allowed)| *set && !allowed) {
-        Some((key, _, _)) => Err((at, format!("parameter `{name}`: `{key}` does not apply to type `{kind}`"))),
+        Some((key, _, _)) => Err((
+            at,
+            format!("parameter `{name}`: `{key}` does not apply to type `{kind}`"),
+        )),
         None => Ok(()),
     }
 }
@@ -184,7 +255,12 @@ fn target(name: &str, at: Pos, raw: &RawParam) -> Result<Option<Target>, ParamEr
         targets.push(Target::None);
     }
     if targets.len() > 1 {
-        return Err((at, format!("parameter `{name}`: give at most one of `flag`, `env`, `path`, `internal: true`")));
+        return Err((
+            at,
+            format!(
+                "parameter `{name}`: give at most one of `flag`, `env`, `path`, `internal: true`"
+            ),
+        ));
     }
     Ok(targets.pop())
 }
@@ -193,7 +269,9 @@ fn check_default(def: &ParamDef, raw: &RawParam) -> Result<(), ParamError> {
     let Some(d) = &raw.default else { return Ok(()) };
     let fits = match &def.kind {
         ParamKind::Const { .. } | ParamKind::Derived { .. } => false,
-        ParamKind::Numa { candidates: NumaCandidates::Auto } => matches!(d.value, Value::Str(_)),
+        ParamKind::Numa {
+            candidates: NumaCandidates::Auto,
+        } => matches!(d.value, Value::Str(_)),
         kind => kind.to_unit(&d.value).is_some(),
     };
     if fits {

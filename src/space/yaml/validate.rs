@@ -15,14 +15,27 @@ pub fn validate(space: &Space, spots: &Spots) -> Result<(), (Pos, String)> {
         let at = spots.param_exprs[i].unwrap_or(spots.params[i]);
         let earlier = &names[..i];
         if let ParamKind::Derived { expr: e } = &def.kind {
-            check_reads(e, earlier, &names, &format!("derived parameter `{}`", def.name)).map_err(|m| (at, m))?;
+            check_reads(
+                e,
+                earlier,
+                &names,
+                &format!("derived parameter `{}`", def.name),
+            )
+            .map_err(|m| (at, m))?;
         }
         if let Some(w) = &def.when {
-            check_reads(w, earlier, &names, &format!("`when` of parameter `{}`", def.name)).map_err(|m| (at, m))?;
+            check_reads(
+                w,
+                earlier,
+                &names,
+                &format!("`when` of parameter `{}`", def.name),
+            )
+            .map_err(|m| (at, m))?;
         }
     }
     for (c, at) in space.constraints.iter().zip(&spots.constraints) {
-        check_reads(&c.expr, &names, &names, &format!("constraint `{}`", c.name)).map_err(|m| (*at, m))?;
+        check_reads(&c.expr, &names, &names, &format!("constraint `{}`", c.name))
+            .map_err(|m| (*at, m))?;
     }
     satisfiable(space, spots)
 }
@@ -40,31 +53,56 @@ fn check_reads(source: &str, visible: &[&str], all: &[&str], what: &str) -> Resu
                 "{what} reads `{name}`, which is declared after it; declare `{name}` first"
             ));
         }
-        let hint = did_you_mean(&name, all).map(|h| format!("; did you mean `{h}`?")).unwrap_or_default();
-        return Err(format!("{what}: unknown identifier `{name}` (not a parameter of this space){hint}"));
+        let hint = did_you_mean(&name, all)
+            .map(|h| format!("; did you mean `{h}`?"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{what}: unknown identifier `{name}` (not a parameter of this space){hint}"
+        ));
     }
     Ok(())
 }
 
 fn satisfiable(space: &Space, spots: &Spots) -> Result<(), (Pos, String)> {
-    let computed = space.parameters.iter().any(|p| p.when.is_some() || matches!(p.kind, ParamKind::Derived { .. }));
+    let computed = space
+        .parameters
+        .iter()
+        .any(|p| p.when.is_some() || matches!(p.kind, ParamKind::Derived { .. }));
     if space.constraints.is_empty() && !computed {
         return Ok(());
     }
-    let est = sample::estimate(&space.parameters, SATISFIABILITY_SAMPLES, space.search.seed, |s| space.complete(s));
+    let est = sample::estimate(
+        &space.parameters,
+        SATISFIABILITY_SAMPLES,
+        space.search.seed,
+        |s| space.complete(s),
+    );
     if est.feasible > 0 {
         return Ok(());
     }
-    let Some((rule, count)) = est.top_rejection() else { return Ok(()) };
+    let Some((rule, count)) = est.top_rejection() else {
+        return Ok(());
+    };
     let constraint = space.constraints.iter().position(|c| c.name == rule);
     let (at, what) = match constraint {
-        Some(i) => (spots.constraints[i], format!("constraint `{rule}` ({})", space.constraints[i].expr)),
+        Some(i) => (
+            spots.constraints[i],
+            format!("constraint `{rule}` ({})", space.constraints[i].expr),
+        ),
         None => {
             let i = space.parameters.iter().position(|p| p.name == rule);
-            (i.map_or(spots.parameters, |i| spots.params[i]), format!("parameter `{rule}`"))
+            (
+                i.map_or(spots.parameters, |i| spots.params[i]),
+                format!("parameter `{rule}`"),
+            )
         }
     };
-    let example = est.rejected_examples.iter().find(|(_, r)| r.rule == rule).map(|(_, r)| r.message.clone()).unwrap_or_default();
+    let example = est
+        .rejected_examples
+        .iter()
+        .find(|(_, r)| r.rule == rule)
+        .map(|(_, r)| r.message.clone())
+        .unwrap_or_default();
     Err((
         at,
         format!(
