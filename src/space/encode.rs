@@ -123,9 +123,11 @@ fn snap_float(x: f64, low: f64, high: f64, step: Option<f64>) -> f64 {
         Some(s) if s > 0.0 => {
             let top = ((high - low) / s + 1e-9).floor();
             let k = ((x - low) / s).round().clamp(0.0, top);
-            // Round to the step's precision so 0.1-steps print as 0.3, not 0.30000000000000004.
-            let v = low + k * s;
-            (v / s).round() * s
+            // Round to the step's decimals so 0.1-steps give 0.3, not 0.30000000000000004,
+            // and never step past `high` through rounding.
+            let decimals = (-s.log10().floor()).clamp(0.0, 12.0) as i32;
+            let scale = 10f64.powi(decimals);
+            (((low + k * s) * scale).round() / scale).clamp(low, high)
         }
         _ => x,
     }
@@ -184,7 +186,12 @@ mod tests {
             let v = k.from_unit(i as f64 / 50.0).unwrap().as_f64().unwrap();
             assert!((0.5..=0.95 + 1e-12).contains(&v));
             assert!(((v / 0.05) - (v / 0.05).round()).abs() < 1e-9);
+            assert!(
+                k.to_unit(&Value::Float(v)).is_some(),
+                "{v} must stay in the domain"
+            );
         }
+        assert_eq!(k.from_unit(1.0), Some(Value::Float(0.95)));
     }
 
     #[test]

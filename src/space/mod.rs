@@ -2,10 +2,17 @@
 
 pub mod cli;
 mod encode;
+pub mod error;
+pub mod expr;
 pub mod param;
+mod resolve;
 pub mod rules;
+pub mod sample;
 pub mod value;
+pub mod version;
+mod yaml;
 
+pub use error::SpaceError;
 pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 pub use value::{Params, Value};
 
@@ -159,10 +166,9 @@ pub trait Feasibility {
 
 impl Space {
     /// Load and validate a space file.
+    /// Errors are a [`SpaceError`] (file:line:col: what is wrong and how to fix it).
+    /// `numa` parameters with `candidates: auto` stay [`NumaCandidates::Auto`] here.
     pub fn load(path: &std::path::Path) -> anyhow::Result<Space> {
-        anyhow::bail!(
-            "cannot load {}: space loading is not available yet",
-            path.display()
-        )
+        Ok(yaml::load(path)?)
     }
 }

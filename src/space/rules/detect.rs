@@ -1,0 +1,113 @@
+//! Asking an installed engine for its version, when a space names none.
+
+use super::super::EngineKind;
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long `--version` may take (vLLM imports torch first: ~20 s).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The version to apply rules for: `named` when the space gives one, else what the engine
+/// reports (asked once per process); `None` (newest pack) with a warning when that fails.
+pub fn effective_version(kind: EngineKind, named: Option<&str>) -> Option<String> {
+    if let Some(v) = named {
+        return Some(v.to_string());
+    }
+    static CACHE: Mutex<Option<HashMap<String, Option<String>>>> = Mutex::new(None);
+    let key = format!("{kind:?}");
+    let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = guard.get_or_insert_with(HashMap::new);
+    if let Some(found) = cache.get(&key) {
+        return found.clone();
+    }
+    let found = detect_version(kind);
+    if found.is_none() && !super::pack(kind).is_empty() {
+        eprintln!(
+            "warning: the space names no {kind:?} version and the engine did not report one; \
+             applying the newest rule pack (set `engine.version` to choose)"
+        );
+    }
+    cache.insert(key, found.clone());
+    found
+}
+
+/// Runs the engine's version command (with a timeout) and returns the first version-like word.
+pub fn detect_version(kind: EngineKind) -> Option<String> {
+    let argv: &[&str] = match kind {
+        EngineKind::Vllm => &["vllm", "--version"],
+        EngineKind::Sglang => &["python3", "-c", "import sglang; print(sglang.__version__)"],
+        EngineKind::Llamacpp => &["llama-server", "--version"],
+        EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => return None,
+    };
+    let output = run_with_timeout(argv, VERSION_TIMEOUT)?;
+    first_version(&output)
+}
+
+fn run_with_timeout(argv: &[&str], timeout: Duration) -> Option<String> {
+    let mut child = Command::new(argv[0])
+        .args(&argv[1..])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(50)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    Some(format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
+
+/// The first word of `text` that starts with a digit and parses as a version.
+fn first_version(text: &str) -> Option<String> {
+    text.split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .map(|w| w.trim_start_matches('v'))
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_version_word() {
+        assert_eq!(
+            first_version("0.6.3.post1\n").as_deref(),
+            Some("0.6.3.post1")
+        );
+        assert_eq!(
+            first_version("version: 4792 (a1b2c3)\nbuilt with cc").as_deref(),
+            Some("4792")
+        );
+        assert_eq!(
+            first_version("INFO v0.32.0+cpu").as_deref(),
+            Some("0.32.0+cpu")
+        );
+        assert_eq!(first_version("no version here"), None);
+    }
+
+    #[test]
+    fn a_named_version_wins_and_custom_engines_report_none() {
+        assert_eq!(
+            effective_version(EngineKind::Vllm, Some("0.6.3")).as_deref(),
+            Some("0.6.3")
+        );
+        assert_eq!(detect_version(EngineKind::Sim), None);
+    }
+}

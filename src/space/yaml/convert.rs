@@ -1,0 +1,175 @@
+//! Raw sections → the contract [`Space`], with located errors for values serde cannot judge.
+
+use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
+use super::{param, Spots};
+use crate::space::error::{did_you_mean, Pos, SpaceError};
+use crate::space::rules;
+use crate::space::{
+    Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, Space, Value,
+};
+use serde_saphyr::Spanned;
+use std::path::Path;
+use std::time::Duration;
+
+/// Converts a parsed file into a space, and the locations validation needs.
+pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots), SpaceError> {
+    let fail = |pos: Pos, message: String| SpaceError::at(file, pos, message);
+    let mut spots = Spots {
+        parameters: Pos::of(&raw.parameters.referenced),
+        ..Spots::default()
+    };
+    let mut parameters = Vec::new();
+    for (name, def) in &raw.parameters.value.0 {
+        let at = Pos::of(&name.referenced);
+        if !is_identifier(&name.value) {
+            return Err(fail(at, format!(
+                "parameter name `{}` must be an identifier (letters, digits, `_`; not starting with a digit) so expressions can use it",
+                name.value
+            )));
+        }
+        parameters.push(param::convert(&name.value, at, &def.value).map_err(|(p, m)| fail(p, m))?);
+        spots.params.push(at);
+        let expr_at = def.value.expr.as_ref().or(def.value.when.as_ref());
+        spots
+            .param_exprs
+            .push(expr_at.map(|e| Pos::of(&e.referenced)));
+    }
+    let mut constraints: Vec<Constraint> = Vec::new();
+    for c in &raw.constraints {
+        if constraints.iter().any(|k| k.name == c.name.value) {
+            return Err(fail(
+                Pos::of(&c.name.referenced),
+                format!("constraint `{}` is declared twice", c.name.value),
+            ));
+        }
+        constraints.push(Constraint {
+            name: c.name.value.clone(),
+            expr: c.expr.value.clone(),
+        });
+        spots.constraints.push(Pos::of(&c.expr.referenced));
+    }
+    let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
+    let space = Space {
+        origin: file.to_string(),
+        name: raw.name.unwrap_or_else(|| {
+            path.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "space".into())
+        }),
+        launch: launch(raw.launch, path).map_err(|(p, m)| fail(p, m))?,
+        rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
+        search: search(raw.search).map_err(|(p, m)| fail(p, m))?,
+        engine,
+        parameters,
+        constraints,
+        probe: raw.probe,
+        objective: raw.objective,
+    };
+    Ok((space, spots))
+}
+
+type Located<T> = Result<T, (Pos, String)>;
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn engine(raw: RawEngine) -> Located<EngineSection> {
+    let version = match raw.version {
+        None => None,
+        Some(Spanned { value: Value::Str(s), .. }) => Some(s),
+        Some(Spanned { value: Value::Int(i), .. }) => Some(i.to_string()),
+        Some(v) => {
+            return Err((
+                Pos::of(&v.referenced),
+                format!("engine.version `{}` must be a quoted string, e.g. \"0.10.1\" (unquoted, 0.10 reads as the number 0.1)", v.value),
+            ))
+        }
+    };
+    Ok(EngineSection {
+        kind: raw.kind,
+        version,
+        model: raw.model,
+        served_model_name: raw.served_model_name,
+        card: raw.card,
+    })
+}
+
+fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Located<Duration> {
+    match raw {
+        None => Ok(default),
+        Some(s) => humantime::parse_duration(&s.value).map_err(|e| {
+            (
+                Pos::of(&s.referenced),
+                format!(
+                    "{key} `{}` is not a duration ({e}); write e.g. \"90s\", \"5m\"",
+                    s.value
+                ),
+            )
+        }),
+    }
+}
+
+fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    Ok(LaunchSection {
+        command: raw.command,
+        host: raw.host.unwrap_or_else(|| "127.0.0.1".into()),
+        port: raw.port.unwrap_or(8000),
+        env: raw
+            .env
+            .into_iter()
+            .map(|(k, v)| (k, v.to_string()))
+            .collect(),
+        ready_timeout: duration(
+            raw.ready_timeout,
+            "launch.ready_timeout",
+            Duration::from_secs(600),
+        )?,
+        health_path: raw.health_path,
+        extra_args: raw.extra_args,
+        config_template: raw.config_template.map(|t| base.join(t)),
+        stop_grace: duration(raw.stop_grace, "launch.stop_grace", Duration::from_secs(10))?,
+    })
+}
+
+fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings> {
+    let ids: Vec<&str> = rules::pack(engine.kind).iter().map(|r| r.id).collect();
+    for d in &raw.disable {
+        if !ids.contains(&d.value.as_str()) {
+            let hint = did_you_mean(&d.value, &ids)
+                .map(|h| format!("; did you mean `{h}`?"))
+                .unwrap_or_default();
+            return Err((
+                Pos::of(&d.referenced),
+                format!("rules.disable: no rule `{}` in the {:?} pack{hint} (`infertune check` lists the rules)", d.value, engine.kind),
+            ));
+        }
+    }
+    Ok(RuleSettings {
+        enabled: raw.enabled.unwrap_or(true),
+        disable: raw.disable.into_iter().map(|d| d.value).collect(),
+        repair: raw.repair,
+        platform: raw.platform,
+    })
+}
+
+fn search(raw: RawSearch) -> Located<SearchSettings> {
+    let budget = raw
+        .budget
+        .map(|b| duration(Some(b), "search.budget", Duration::ZERO))
+        .transpose()?;
+    Ok(SearchSettings {
+        sampler: raw.sampler.unwrap_or_else(|| "tpe".into()),
+        trials: raw.trials.unwrap_or(50),
+        budget,
+        seed: raw.seed.unwrap_or(0),
+        baseline: raw.baseline.unwrap_or(true),
+        revalidate_top: raw.revalidate_top.unwrap_or(3),
+        repeats: raw.repeats.unwrap_or(3),
+    })
+}

@@ -1,0 +1,62 @@
+//! Reading a space file: YAML → raw structs (serde-saphyr, with locations) → a validated [`Space`].
+
+mod convert;
+mod param;
+mod raw;
+mod validate;
+
+use super::error::{did_you_mean, Pos, SpaceError};
+use super::Space;
+use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter};
+use std::path::Path;
+
+/// Reads, converts and validates the space file at `path`.
+pub fn load(path: &Path) -> Result<Space, SpaceError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SpaceError::at(
+            &file,
+            Pos { line: 0, column: 0 },
+            format!("cannot read the space file: {e}"),
+        )
+    })?;
+    let raw: raw::RawSpace = serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &e))?;
+    let (space, spots) = convert::convert(&file, path, raw)?;
+    validate::validate(&space, &spots)
+        .map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
+    Ok(space)
+}
+
+/// Locations of the nodes that validation after conversion may point at.
+#[derive(Default)]
+pub struct Spots {
+    /// The `parameters:` section.
+    pub parameters: Pos,
+    /// Each parameter's name.
+    pub params: Vec<Pos>,
+    /// Each parameter's `expr` (derived) or `when`, if any.
+    pub param_exprs: Vec<Option<Pos>>,
+    /// Each constraint's `expr`.
+    pub constraints: Vec<Pos>,
+}
+
+fn yaml_error(file: &str, err: &YamlError) -> SpaceError {
+    let inner = err.without_snippet();
+    let pos = inner.location().map(|l| Pos::of(&l)).unwrap_or_default();
+    let mut message = DefaultMessageFormatter.format_message(inner).into_owned();
+    let hint = match inner {
+        YamlError::SerdeUnknownField {
+            field, expected, ..
+        } => did_you_mean(field, expected),
+        YamlError::SerdeUnknownVariant {
+            variant, expected, ..
+        } => did_you_mean(variant, expected),
+        _ => None,
+    };
+    if let Some(h) = hint {
+        message.push_str(&format!("; did you mean `{h}`?"));
+    } else if let Some(ty) = message.strip_prefix("invalid ") {
+        message = format!("invalid value: expected {ty} here");
+    }
+    SpaceError::at(file, pos, message)
+}

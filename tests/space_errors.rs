@@ -1,0 +1,115 @@
+//! Every malformed space file gives one clear error that starts with file:line:col.
+
+use infertune::space::{Space, SpaceError};
+use std::path::Path;
+
+fn load_error(fixture: &str) -> String {
+    let path = Path::new("tests/fixtures/spaces").join(fixture);
+    let err = Space::load(&path).expect_err("the fixture is malformed");
+    let located = err.downcast_ref::<SpaceError>().expect("a SpaceError");
+    assert_eq!(located.file, path.display().to_string());
+    err.to_string()
+}
+
+fn assert_error(fixture: &str, location: &str, parts: &[&str]) {
+    let text = load_error(fixture);
+    let prefix = format!("tests/fixtures/spaces/{fixture}:{location}: ");
+    assert!(
+        text.starts_with(&prefix),
+        "expected `{prefix}…`, got: {text}"
+    );
+    for part in parts {
+        assert!(text.contains(part), "`{part}` missing from: {text}");
+    }
+    assert_eq!(text.lines().count(), 1, "one error, one line: {text}");
+}
+
+#[test]
+fn bad_yaml_syntax() {
+    assert_error(
+        "bad_yaml.yaml",
+        "6:6",
+        &["did not find expected ',' or '}'"],
+    );
+}
+
+#[test]
+fn unknown_key_with_a_hint() {
+    assert_error(
+        "unknown_key.yaml",
+        "5:37",
+        &["unknown field `hihg`", "did you mean `high`?"],
+    );
+    assert_error(
+        "unknown_section.yaml",
+        "4:1",
+        &["unknown field `paramaters`", "did you mean `parameters`?"],
+    );
+}
+
+#[test]
+fn wrong_type() {
+    assert_error("wrong_type.yaml", "5:9", &["invalid value: expected u16"]);
+}
+
+#[test]
+fn low_above_high() {
+    assert_error(
+        "low_gt_high.yaml",
+        "5:45",
+        &["`max_num_seqs`", "low (512) is greater than high (8)"],
+    );
+}
+
+#[test]
+fn log_scale_needs_positive_low() {
+    assert_error(
+        "log_low.yaml",
+        "5:46",
+        &["`gpu_memory_utilization`", "`log: true` needs low > 0"],
+    );
+}
+
+#[test]
+fn empty_choice() {
+    assert_error(
+        "empty_choice.yaml",
+        "5:38",
+        &["`block_size`", "`values` is empty"],
+    );
+}
+
+#[test]
+fn unknown_identifier_names_the_constraint_and_the_identifier() {
+    assert_error(
+        "unknown_identifier.yaml",
+        "9:11",
+        &[
+            "constraint `tokens_cover_seqs`",
+            "unknown identifier `max_num_seq`",
+            "did you mean `max_num_seqs`?",
+        ],
+    );
+}
+
+#[test]
+fn constraints_no_config_satisfies() {
+    assert_error(
+        "unsatisfiable.yaml",
+        "12:11",
+        &[
+            "0 of 10,000 sampled configs satisfy",
+            "constraint `tokens_cover_seqs`",
+            "rejected 10,000",
+        ],
+    );
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let err = Space::load(Path::new("tests/fixtures/spaces/none.yaml")).unwrap_err();
+    assert!(
+        err.to_string().contains("cannot read the space file"),
+        "{err}"
+    );
+}
