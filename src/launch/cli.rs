@@ -3,7 +3,7 @@
 use super::overrides::config_with_overrides;
 use super::{command_line, Launcher, ProcessLauncher};
 use crate::engine::{for_kind, Slot};
-use crate::space::Space;
+use crate::space::{Feasibility, Space};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,14 +33,10 @@ pub struct LaunchArgs {
 pub fn run(args: LaunchArgs) -> Result<i32> {
     let space = Space::load(&args.space)?;
     let params = config_with_overrides(&space, &args.set)?;
+    let params = space
+        .resolve(&params)
+        .map_err(|r| anyhow::anyhow!("the engine would refuse this config: {r}"))?;
     let engine = &space.engine;
-    crate::space::rules::check(
-        engine.kind,
-        engine.version.as_deref(),
-        space.rules.platform.as_deref(),
-        &params,
-    )
-    .map_err(|r| anyhow::anyhow!("the engine would refuse this config: {r}"))?;
     let slot = Slot {
         port: args.port.unwrap_or(space.launch.port),
         devices: Vec::new(),
