@@ -31,7 +31,7 @@ pub struct LaunchArgs {
 
 /// Runs `infertune launch`.
 pub fn run(args: LaunchArgs) -> Result<i32> {
-    let space = Space::load(&args.space)?;
+    let (space, _notes) = Space::load_for_host(&args.space)?;
     let params = config_with_overrides(&space, &args.set)?;
     let params = space
         .resolve(&params)

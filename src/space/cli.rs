@@ -25,7 +25,10 @@ pub struct CheckArgs {
 
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let space = Space::load(&args.space)?;
+    let (space, notes) = Space::load_for_host(&args.space)?;
+    for note in notes {
+        println!("note: {note}");
+    }
     let version = rules::effective_version(space.engine.kind, space.engine.version.as_deref());
     println!("{}", header(&space, version.as_deref()));
     println!("\nParameters\n{}", parameter_table(&space.parameters));

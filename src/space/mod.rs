@@ -4,6 +4,7 @@ pub mod cli;
 mod encode;
 pub mod error;
 pub mod expr;
+mod numa;
 pub mod param;
 mod resolve;
 pub mod rules;

@@ -1,0 +1,93 @@
+//! Resolving `numa` parameters with `candidates: auto` against the host topology.
+
+use super::{NumaCandidates, ParamKind, Space};
+use crate::topo::{resolve_numa_choices, Topology};
+use anyhow::{Context, Result};
+
+impl Space {
+    /// Load a space and replace every `candidates: auto` with the bindings this host offers
+    /// (see `infertune topo`). Returns the space and the topology's notes (e.g. "one node").
+    pub fn load_for_host(path: &std::path::Path) -> Result<(Space, Vec<String>)> {
+        let mut space = Space::load(path)?;
+        if !space.parameters.iter().any(is_auto_numa) {
+            return Ok((space, Vec::new()));
+        }
+        let topo =
+            Topology::discover().context("discovering the host topology for `numa: auto`")?;
+        let notes = space.bind_numa(&topo)?;
+        Ok((space, notes))
+    }
+
+    /// Replace `candidates: auto` with the candidate list `topo` yields for this space's
+    /// accelerators; returns the notes explaining the choice.
+    pub fn bind_numa(&mut self, topo: &Topology) -> Result<Vec<String>> {
+        let mut notes = Vec::new();
+        for def in self.parameters.iter_mut().filter(|d| is_auto_numa(d)) {
+            let choices = resolve_numa_choices(&NumaCandidates::Auto, topo, None, None)
+                .with_context(|| format!("{}: parameter `{}`", self.origin, def.name))?;
+            notes.extend(choices.notes.iter().map(|n| format!("{}: {n}", def.name)));
+            def.kind = ParamKind::Numa {
+                candidates: NumaCandidates::List(choices.values()),
+            };
+        }
+        Ok(notes)
+    }
+}
+
+fn is_auto_numa(def: &super::ParamDef) -> bool {
+    matches!(
+        def.kind,
+        ParamKind::Numa {
+            candidates: NumaCandidates::Auto
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::space::{Feasibility, NumaCandidates, ParamKind, Space};
+    use crate::topo::{FixtureRunner, Topology};
+    use std::path::Path;
+
+    fn fixture(name: &str) -> Topology {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/topo")
+            .join(name);
+        let commands = root.join("commands");
+        let runner = if commands.is_dir() {
+            FixtureRunner::from_dir(&commands).unwrap()
+        } else {
+            FixtureRunner::new()
+        };
+        Topology::from_root(&root, &runner).unwrap()
+    }
+
+    fn numa_values(space: &Space) -> Vec<String> {
+        let def = space
+            .parameters()
+            .iter()
+            .find(|d| d.name == "numa")
+            .unwrap();
+        match &def.kind {
+            ParamKind::Numa {
+                candidates: NumaCandidates::List(l),
+            } => l.clone(),
+            other => panic!("numa not bound: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn auto_becomes_the_accelerator_local_candidates() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/vllm.yaml");
+        let mut space = Space::load(&path).unwrap();
+        space.bind_numa(&fixture("eight-node")).unwrap();
+        let values = numa_values(&space);
+        assert_eq!(values[0], "none");
+        assert!(values.len() > 1, "{values:?}");
+
+        let mut one = Space::load(&path).unwrap();
+        let notes = one.bind_numa(&fixture("one-node")).unwrap();
+        assert_eq!(numa_values(&one), vec!["none".to_string()]);
+        assert!(!notes.is_empty());
+    }
+}
