@@ -123,14 +123,18 @@ impl Journal {
         Ok((Journal { path, file }, parsed.records))
     }
 
-    /// Append one record and sync it to disk before returning.
-    pub fn append(&mut self, record: &TrialRecord) -> anyhow::Result<()> {
+    /// Append one record and sync it to disk before returning. Returns the record as a reader
+    /// of the journal will see it (floats round-tripped through JSON), so a resumed study and an
+    /// uninterrupted one hold identical records.
+    pub fn append(&mut self, record: &TrialRecord) -> anyhow::Result<TrialRecord> {
         let mut line = serde_json::to_string(record)?;
+        let stored = serde_json::from_str(&line)?;
         line.push('\n');
         self.file
             .write_all(line.as_bytes())
             .and_then(|()| self.file.sync_data())
-            .with_context(|| format!("cannot append to {}", self.path.display()))
+            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+        Ok(stored)
     }
 }
 

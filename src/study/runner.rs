@@ -295,8 +295,8 @@ impl Study<'_> {
     }
 
     fn append(&mut self, record: TrialRecord) -> anyhow::Result<()> {
-        self.journal.append(&record)?;
-        self.records.push(record);
+        let stored = self.journal.append(&record)?;
+        self.records.push(stored);
         let dir = self.runner.dir;
         views::write_trials_csv(dir, &self.records)?;
         if let Err(e) = self.exporter.write(&self.records) {
