@@ -235,3 +235,35 @@ fn an_existing_study_is_not_overwritten_without_resume() {
         "{e}"
     );
 }
+
+#[test]
+fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut space = space(SEED, 8);
+    space.objective.load_search = Some(infertune::study::objective::LoadSearchSpec {
+        over: infertune::study::objective::LoadKnob::Concurrency,
+        low: 1.0,
+        high: 256.0,
+        rounds: 12,
+    });
+    let result = run_study(&space, &tmp.path().join("ls"), false, true).unwrap();
+    let probed: Vec<_> = result
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && matches!(r.outcome, Outcome::Feasible))
+        .collect();
+    assert!(probed.len() >= 3);
+    for r in probed {
+        // p99 TTFT = model_ttft * c / 16 <= 1500  <=>  c <= 24000 / model_ttft.
+        let capacity = (24_000.0 / model(&r.params).1).floor().min(256.0);
+        assert_eq!(
+            r.value,
+            Some(capacity),
+            "trial {}: {:?}",
+            r.number,
+            r.metrics
+        );
+        assert_eq!(r.metrics["load_search_value"], capacity);
+        assert!(r.metrics["load_search_rounds"] <= 12.0);
+    }
+}

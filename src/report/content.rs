@@ -67,8 +67,11 @@ fn summary(view: &StudyView) -> String {
     let slos: Vec<String> = spec.subject_to.iter().map(ToString::to_string).collect();
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     format!(
-        "Engine {:?}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
-        view.meta.engine,
+        "Engine {}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
+        serde_json::to_value(view.meta.engine)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         view.meta.sampler,
         view.meta.seed,
         spec.direction.as_str(),

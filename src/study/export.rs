@@ -266,29 +266,91 @@ pub fn host_facts() -> Json {
 
 /// The record's params that target a dotted config path, as a nested JSON object.
 pub fn config_patch(space: &Space, record: &TrialRecord) -> Json {
-    let mut root = Map::new();
+    let mut root = Json::Object(Map::new());
     for def in &space.parameters {
-        let (Some(Target::ConfigPath(path)), Some(value)) =
+        if let (Some(Target::ConfigPath(path)), Some(value)) =
             (&def.target, record.params.get(&def.name))
-        else {
-            continue;
-        };
-        let mut node = &mut root;
-        let mut keys: Vec<&str> = path.split('.').collect();
-        let leaf = keys.pop().unwrap_or(path);
-        for key in keys {
-            let entry = node
-                .entry(key.to_string())
-                .or_insert_with(|| Json::Object(Map::new()));
-            if !entry.is_object() {
-                *entry = Json::Object(Map::new());
-            }
-            node = entry.as_object_mut().expect("just made an object");
+        {
+            let keys: Vec<&str> = path.split('.').collect();
+            set_path(
+                &mut root,
+                &keys,
+                serde_json::to_value(value).unwrap_or(Json::Null),
+            );
         }
-        node.insert(
-            leaf.to_string(),
-            serde_json::to_value(value).unwrap_or(Json::Null),
+    }
+    root
+}
+
+fn set_path(node: &mut Json, keys: &[&str], value: Json) {
+    let Some((first, rest)) = keys.split_first() else {
+        *node = value;
+        return;
+    };
+    if !node.is_object() {
+        *node = Json::Object(Map::new());
+    }
+    if let Json::Object(map) = node {
+        let child = map.entry(first.to_string()).or_insert(Json::Null);
+        set_path(child, rest, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::{FileToWrite, Readiness};
+    use crate::probe::Api;
+
+    fn spec() -> LaunchSpec {
+        LaunchSpec {
+            program: "numactl".into(),
+            args: vec![
+                "-N".into(),
+                "0".into(),
+                "serve".into(),
+                "a b".into(),
+                "$HOME".into(),
+            ],
+            env: [("K".to_string(), "v w".to_string())].into(),
+            files: vec![FileToWrite {
+                path: "/tmp/x/config.json".into(),
+                contents: "{\n\"a\": 1\n}\nINFERTUNE_FILE".into(),
+            }],
+            cwd: Some("/srv/my dir".into()),
+            host: "127.0.0.1".into(),
+            port: 1025,
+            readiness: Readiness {
+                health_path: "/health".into(),
+                served_model: "m".into(),
+                api: Api::Chat,
+                https: false,
+            },
+        }
+    }
+
+    #[test]
+    fn best_sh_quotes_every_word_and_writes_files_verbatim() {
+        let text = best_sh(&spec(), "x").unwrap();
+        let exec = text.lines().last().unwrap();
+        assert_eq!(
+            shlex::split(exec).unwrap(),
+            ["exec", "env", "K=v w", "numactl", "-N", "0", "serve", "a b", "$HOME"]
+        );
+        assert!(exec.contains("'$HOME'"), "{exec}");
+        assert!(text.contains("cat > /tmp/x/config.json <<'INFERTUNE_FILE_'\n{\n\"a\": 1\n}\nINFERTUNE_FILE\nINFERTUNE_FILE_\n"), "{text}");
+        assert!(text.contains("cd '/srv/my dir'\n"), "{text}");
+    }
+
+    #[test]
+    fn config_patch_nests_dotted_paths() {
+        let mut root = Json::Object(Map::new());
+        set_path(&mut root, &["B", "S", "maxBatchSize"], json!(64));
+        set_path(&mut root, &["B", "S", "maxPrefillTokens"], json!(8192));
+        set_path(&mut root, &["B", "npuDeviceIds"], json!([[0, 1]]));
+        assert_eq!(
+            root,
+            json!({"B": {"S": {"maxBatchSize": 64, "maxPrefillTokens": 8192}, "npuDeviceIds": [[0, 1]]}})
         );
     }
-    Json::Object(root)
 }
