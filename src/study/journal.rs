@@ -211,3 +211,59 @@ fn excerpt(text: &str) -> String {
         cut
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::Outcome;
+
+    fn record(number: u32) -> TrialRecord {
+        TrialRecord {
+            number,
+            params: Default::default(),
+            outcome: Outcome::Feasible,
+            metrics: Default::default(),
+            value: Some(1.5),
+            score: Some(1.5),
+            violations: vec![],
+            baseline: false,
+            repeat_of: None,
+            ready_s: None,
+            wall_s: 0.0,
+            started_unix: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_before_the_next_append() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut j, none) = Journal::open(tmp.path()).unwrap();
+        assert!(none.is_empty());
+        j.append(&record(0)).unwrap();
+        drop(j);
+        let path = tmp.path().join(JOURNAL_FILE);
+        let good = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{good}\n{{\"number\":1,\"par")).unwrap();
+        assert_eq!(read_records(tmp.path()).unwrap(), vec![record(0)]);
+        let (mut j, records) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(records, vec![record(0)]);
+        j.append(&record(1)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert_eq!(
+            read_records(tmp.path()).unwrap(),
+            vec![record(0), record(1)]
+        );
+    }
+
+    #[test]
+    fn a_complete_but_unreadable_last_line_is_also_tolerated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = serde_json::to_string(&record(0)).unwrap();
+        std::fs::write(tmp.path().join(JOURNAL_FILE), format!("{line}\ngarbage\n")).unwrap();
+        let (_, records) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(records, vec![record(0)]);
+        let text = std::fs::read_to_string(tmp.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(text, format!("{line}\n"));
+    }
+}

@@ -166,6 +166,12 @@ fn open_study(
                 );
             }
         }
+    } else if dir.join(journal::JOURNAL_FILE).exists() && !journal::read_records(dir)?.is_empty() {
+        bail!(
+            "{} has a journal but no {}; it is not a study this version can resume: move it away or choose another --study NAME",
+            dir.display(),
+            journal::META_FILE
+        );
     }
     journal::save_meta(dir, meta)?;
     Journal::open(dir)
