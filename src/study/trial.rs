@@ -102,7 +102,8 @@ impl TrialRunner<'_> {
     pub fn run(&self, id: TrialId, params: Params) -> anyhow::Result<TrialRun> {
         let started = Instant::now();
         let started_unix = unix_now();
-        let workdir = self.trial_dir(id.number);
+        // Absolute, so config files an engine writes there stay valid whatever its cwd.
+        let workdir = std::path::absolute(self.trial_dir(id.number))?;
         if workdir.exists() {
             std::fs::remove_dir_all(&workdir)
                 .with_context(|| format!("cannot clear {}", workdir.display()))?;
