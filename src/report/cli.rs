@@ -1,10 +1,17 @@
 //! `infertune report`.
 
+use std::path::PathBuf;
+
 /// Arguments of `infertune report`.
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    /// Study folder, e.g. `results/vllm`.
+    pub study_dir: PathBuf,
+}
 
 /// Runs `infertune report`.
-pub fn run(_args: ReportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`report` is not available yet")
+pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
+    let (md, html) = super::write(&args.study_dir)?;
+    println!("wrote {} and {}", md.display(), html.display());
+    Ok(0)
 }

@@ -1,19 +1,189 @@
 //! `infertune tune` and `infertune export`.
 
+use super::export::{Exporter, BEST_SH};
+use super::interrupt;
+use super::journal;
+use super::prober::HttpProber;
+use super::runner::{self, StudyOptions, StudyResult};
+use super::trial::Backends;
+use crate::launch::Launcher;
+use crate::space::{Feasibility, Space};
+use anyhow::Context as _;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Exit status of a study stopped by Ctrl-C (resumable).
+pub const EXIT_INTERRUPTED: i32 = 130;
+
 /// Arguments of `infertune tune`.
 #[derive(clap::Args, Debug)]
-pub struct TuneArgs {}
+pub struct TuneArgs {
+    /// Search space file (YAML).
+    #[arg(long)]
+    pub space: PathBuf,
+    /// Study name (folder under --results); defaults to the space's name.
+    #[arg(long)]
+    pub study: Option<String>,
+    /// Number of search trials, baseline included (overrides `search.trials`).
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// Wall-clock budget, e.g. `8h` or `90m` (overrides `search.budget`).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub budget: Option<Duration>,
+    /// Continue the study in the study folder (completed trials are kept, never rerun).
+    #[arg(long)]
+    pub resume: bool,
+    /// Sampler (overrides `search.sampler`).
+    #[arg(long)]
+    pub sampler: Option<String>,
+    /// Sampler seed (overrides `search.seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Folder holding study folders.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Run every probe to the end, even once an SLO is certainly broken.
+    #[arg(long)]
+    pub no_prune: bool,
+}
 
 /// Arguments of `infertune export`.
 #[derive(clap::Args, Debug)]
-pub struct ExportArgs {}
+pub struct ExportArgs {
+    /// Study folder, e.g. `results/vllm`.
+    pub study_dir: PathBuf,
+}
 
 /// Runs `infertune tune`.
-pub fn tune(_args: TuneArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`tune` is not available yet")
+pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
+    let mut space = Space::load(&args.space)?;
+    apply_overrides(&mut space, &args);
+    let name = args.study.clone().unwrap_or_else(|| space.name.clone());
+    let dir = args.results.join(&name);
+    let stop = interrupt::on_sigint()?;
+    let engine = crate::engine::for_kind(space.engine.kind)?;
+    let mut sampler = crate::sampler::from_name(&space.search.sampler, space.search.seed)?;
+    let prober = HttpProber::new()?;
+    let (check, launcher) = process_backends(&space)?;
+    let backends = Backends {
+        check,
+        engine: engine.as_ref(),
+        launcher: launcher.as_ref(),
+        prober: &prober,
+    };
+    let options = StudyOptions {
+        dir: dir.clone(),
+        resume: args.resume,
+        prune: !args.no_prune,
+        progress: true,
+        stop,
+    };
+    let result = runner::run(&space, sampler.as_mut(), backends, &options)?;
+    if let Err(e) = crate::report::write(&dir) {
+        eprintln!("warning: cannot write the report: {e:#}");
+    }
+    print_outcome(&space, &dir, &result)
 }
 
 /// Runs `infertune export`.
-pub fn export(_args: ExportArgs) -> anyhow::Result<i32> {
-    anyhow::bail!("`export` is not available yet")
+pub fn export(args: ExportArgs) -> anyhow::Result<i32> {
+    let dir = &args.study_dir;
+    let meta = journal::load_meta(dir)?;
+    let space = Space::load(std::path::Path::new(&meta.space_origin))
+        .context("export rebuilds the winner's launch from the study's space file")?;
+    let engine = crate::engine::for_kind(space.engine.kind)?;
+    let records = journal::read_records(dir)?;
+    let exporter = Exporter::new(&space, engine.as_ref(), &meta, dir);
+    match exporter.write(&records)? {
+        Some(w) => {
+            println!(
+                "wrote {} and {} for trial {}",
+                dir.join(BEST_SH).display(),
+                dir.join(super::export::BEST_JSON).display(),
+                w.summary.number
+            );
+            Ok(0)
+        }
+        None => {
+            eprintln!(
+                "{}: no trial met every SLO; nothing to export",
+                dir.display()
+            );
+            Ok(1)
+        }
+    }
+}
+
+/// The space's own check (constraints, derived values, rule pack) and the process launcher.
+/// Both come from the space and launch modules.
+fn process_backends(space: &Space) -> anyhow::Result<(&dyn Feasibility, Box<dyn Launcher>)> {
+    anyhow::bail!(
+        "{}: this build has no process launcher; `tune` needs the launch module",
+        space.origin
+    )
+}
+
+fn apply_overrides(space: &mut Space, args: &TuneArgs) {
+    let s = &mut space.search;
+    if let Some(t) = args.trials {
+        s.trials = t;
+    }
+    if let Some(b) = args.budget {
+        s.budget = Some(b);
+    }
+    if let Some(name) = &args.sampler {
+        s.sampler = name.clone();
+    }
+    if let Some(seed) = args.seed {
+        s.seed = seed;
+    }
+}
+
+fn print_outcome(
+    space: &Space,
+    dir: &std::path::Path,
+    result: &StudyResult,
+) -> anyhow::Result<i32> {
+    if result.interrupted {
+        eprintln!(
+            "interrupted: {} trial(s) recorded in {}; continue with the same command and --resume",
+            result.records.len(),
+            dir.display()
+        );
+        return Ok(EXIT_INTERRUPTED);
+    }
+    let Some(w) = &result.winner else {
+        println!(
+            "no config met every SLO in {} trial(s); see {}",
+            result.records.len(),
+            dir.join(super::views::TRIALS_CSV).display()
+        );
+        return Ok(1);
+    };
+    let o = &space.objective;
+    println!(
+        "winner: trial {}  {} {} = {:.2} ± {:.2} ({} run(s))",
+        w.summary.number,
+        o.direction.as_str(),
+        o.metric,
+        w.summary.mean,
+        w.summary.ci95,
+        w.summary.runs
+    );
+    match (&w.baseline, w.gain_pct) {
+        (Some(b), Some(g)) => println!(
+            "baseline: trial {} = {:.2}; gain {g:+.1}%",
+            b.number, b.mean
+        ),
+        _ => println!("baseline: not available (not run, or it broke an SLO)"),
+    }
+    for (k, v) in &w.summary.params {
+        println!("  {k} = {v}");
+    }
+    let script = dir.join(BEST_SH);
+    let text = std::fs::read_to_string(&script).unwrap_or_default();
+    if let Some(line) = text.lines().last() {
+        println!("command ({}):\n{line}", script.display());
+    }
+    Ok(0)
 }

@@ -1,7 +1,28 @@
-//! Studies: the tune loop, its journal, objective and SLOs, budget, re-validation and export.
+//! Studies: the tune loop, its journal, objective and SLOs, budget, pruning, re-validation and
+//! export of the winner.
+//!
+//! [`run`] drives one study: baseline first, then sampled configs until the trial or time budget
+//! is spent, then re-validation of the top configs. Every side effect sits behind a trait
+//! ([`Backends`]: space check, engine, launcher, prober), so the loop runs against fakes in tests.
 
 pub mod cli;
+pub mod export;
+pub mod interrupt;
+pub mod journal;
+pub mod loadsearch;
 pub mod objective;
+pub mod prober;
+pub mod progress;
+pub mod prune;
 pub mod record;
+pub mod runner;
+pub mod score;
+pub mod select;
+pub mod trial;
+pub mod views;
 
+pub use interrupt::StopFlag;
+pub use prober::{HttpProber, Prober};
 pub use record::{Outcome, TrialRecord};
+pub use runner::{run, StudyOptions, StudyResult};
+pub use trial::Backends;

@@ -26,4 +26,68 @@ pub struct ObjectiveSpec {
     /// SLOs every feasible trial must meet.
     #[serde(default)]
     pub subject_to: Vec<Slo>,
+    /// Optional second objective for the Pareto view.
+    #[serde(default)]
+    pub secondary: Option<SecondaryObjective>,
+    /// Optional per-trial load search; its result replaces `metric` as the trial's value.
+    #[serde(default)]
+    pub load_search: Option<LoadSearchSpec>,
+}
+
+/// A second objective, shown next to the first in a Pareto view (it does not drive the search).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondaryObjective {
+    /// Direction.
+    #[serde(default)]
+    pub direction: Direction,
+    /// A metric name or an expression of metrics, e.g. `p99_ttft_ms`.
+    pub metric: String,
+}
+
+/// Which load knob a per-trial load search turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadKnob {
+    /// Mean request rate of an open-loop workload (req/s).
+    Rate,
+    /// Concurrency of a closed-loop workload (or the cap of an open-loop one).
+    Concurrency,
+}
+
+/// Per-trial load search: the highest load meeting every SLO becomes the trial's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSearchSpec {
+    /// The knob searched.
+    pub over: LoadKnob,
+    /// Lowest load tried (the first probe).
+    pub low: f64,
+    /// Highest load tried.
+    pub high: f64,
+    /// Most probe runs per trial (bracketing + bisection).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+}
+
+fn default_rounds() -> u32 {
+    6
+}
+
+impl Direction {
+    /// `value` oriented so that higher is better.
+    pub fn orient(self, value: f64) -> f64 {
+        match self {
+            Direction::Maximize => value,
+            Direction::Minimize => -value,
+        }
+    }
+
+    /// The lowercase word, as written in a space.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Maximize => "maximize",
+            Direction::Minimize => "minimize",
+        }
+    }
 }

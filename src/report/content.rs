@@ -1,0 +1,187 @@
+//! What a report says: summary, winner and its gain over the baseline, plots, failures by kind,
+//! and every trial.
+
+use super::document::Block;
+use super::{plots, StudyView};
+use crate::study::score::Objective;
+use crate::study::views::{detail, status};
+use crate::study::Outcome;
+use std::collections::BTreeMap;
+
+/// The blocks of the report of `view`.
+pub fn blocks(view: &StudyView) -> anyhow::Result<Vec<Block>> {
+    let spec = &view.meta.objective;
+    let objective = Objective::new(spec)?;
+    let mut out = vec![
+        Block::Heading(1, format!("Study {}", view.meta.name)),
+        Block::Para(summary(view)),
+        Block::Heading(2, "Winner".into()),
+    ];
+    out.extend(winner(view));
+    out.push(Block::Heading(2, "Plots".into()));
+    let mut plot = |caption: &str, file: String, chart: super::svg::Chart| {
+        out.push(Block::Plot {
+            caption: caption.to_string(),
+            file,
+            svg: chart.render(),
+        });
+    };
+    plot(
+        "Best value so far",
+        "best-so-far.svg".into(),
+        plots::best_so_far(&view.records, spec),
+    );
+    plot(
+        "Latency against throughput",
+        "latency-throughput.svg".into(),
+        plots::latency_throughput(&view.records, spec),
+    );
+    for (name, chart) in plots::params_vs_objective(&view.records, spec) {
+        plot(
+            &format!("{name} against the objective"),
+            format!("param-{}.svg", file_safe(&name)),
+            chart,
+        );
+    }
+    if let Some(chart) = plots::pareto(&view.records, &objective) {
+        plot("Pareto front", "pareto.svg".into(), chart);
+    }
+    out.push(Block::Heading(2, "Failures by kind".into()));
+    out.push(failures(view));
+    out.push(Block::Heading(2, "Trials".into()));
+    out.push(trials(view));
+    Ok(out)
+}
+
+fn summary(view: &StudyView) -> String {
+    let spec = &view.meta.objective;
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in view.records.iter().filter(|r| r.repeat_of.is_none()) {
+        *counts.entry(status(&r.outcome)).or_default() += 1;
+    }
+    let repeats = view
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_some())
+        .count();
+    let slos: Vec<String> = spec.subject_to.iter().map(ToString::to_string).collect();
+    let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    format!(
+        "Engine {}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
+        serde_json::to_value(view.meta.engine)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        view.meta.sampler,
+        view.meta.seed,
+        spec.direction.as_str(),
+        spec.metric,
+        if slos.is_empty() { String::new() } else { format!(" subject to {}", slos.join(", ")) },
+        view.records.iter().filter(|r| r.repeat_of.is_none()).count(),
+        counts.join(", "),
+    )
+}
+
+fn winner(view: &StudyView) -> Vec<Block> {
+    let Some(w) = &view.winner else {
+        return vec![Block::Para("No trial met every SLO.".into())];
+    };
+    let s = &w.summary;
+    let mut text = format!(
+        "Trial {}: {} = {:.2} ± {:.2} (95% CI over {} run(s)).",
+        s.number, view.meta.objective.metric, s.mean, s.ci95, s.runs
+    );
+    match (&w.baseline, w.gain_pct) {
+        (Some(b), Some(g)) => text.push_str(&format!(
+            " Gain over the baseline (trial {}, {:.2} ± {:.2}): {g:+.1}%.",
+            b.number, b.mean, b.ci95
+        )),
+        _ => text.push_str(" No feasible baseline to compare with."),
+    }
+    let mut out = vec![
+        Block::Para(text),
+        Block::Table {
+            header: vec!["parameter".into(), "value".into()],
+            rows: s
+                .params
+                .iter()
+                .map(|(k, v)| vec![k.clone(), v.to_string()])
+                .collect(),
+        },
+    ];
+    if let Some(cmd) = &view.command {
+        out.push(Block::Code(cmd.clone()));
+    }
+    out
+}
+
+fn failures(view: &StudyView) -> Block {
+    let mut by_kind: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for r in &view.records {
+        let kind = match &r.outcome {
+            Outcome::Feasible => continue,
+            Outcome::Infeasible => "slo-violated".to_string(),
+            Outcome::Rejected { rule, .. } => format!("rejected ({rule})"),
+            Outcome::Failed { kind, .. } => format!("failed ({kind})"),
+            Outcome::Pruned { .. } => "pruned".to_string(),
+        };
+        let example = match &r.outcome {
+            Outcome::Infeasible => r.violations.join("; "),
+            other => detail(other),
+        };
+        let entry = by_kind.entry(kind).or_insert((0, example));
+        entry.0 += 1;
+    }
+    Block::Table {
+        header: vec!["kind".into(), "trials".into(), "example".into()],
+        rows: by_kind
+            .into_iter()
+            .map(|(k, (n, e))| vec![k, n.to_string(), e])
+            .collect(),
+    }
+}
+
+fn trials(view: &StudyView) -> Block {
+    Block::Table {
+        header: ["trial", "status", "value", "note", "params"]
+            .map(String::from)
+            .to_vec(),
+        rows: view
+            .records
+            .iter()
+            .map(|r| {
+                let mut note = match &r.outcome {
+                    Outcome::Infeasible => r.violations.join("; "),
+                    other => detail(other),
+                };
+                if r.baseline {
+                    note = format!("baseline {note}").trim().to_string();
+                }
+                if let Some(of) = r.repeat_of {
+                    note = format!("repeat of {of} {note}").trim().to_string();
+                }
+                let params: Vec<String> =
+                    r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                vec![
+                    r.number.to_string(),
+                    status(&r.outcome).to_string(),
+                    r.value.map(|v| format!("{v:.2}")).unwrap_or_default(),
+                    note,
+                    params.join(" "),
+                ]
+            })
+            .collect(),
+    }
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

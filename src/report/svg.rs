@@ -1,0 +1,244 @@
+//! A small SVG chart: axes with ticks, scatter and line series, a legend.
+
+use std::fmt::Write as _;
+
+const W: f64 = 640.0;
+const H: f64 = 360.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 20.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 50.0;
+
+/// One series of points.
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// Legend label.
+    pub name: String,
+    /// CSS colour.
+    pub color: &'static str,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+    /// Join the points with a line (in the given order).
+    pub line: bool,
+}
+
+/// A chart.
+#[derive(Clone, Debug)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// Series drawn in order.
+    pub series: Vec<Series>,
+    /// Labels for integer x positions (categorical axes); numeric ticks when empty.
+    pub x_categories: Vec<String>,
+}
+
+impl Chart {
+    /// Render as a standalone SVG document.
+    pub fn render(&self) -> String {
+        let pts = self.series.iter().flat_map(|s| s.points.iter());
+        let finite: Vec<(f64, f64)> = pts
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .copied()
+            .collect();
+        let (x0, x1) = padded(finite.iter().map(|p| p.0));
+        let (y0, y1) = padded(finite.iter().map(|p| p.1));
+        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+        let sy = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">"#
+        );
+        let _ = write!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>"#,
+            W / 2.0,
+            esc(&self.title)
+        );
+        let (bx, by) = (H - BOTTOM, LEFT);
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" y1="{bx}" x2="{}" y2="{bx}" stroke="#333"/>"##,
+            W - RIGHT
+        );
+        let _ = write!(
+            s,
+            r##"<line x1="{by}" y1="{TOP}" x2="{by}" y2="{bx}" stroke="#333"/>"##
+        );
+        for (x, label) in self.x_ticks(x0, x1) {
+            let px = sx(x);
+            let _ = write!(
+                s,
+                r##"<line x1="{px:.1}" y1="{bx}" x2="{px:.1}" y2="{}" stroke="#333"/><text x="{px:.1}" y="{}" text-anchor="middle">{}</text>"##,
+                bx + 4.0,
+                bx + 16.0,
+                esc(&label)
+            );
+        }
+        for y in ticks(y0, y1) {
+            let py = sy(y);
+            let _ = write!(
+                s,
+                r##"<line x1="{}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#eee"/><text x="{}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT,
+                W - RIGHT,
+                LEFT - 6.0,
+                py + 4.0,
+                number(y)
+            );
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            (LEFT + W - RIGHT) / 2.0,
+            H - 12.0,
+            esc(&self.x_label)
+        );
+        let _ = write!(
+            s,
+            r#"<text x="14" y="{}" text-anchor="middle" transform="rotate(-90 14 {})">{}</text>"#,
+            (TOP + bx) / 2.0,
+            (TOP + bx) / 2.0,
+            esc(&self.y_label)
+        );
+        for (i, series) in self.series.iter().enumerate() {
+            let points: Vec<(f64, f64)> = series
+                .points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|&(x, y)| (sx(x), sy(y)))
+                .collect();
+            if series.line && points.len() > 1 {
+                let path: Vec<String> = points
+                    .iter()
+                    .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                    .collect();
+                let _ = write!(
+                    s,
+                    r#"<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>"#,
+                    series.color,
+                    path.join(" ")
+                );
+            }
+            for (x, y) in &points {
+                let _ = write!(
+                    s,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{}"/>"#,
+                    series.color
+                );
+            }
+            let ly = TOP + 4.0 + 14.0 * i as f64;
+            let _ = write!(
+                s,
+                r#"<circle cx="{}" cy="{ly}" r="4" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+                W - RIGHT - 150.0,
+                series.color,
+                W - RIGHT - 142.0,
+                ly + 4.0,
+                esc(&series.name)
+            );
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+
+    fn x_ticks(&self, x0: f64, x1: f64) -> Vec<(f64, String)> {
+        if self.x_categories.is_empty() {
+            return ticks(x0, x1).into_iter().map(|x| (x, number(x))).collect();
+        }
+        self.x_categories
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (i as f64, l.clone()))
+            .collect()
+    }
+}
+
+/// Data range with 5% padding (a unit range around a single value).
+fn padded(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+        (l.min(v), h.max(v))
+    });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        return (
+            lo - 0.5_f64.max(lo.abs() * 0.1),
+            hi + 0.5_f64.max(hi.abs() * 0.1),
+        );
+    }
+    let pad = (hi - lo) * 0.05;
+    (lo - pad, hi + pad)
+}
+
+/// About five round tick values inside `[lo, hi]`.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let raw = (hi - lo) / 5.0;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+fn number(v: f64) -> String {
+    if v.abs() >= 1000.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{}", (v * 1000.0).round() / 1000.0)
+    }
+}
+
+/// Escape text for XML.
+pub fn esc(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_inside() {
+        assert_eq!(ticks(0.0, 10.0), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
+        let t = ticks(103.0, 997.0);
+        assert!(
+            t.iter().all(|v| (103.0..=997.0).contains(v)) && t.len() >= 4,
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn renders_points_lines_and_escaped_labels() {
+        let c = Chart {
+            title: "a < b".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                name: "s".into(),
+                color: "red",
+                points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, f64::NAN)],
+                line: true,
+            }],
+            x_categories: vec![],
+        };
+        let svg = c.render();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<circle").count(), 3); // two points + legend
+        assert!(svg.contains("<polyline") && svg.contains("a &lt; b"));
+    }
+}

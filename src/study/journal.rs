@@ -1,0 +1,269 @@
+//! The study journal: `journal.jsonl`, one [`TrialRecord`] a line, append-only, synced per record,
+//! and `study.json`, the identity of the study that `--resume` checks.
+
+use super::objective::ObjectiveSpec;
+use super::record::TrialRecord;
+use crate::space::EngineKind;
+use anyhow::{bail, Context as _};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// File name of the journal inside a study folder.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+/// File name of the study identity inside a study folder.
+pub const META_FILE: &str = "study.json";
+
+/// What a study was started with; a resume must match it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StudyMeta {
+    /// Study name (the folder name).
+    pub name: String,
+    /// Where the space came from (its file path).
+    pub space_origin: String,
+    /// Fingerprint of everything in the space except the search budget (see [`super::fingerprint`]).
+    pub space_fingerprint: String,
+    /// Sampler seed.
+    pub seed: u64,
+    /// Sampler name.
+    pub sampler: String,
+    /// Engine driven.
+    pub engine: EngineKind,
+    /// The objective, so views and reports need no space file.
+    pub objective: ObjectiveSpec,
+}
+
+impl StudyMeta {
+    /// Why `self` (a stored study) cannot be resumed with `now`; `None` when it can.
+    pub fn mismatch(&self, now: &StudyMeta) -> Option<String> {
+        if self.space_fingerprint != now.space_fingerprint {
+            return Some(format!(
+                "the search space changed since the study started (it was {}); resuming would mix results of two spaces. Restore the space, or start a new study with --study NAME",
+                self.space_origin
+            ));
+        }
+        if self.seed != now.seed {
+            return Some(format!(
+                "the study was started with seed {}, not {}; resume with --seed {}",
+                self.seed, now.seed, self.seed
+            ));
+        }
+        if self.sampler != now.sampler {
+            return Some(format!(
+                "the study was started with sampler `{}`, not `{}`; resume with --sampler {}",
+                self.sampler, now.sampler, self.sampler
+            ));
+        }
+        None
+    }
+}
+
+/// Read `study.json` of `dir`.
+pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
+    let path = dir.join(META_FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "cannot read {} (is {} a study folder?)",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a valid study file", path.display()))
+}
+
+/// Write `study.json` of `dir` atomically.
+pub fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
+    write_atomic(&dir.join(META_FILE), &serde_json::to_string_pretty(meta)?)
+}
+
+/// Replace `path` with `contents` through a temporary file and a rename, so readers never see
+/// half a file.
+pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The journal, open for appending.
+pub struct Journal {
+    path: PathBuf,
+    file: File,
+}
+
+impl Journal {
+    /// Open (or create) the journal of `dir` and return the records it holds. A torn last line
+    /// (a crash during an append) is reported on stderr and cut off, so the next append starts
+    /// on a clean line.
+    pub fn open(dir: &Path) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
+        let path = dir.join(JOURNAL_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let parsed = parse(&text, &path)?;
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {} for appending", path.display()))?;
+        if let Some(torn) = &parsed.torn {
+            eprintln!(
+                "warning: {}:{}: ignoring an incomplete last record (the tuner stopped while writing it): {}",
+                path.display(),
+                torn.line,
+                excerpt(&torn.text)
+            );
+            file.set_len(parsed.valid_len as u64)
+                .with_context(|| format!("cannot cut the torn line off {}", path.display()))?;
+            file.sync_all()?;
+        }
+        Ok((Journal { path, file }, parsed.records))
+    }
+
+    /// Append one record and sync it to disk before returning. Returns the record as a reader
+    /// of the journal will see it (floats round-tripped through JSON), so a resumed study and an
+    /// uninterrupted one hold identical records.
+    pub fn append(&mut self, record: &TrialRecord) -> anyhow::Result<TrialRecord> {
+        let mut line = serde_json::to_string(record)?;
+        let stored = serde_json::from_str(&line)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.sync_data())
+            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+        Ok(stored)
+    }
+}
+
+/// Read the records of the journal in `dir` without modifying it (a torn last line is skipped).
+pub fn read_records(dir: &Path) -> anyhow::Result<Vec<TrialRecord>> {
+    let path = dir.join(JOURNAL_FILE);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "cannot read {} (is {} a study folder?)",
+            path.display(),
+            dir.display()
+        )
+    })?;
+    Ok(parse(&text, &path)?.records)
+}
+
+struct Torn {
+    line: usize,
+    text: String,
+}
+
+struct Parsed {
+    records: Vec<TrialRecord>,
+    valid_len: usize,
+    torn: Option<Torn>,
+}
+
+fn parse(text: &str, path: &Path) -> anyhow::Result<Parsed> {
+    let mut records = Vec::new();
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n').enumerate().peekable();
+    while let Some((index, raw)) = lines.next() {
+        let is_last = lines.peek().is_none();
+        let complete = raw.ends_with('\n');
+        let body = raw.trim_end();
+        if body.is_empty() && complete {
+            offset += raw.len();
+            continue;
+        }
+        let parsed = serde_json::from_str::<TrialRecord>(body);
+        // Only the last line can lack its newline; a crash mid-append leaves exactly that.
+        if !complete || (is_last && parsed.is_err()) {
+            return Ok(Parsed {
+                records,
+                valid_len: offset,
+                torn: Some(Torn {
+                    line: index + 1,
+                    text: body.to_string(),
+                }),
+            });
+        }
+        match parsed {
+            Ok(record) => records.push(record),
+            Err(e) => bail!(
+                "{}:{}: not a trial record ({e}); the journal is damaged in the middle: remove or repair that line, then resume",
+                path.display(),
+                index + 1
+            ),
+        }
+        offset += raw.len();
+    }
+    Ok(Parsed {
+        records,
+        valid_len: offset,
+        torn: None,
+    })
+}
+
+fn excerpt(text: &str) -> String {
+    let cut: String = text.chars().take(80).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::Outcome;
+
+    fn record(number: u32) -> TrialRecord {
+        TrialRecord {
+            number,
+            params: Default::default(),
+            outcome: Outcome::Feasible,
+            metrics: Default::default(),
+            value: Some(1.5),
+            score: Some(1.5),
+            violations: vec![],
+            baseline: false,
+            repeat_of: None,
+            ready_s: None,
+            wall_s: 0.0,
+            started_unix: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_before_the_next_append() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (mut j, none) = Journal::open(tmp.path()).unwrap();
+        assert!(none.is_empty());
+        j.append(&record(0)).unwrap();
+        drop(j);
+        let path = tmp.path().join(JOURNAL_FILE);
+        let good = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{good}\n{{\"number\":1,\"par")).unwrap();
+        assert_eq!(read_records(tmp.path()).unwrap(), vec![record(0)]);
+        let (mut j, records) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(records, vec![record(0)]);
+        j.append(&record(1)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert_eq!(
+            read_records(tmp.path()).unwrap(),
+            vec![record(0), record(1)]
+        );
+    }
+
+    #[test]
+    fn a_complete_but_unreadable_last_line_is_also_tolerated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let line = serde_json::to_string(&record(0)).unwrap();
+        std::fs::write(tmp.path().join(JOURNAL_FILE), format!("{line}\ngarbage\n")).unwrap();
+        let (_, records) = Journal::open(tmp.path()).unwrap();
+        assert_eq!(records, vec![record(0)]);
+        let text = std::fs::read_to_string(tmp.path().join(JOURNAL_FILE)).unwrap();
+        assert_eq!(text, format!("{line}\n"));
+    }
+}

@@ -1,0 +1,42 @@
+//! The probe behind a trait, so the loop runs against fakes in tests and `probe::run` for real.
+
+use crate::probe::{ProbeReport, RunOptions, Target, WorkloadSpec};
+
+/// Runs the probe workload against a serving target.
+pub trait Prober {
+    /// Drive `workload` against `target` until it ends or `options.prune` stops it.
+    fn probe(
+        &self,
+        target: &Target,
+        workload: &WorkloadSpec,
+        options: RunOptions,
+    ) -> anyhow::Result<ProbeReport>;
+}
+
+/// The real probe ([`crate::probe::run`]) on its own tokio runtime.
+pub struct HttpProber {
+    runtime: tokio::runtime::Runtime,
+}
+
+impl HttpProber {
+    /// A prober with a multi-threaded runtime.
+    pub fn new() -> anyhow::Result<HttpProber> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot start the probe runtime: {e}"))?;
+        Ok(HttpProber { runtime })
+    }
+}
+
+impl Prober for HttpProber {
+    fn probe(
+        &self,
+        target: &Target,
+        workload: &WorkloadSpec,
+        options: RunOptions,
+    ) -> anyhow::Result<ProbeReport> {
+        self.runtime
+            .block_on(crate::probe::run(target, workload, options))
+    }
+}

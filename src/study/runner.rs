@@ -1,0 +1,336 @@
+//! The tune loop: baseline first, then sampled trials until the trial or time budget is spent,
+//! then re-validation of the top configs; the journal and its views are updated after every trial.
+
+use super::export::Exporter;
+use super::interrupt::StopFlag;
+use super::journal::{self, Journal, StudyMeta};
+use super::progress::Progress;
+use super::record::TrialRecord;
+use super::score::Objective;
+use super::select::{self, Winner};
+use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
+use super::{loadsearch, views};
+use crate::sampler::Sampler;
+use crate::space::{ParamKind, Params, Space};
+use anyhow::{bail, Context as _};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How to run a study.
+#[derive(Clone, Debug)]
+pub struct StudyOptions {
+    /// The study folder, e.g. `results/<study>`.
+    pub dir: PathBuf,
+    /// Continue the study already in `dir`.
+    pub resume: bool,
+    /// Stop probes early once an SLO is certainly broken.
+    pub prune: bool,
+    /// Show a progress bar on a TTY.
+    pub progress: bool,
+    /// Raised to stop (Ctrl-C): the current teardown finishes and the study exits resumable.
+    pub stop: StopFlag,
+}
+
+/// How a study ended.
+#[derive(Clone, Debug)]
+pub struct StudyResult {
+    /// Every record of the journal.
+    pub records: Vec<TrialRecord>,
+    /// The winner, when a trial met every SLO.
+    pub winner: Option<Winner>,
+    /// True when the study stopped on a stop request (resume to continue).
+    pub interrupted: bool,
+}
+
+/// Run (or resume) the study of `space` in `options.dir`.
+pub fn run(
+    space: &Space,
+    sampler: &mut dyn Sampler,
+    backends: Backends<'_>,
+    options: &StudyOptions,
+) -> anyhow::Result<StudyResult> {
+    let objective =
+        Objective::new(&space.objective).with_context(|| format!("{}: objective", space.origin))?;
+    if let Some(search) = &space.objective.load_search {
+        loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
+    }
+    let meta = meta_for(space, &options.dir);
+    let (journal, records) = open_study(&options.dir, &meta, options.resume)?;
+    let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
+    let mut study = Study {
+        space,
+        backends,
+        sampler,
+        runner: TrialRunner {
+            space,
+            backends,
+            objective: &objective,
+            dir: &options.dir,
+            stop: options.stop.clone(),
+            prune: options.prune,
+        },
+        exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
+        progress: Progress::new(options.progress, space.search.trials, originals_done),
+        clock: Clock {
+            spent_before: records.iter().map(|r| r.wall_s).sum(),
+            start: Instant::now(),
+            budget: space.search.budget,
+        },
+        journal,
+        records,
+        stop: options.stop.clone(),
+    };
+    let mut interrupted = !study.search()?;
+    if !interrupted {
+        interrupted = !study.revalidate()?;
+    }
+    study.progress.finish();
+    views::write_trials_csv(&options.dir, &study.records)?;
+    let winner = study.exporter.write(&study.records)?;
+    Ok(StudyResult {
+        records: study.records,
+        winner,
+        interrupted,
+    })
+}
+
+/// The identity of a study of `space` in `dir`.
+pub fn meta_for(space: &Space, dir: &Path) -> StudyMeta {
+    StudyMeta {
+        name: dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| space.name.clone()),
+        space_origin: space.origin.clone(),
+        space_fingerprint: fingerprint(space),
+        seed: space.search.seed,
+        sampler: space.search.sampler.clone(),
+        engine: space.engine.kind,
+        objective: space.objective.clone(),
+    }
+}
+
+/// A hash (FNV-1a, hex) of everything in `space` that shapes results: engine, launch, parameters,
+/// constraints, rules, probe and objective. The search budget is left out, so a resume may ask
+/// for more trials or time; seed and sampler are checked on their own.
+pub fn fingerprint(space: &Space) -> String {
+    let text = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        space.engine,
+        space.launch,
+        space.parameters,
+        space.constraints,
+        space.rules,
+        space.probe,
+        space.objective
+    );
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
+/// The engine-default config: every parameter's `default:` and every constant; the rest omitted.
+pub fn baseline_config(space: &Space) -> Params {
+    space
+        .parameters
+        .iter()
+        .filter_map(|p| match (&p.kind, &p.default) {
+            (ParamKind::Const { value }, _) | (_, Some(value)) => {
+                Some((p.name.clone(), value.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn open_study(
+    dir: &Path,
+    meta: &StudyMeta,
+    resume: bool,
+) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if dir.join(journal::META_FILE).exists() {
+        let stored = journal::load_meta(dir)?;
+        if resume {
+            if let Some(why) = stored.mismatch(meta) {
+                bail!("cannot resume {}: {why}", dir.display());
+            }
+        } else {
+            let existing = journal::read_records(dir).unwrap_or_default();
+            if !existing.is_empty() {
+                bail!(
+                    "{} already holds a study with {} trial(s); pass --resume to continue it, or --study NAME to start another",
+                    dir.display(),
+                    existing.len()
+                );
+            }
+        }
+    } else if dir.join(journal::JOURNAL_FILE).exists() && !journal::read_records(dir)?.is_empty() {
+        bail!(
+            "{} has a journal but no {}; it is not a study this version can resume: move it away or choose another --study NAME",
+            dir.display(),
+            journal::META_FILE
+        );
+    }
+    journal::save_meta(dir, meta)?;
+    Journal::open(dir)
+}
+
+struct Clock {
+    spent_before: f64,
+    start: Instant,
+    budget: Option<Duration>,
+}
+
+impl Clock {
+    fn elapsed(&self) -> f64 {
+        self.spent_before + self.start.elapsed().as_secs_f64()
+    }
+
+    fn left(&self) -> Option<Duration> {
+        self.budget
+            .map(|b| Duration::from_secs_f64((b.as_secs_f64() - self.elapsed()).max(0.0)))
+    }
+
+    /// True when less than `reserve` seconds of the budget are left.
+    fn exhausted(&self, reserve: f64) -> bool {
+        self.left()
+            .is_some_and(|left| left.as_secs_f64() <= reserve)
+    }
+}
+
+struct Study<'a> {
+    space: &'a Space,
+    backends: Backends<'a>,
+    sampler: &'a mut dyn Sampler,
+    runner: TrialRunner<'a>,
+    exporter: Exporter<'a>,
+    progress: Progress,
+    clock: Clock,
+    journal: Journal,
+    records: Vec<TrialRecord>,
+    stop: StopFlag,
+}
+
+impl Study<'_> {
+    /// The search phase; false when interrupted.
+    fn search(&mut self) -> anyhow::Result<bool> {
+        let search = &self.space.search;
+        loop {
+            let originals = select::originals(&self.records);
+            if originals.len() as u32 >= search.trials {
+                return Ok(true);
+            }
+            if self.stop.is_raised() {
+                return Ok(false);
+            }
+            let reserve =
+                self.mean_launched_wall() * f64::from(search.revalidate_top * search.repeats);
+            if self.clock.exhausted(reserve) {
+                self.progress.line("time budget spent: ending the search");
+                return Ok(true);
+            }
+            let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
+            let proposed = if needs_baseline {
+                baseline_config(self.space)
+            } else {
+                match self.sampler.ask(self.backends.check, &originals) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.progress
+                            .line(&format!("sampler: {e:#}; ending the search"));
+                        return Ok(true);
+                    }
+                }
+            };
+            let id = TrialId {
+                number: self.next_number(),
+                baseline: needs_baseline,
+                repeat_of: None,
+            };
+            let record = match self.backends.check.resolve(&proposed) {
+                Err(r) => self.runner.rejected(id, proposed, r.rule, r.message),
+                Ok(params) => match self.runner.run(id, params)? {
+                    TrialRun::Done(record) => *record,
+                    TrialRun::Interrupted => return Ok(false),
+                },
+            };
+            self.append(record)?;
+        }
+    }
+
+    /// Re-run the top configs `repeats` times each; false when interrupted.
+    fn revalidate(&mut self) -> anyhow::Result<bool> {
+        let search = &self.space.search;
+        if search.revalidate_top == 0 || search.repeats == 0 {
+            return Ok(true);
+        }
+        let top: Vec<TrialRecord> = select::ranked(&self.records)
+            .into_iter()
+            .take(search.revalidate_top as usize)
+            .cloned()
+            .collect();
+        for original in top {
+            let done = self
+                .records
+                .iter()
+                .filter(|r| r.repeat_of == Some(original.number))
+                .count() as u32;
+            for _ in done..search.repeats {
+                if self.stop.is_raised() {
+                    return Ok(false);
+                }
+                if self.clock.exhausted(0.0) {
+                    self.progress
+                        .line("time budget spent: ending the re-validation");
+                    return Ok(true);
+                }
+                let id = TrialId {
+                    number: self.next_number(),
+                    baseline: false,
+                    repeat_of: Some(original.number),
+                };
+                match self.runner.run(id, original.params.clone())? {
+                    TrialRun::Done(record) => self.append(*record)?,
+                    TrialRun::Interrupted => return Ok(false),
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    fn append(&mut self, record: TrialRecord) -> anyhow::Result<()> {
+        let stored = self.journal.append(&record)?;
+        self.records.push(stored);
+        let dir = self.runner.dir;
+        views::write_trials_csv(dir, &self.records)?;
+        if let Err(e) = self.exporter.write(&self.records) {
+            self.progress
+                .line(&format!("warning: cannot export the current best: {e:#}"));
+        }
+        let best = select::ranked(&self.records).first().and_then(|r| r.value);
+        let last = self.records.last().context("a record was just appended")?;
+        self.progress
+            .trial(last, &self.space.objective.metric, best, self.clock.left());
+        Ok(())
+    }
+
+    fn next_number(&self) -> u32 {
+        self.records.iter().map(|r| r.number + 1).max().unwrap_or(0)
+    }
+
+    fn mean_launched_wall(&self) -> f64 {
+        let walls: Vec<f64> = self
+            .records
+            .iter()
+            .filter(|r| r.ready_s.is_some())
+            .map(|r| r.wall_s)
+            .collect();
+        if walls.is_empty() {
+            0.0
+        } else {
+            walls.iter().sum::<f64>() / walls.len() as f64
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! Scoring a probe's metrics: the objective value (a metric or a CEL expression of metrics) and
+//! the SLO verdict with named violations.
+
+use super::objective::{Direction, ObjectiveSpec};
+use crate::probe::{MetricMap, Slo};
+use anyhow::Context as _;
+
+/// An objective ready to score metrics.
+pub struct Objective {
+    spec: ObjectiveSpec,
+    primary: MetricExpr,
+    secondary: Option<MetricExpr>,
+}
+
+/// The verdict on one probe run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// Objective value as the user states it.
+    pub value: Option<f64>,
+    /// The value oriented so that higher is better.
+    pub score: Option<f64>,
+    /// Broken SLOs, e.g. `ttft:p99<=2000ms (was 3120ms)`; empty when every SLO held.
+    pub violations: Vec<String>,
+}
+
+impl Objective {
+    /// Compile `spec`; a malformed expression is an error naming it.
+    pub fn new(spec: &ObjectiveSpec) -> anyhow::Result<Objective> {
+        let primary = MetricExpr::compile(&spec.metric).context("objective `metric`")?;
+        let secondary = match &spec.secondary {
+            Some(s) => Some(MetricExpr::compile(&s.metric).context("objective `secondary`")?),
+            None => None,
+        };
+        Ok(Objective {
+            spec: spec.clone(),
+            primary,
+            secondary,
+        })
+    }
+
+    /// The spec it was built from.
+    pub fn spec(&self) -> &ObjectiveSpec {
+        &self.spec
+    }
+
+    /// Value and SLO verdict of `metrics`. A missing objective metric counts as a violation.
+    pub fn judge(&self, metrics: &MetricMap) -> Judgement {
+        let mut violations = self.violations(metrics);
+        let value = match self.primary.eval(metrics) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                violations.push(format!("objective: {e}"));
+                None
+            }
+        };
+        Judgement {
+            value,
+            score: value.map(|v| self.spec.direction.orient(v)),
+            violations,
+        }
+    }
+
+    /// Named violations of the SLOs by `metrics` (an unmeasured SLO metric is a violation).
+    pub fn violations(&self, metrics: &MetricMap) -> Vec<String> {
+        self.spec
+            .subject_to
+            .iter()
+            .filter_map(|slo| match metrics.get(&slo.metric_key()) {
+                Some(v) if slo.holds(*v) => None,
+                Some(v) => Some(format!("{slo} (was {})", format_like(slo, *v))),
+                None => Some(format!("{slo} (not measured)")),
+            })
+            .collect()
+    }
+
+    /// The second objective's value (as stated, not oriented), when one is set and computable.
+    pub fn secondary_value(&self, metrics: &MetricMap) -> Option<f64> {
+        self.secondary.as_ref()?.eval(metrics).ok()
+    }
+
+    /// The primary objective's direction.
+    pub fn direction(&self) -> Direction {
+        self.spec.direction
+    }
+}
+
+/// Formats a measured value in the unit its SLO is written in.
+pub fn format_like(slo: &Slo, value: f64) -> String {
+    if slo.is_latency() {
+        format!("{}ms", round_sig(value))
+    } else if slo.metric == "error_rate" {
+        format!("{}%", round_sig(value * 100.0))
+    } else {
+        round_sig(value).to_string()
+    }
+}
+
+fn round_sig(v: f64) -> f64 {
+    if v.abs() >= 100.0 {
+        v.round()
+    } else {
+        (v * 100.0).round() / 100.0
+    }
+}
+
+/// A metric name or a CEL expression over metric names.
+struct MetricExpr {
+    text: String,
+    program: cel::Program,
+    variables: Vec<String>,
+}
+
+impl MetricExpr {
+    fn compile(text: &str) -> anyhow::Result<MetricExpr> {
+        let source = floats_for_int_literals(text);
+        let program = cel::Program::compile(&source).map_err(|e| {
+            anyhow::anyhow!("cannot parse `{text}`: {e} (write a metric name such as `output_throughput` or an expression such as `output_throughput / 8`)")
+        })?;
+        let mut variables: Vec<String> = program
+            .references()
+            .variables()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        variables.sort();
+        Ok(MetricExpr {
+            text: text.to_string(),
+            program,
+            variables,
+        })
+    }
+
+    fn eval(&self, metrics: &MetricMap) -> Result<f64, String> {
+        let mut context = cel::Context::default();
+        for name in &self.variables {
+            let value = metrics
+                .get(name)
+                .ok_or_else(|| format!("metric `{name}` of `{}` was not measured", self.text))?;
+            context.add_variable_from_value(name.as_str(), *value);
+        }
+        context
+            .add_function("max", |a: f64, b: f64| a.max(b))
+            .and_then(|()| context.add_function("min", |a: f64, b: f64| a.min(b)))
+            .map_err(|e| format!("cannot declare max()/min(): {e}"))?;
+        match self.program.execute(&context) {
+            Ok(cel::Value::Float(v)) if v.is_finite() => Ok(v),
+            Ok(cel::Value::Int(v)) => Ok(v as f64),
+            Ok(other) => Err(format!("`{}` gave {other:?}, not a number", self.text)),
+            Err(e) => Err(format!("cannot evaluate `{}`: {e}", self.text)),
+        }
+    }
+}
+
+/// CEL does not mix ints and doubles (`x / 8` fails for a double `x`), and every metric is a
+/// double, so integer literals outside string literals become doubles (`8` → `8.0`).
+fn floats_for_int_literals(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    let mut quote: Option<char> = None;
+    while i < chars.len() {
+        let c = chars[i];
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 1;
+            } else if c == q {
+                quote = None;
+            }
+            i += 1;
+            continue;
+        }
+        if c == '"' || c == '\'' {
+            quote = Some(c);
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let starts_number = c.is_ascii_digit() && (i == 0 || !is_word_or_dot(chars[i - 1]));
+        if !starts_number {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        out.extend(&chars[start..i]);
+        let next = chars.get(i).copied();
+        if !matches!(next, Some(n) if is_word_or_dot(n)) {
+            out.push_str(".0");
+        }
+    }
+    out
+}
+
+fn is_word_or_dot(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::slo::parse_list;
+
+    fn spec(metric: &str, slos: &str) -> ObjectiveSpec {
+        ObjectiveSpec {
+            direction: Direction::Maximize,
+            metric: metric.into(),
+            subject_to: parse_list(slos).unwrap(),
+            secondary: None,
+            load_search: None,
+        }
+    }
+
+    fn metrics(pairs: &[(&str, f64)]) -> MetricMap {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn expression_with_integer_literals_evaluates() {
+        let o = Objective::new(&spec("output_throughput / 8 + max(1, x) * 2", "")).unwrap();
+        let j = o.judge(&metrics(&[("output_throughput", 800.0), ("x", 3.0)]));
+        assert_eq!(j.value, Some(106.0));
+        assert!(j.violations.is_empty());
+    }
+
+    #[test]
+    fn violations_are_named_with_the_measured_value() {
+        let o = Objective::new(&spec(
+            "output_throughput",
+            "ttft:p99<=2s,tpot:p99<=50ms,error_rate<=1%",
+        ))
+        .unwrap();
+        let j = o.judge(&metrics(&[
+            ("output_throughput", 10.0),
+            ("p99_ttft_ms", 3120.0),
+            ("p99_tpot_ms", 20.0),
+            ("error_rate", 0.05),
+        ]));
+        assert_eq!(
+            j.violations,
+            vec!["ttft:p99<=2000ms (was 3120ms)", "error_rate<=1% (was 5%)"]
+        );
+        assert_eq!(j.value, Some(10.0));
+    }
+
+    #[test]
+    fn minimize_negates_the_score_and_missing_metrics_are_violations() {
+        let mut s = spec("p99_e2el_ms", "");
+        s.direction = Direction::Minimize;
+        let o = Objective::new(&s).unwrap();
+        let j = o.judge(&metrics(&[("p99_e2el_ms", 40.0)]));
+        assert_eq!(j.score, Some(-40.0));
+        let missing = o.judge(&MetricMap::new());
+        assert_eq!(missing.value, None);
+        assert!(
+            missing.violations[0].contains("`p99_e2el_ms`"),
+            "{missing:?}"
+        );
+    }
+
+    #[test]
+    fn a_malformed_expression_is_an_error_with_a_hint() {
+        let e = Objective::new(&spec("output_throughput /", ""))
+            .err()
+            .unwrap();
+        assert!(format!("{e:#}").contains("expression such as"), "{e:#}");
+    }
+
+    #[test]
+    fn literals_inside_names_and_strings_stay() {
+        assert_eq!(
+            floats_for_int_literals("p99_ttft_ms * 2"),
+            "p99_ttft_ms * 2.0"
+        );
+        assert_eq!(
+            floats_for_int_literals("1.5 + 'a1' + 3e2"),
+            "1.5 + 'a1' + 3e2"
+        );
+    }
+}

@@ -1,0 +1,226 @@
+//! Choosing the winner: rank feasible trials, summarise re-validation repeats (mean ± 95% CI),
+//! pick the config with the best lower confidence bound among those whose every run met the
+//! SLOs, and state its gain over the baseline.
+
+use super::objective::Direction;
+use super::record::{Outcome, TrialRecord};
+use crate::space::Params;
+
+/// A config's runs (the original trial and its repeats), summarised.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigSummary {
+    /// Number of the original trial.
+    pub number: u32,
+    /// The config.
+    pub params: Params,
+    /// Objective values of every probed run.
+    pub values: Vec<f64>,
+    /// Mean objective value.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean (0 for a single run).
+    pub ci95: f64,
+    /// Cautious score: the lower confidence bound of the oriented objective.
+    pub lcb_score: f64,
+    /// True when every run was feasible.
+    pub all_feasible: bool,
+    /// Runs in total (original + repeats).
+    pub runs: usize,
+    /// True for the baseline config.
+    pub baseline: bool,
+}
+
+/// The chosen config and how it compares with the baseline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Winner {
+    /// Its summary.
+    pub summary: ConfigSummary,
+    /// The baseline's summary, when the baseline ran and met every SLO.
+    pub baseline: Option<ConfigSummary>,
+    /// Gain over the baseline in percent, in the objective's favourable direction.
+    pub gain_pct: Option<f64>,
+}
+
+/// Records that are search trials (not re-validation repeats).
+pub fn originals(records: &[TrialRecord]) -> Vec<TrialRecord> {
+    records
+        .iter()
+        .filter(|r| r.repeat_of.is_none())
+        .cloned()
+        .collect()
+}
+
+/// Feasible search trials, best score first (ties: lower number first).
+pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {
+    let mut v: Vec<&TrialRecord> = records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.is_feasible() && r.score.is_some())
+        .collect();
+    v.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.number.cmp(&b.number))
+    });
+    v
+}
+
+/// Summary of the original trial `original` and its repeats among `records`.
+pub fn summarize(
+    original: &TrialRecord,
+    records: &[TrialRecord],
+    direction: Direction,
+) -> ConfigSummary {
+    let runs: Vec<&TrialRecord> = std::iter::once(original)
+        .chain(
+            records
+                .iter()
+                .filter(|r| r.repeat_of == Some(original.number)),
+        )
+        .collect();
+    let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
+    let (mean, ci95) = mean_ci95(&values);
+    let oriented_mean = direction.orient(mean);
+    ConfigSummary {
+        number: original.number,
+        params: original.params.clone(),
+        mean,
+        ci95,
+        lcb_score: oriented_mean - ci95,
+        all_feasible: runs.iter().all(|r| matches!(r.outcome, Outcome::Feasible)),
+        runs: runs.len(),
+        values,
+        baseline: original.baseline,
+    }
+}
+
+/// The winner of a study: among configs that were re-validated (or, when none was, among all
+/// feasible trials), those whose every run met the SLOs, best lower confidence bound first.
+pub fn choose_winner(records: &[TrialRecord], direction: Direction) -> Option<Winner> {
+    let ranked = ranked(records);
+    let summaries: Vec<ConfigSummary> = ranked
+        .iter()
+        .map(|r| summarize(r, records, direction))
+        .collect();
+    let revalidated: Vec<&ConfigSummary> = summaries.iter().filter(|s| s.runs > 1).collect();
+    let pool: Vec<&ConfigSummary> = if revalidated.is_empty() {
+        summaries.iter().collect()
+    } else {
+        revalidated
+    };
+    let best = pool
+        .into_iter()
+        .filter(|s| s.all_feasible)
+        .max_by(|a, b| {
+            a.lcb_score
+                .partial_cmp(&b.lcb_score)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(b.number.cmp(&a.number))
+        })?
+        .clone();
+    let baseline = records
+        .iter()
+        .find(|r| r.baseline && r.repeat_of.is_none() && r.is_feasible())
+        .map(|r| summarize(r, records, direction));
+    let gain_pct = baseline
+        .as_ref()
+        .filter(|b| b.mean != 0.0)
+        .map(|b| direction.orient(best.mean - b.mean) / b.mean.abs() * 100.0);
+    Some(Winner {
+        summary: best,
+        baseline,
+        gain_pct,
+    })
+}
+
+/// Mean and half-width of the two-sided 95% confidence interval (Student t).
+pub fn mean_ci95(values: &[f64]) -> (f64, f64) {
+    let n = values.len();
+    if n == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0);
+    }
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, t975(n - 1) * (var / n as f64).sqrt())
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom.
+fn t975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    TABLE.get(df.wrapping_sub(1)).copied().unwrap_or(1.96)
+}
+
+/// Indices of the points on the Pareto front of `points` (both coordinates: higher is better).
+pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
+    (0..points.len())
+        .filter(|&i| {
+            let (x, y) = points[i];
+            !points
+                .iter()
+                .any(|&(a, b)| a >= x && b >= y && (a > x || b > y))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(number: u32, value: f64, outcome: Outcome, repeat_of: Option<u32>) -> TrialRecord {
+        TrialRecord {
+            number,
+            params: Params::new(),
+            outcome,
+            metrics: Default::default(),
+            value: Some(value),
+            score: Some(value),
+            violations: vec![],
+            baseline: number == 0,
+            repeat_of,
+            ready_s: None,
+            wall_s: 1.0,
+            started_unix: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_cautious_bound_prefers_a_steady_config_and_drops_one_that_broke_an_slo() {
+        let f = || Outcome::Feasible;
+        let records = vec![
+            rec(0, 100.0, f(), None),
+            rec(1, 130.0, f(), None),
+            rec(2, 125.0, f(), None),
+            rec(3, 140.0, f(), None),
+            rec(4, 90.0, f(), Some(1)),
+            rec(5, 160.0, f(), Some(1)),
+            rec(6, 124.0, f(), Some(2)),
+            rec(7, 126.0, f(), Some(2)),
+            rec(8, 141.0, Outcome::Infeasible, Some(3)),
+        ];
+        let w = choose_winner(&records, Direction::Maximize).unwrap();
+        assert_eq!(w.summary.number, 2);
+        assert_eq!(w.summary.runs, 3);
+        assert!((w.summary.mean - 125.0).abs() < 1e-9);
+        assert!((w.gain_pct.unwrap() - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn ci_uses_student_t() {
+        let (m, h) = mean_ci95(&[1.0, 2.0, 3.0]);
+        assert_eq!(m, 2.0);
+        assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(mean_ci95(&[5.0]), (5.0, 0.0));
+    }
+
+    #[test]
+    fn pareto_front_keeps_non_dominated_points() {
+        let pts = [(1.0, 5.0), (2.0, 4.0), (1.5, 3.0), (3.0, 1.0), (2.0, 4.0)];
+        assert_eq!(pareto_front(&pts), vec![0, 1, 3, 4]);
+    }
+}

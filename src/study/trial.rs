@@ -1,0 +1,369 @@
+//! One trial: allocate a slot, build the launch, start the server, probe it (optionally searching
+//! the load), score it, and always tear the server down.
+
+use super::interrupt::StopFlag;
+use super::prober::Prober;
+use super::prune::{self, INTERRUPTED};
+use super::record::{Outcome, TrialRecord};
+use super::score::Objective;
+use super::{journal, loadsearch};
+use crate::engine::{Engine, Slot};
+use crate::launch::{FailureKind, Launcher};
+use crate::probe::{MetricMap, ProbeReport, RunOptions, Target};
+use crate::space::{Feasibility, Params, Space};
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+/// The side effects a study drives, each behind a trait so tests can substitute fakes.
+#[derive(Clone, Copy)]
+pub struct Backends<'a> {
+    /// Completes and checks configs (constraints, derived values, engine rules).
+    pub check: &'a dyn Feasibility,
+    /// Renders configs into launches.
+    pub engine: &'a dyn Engine,
+    /// Starts servers.
+    pub launcher: &'a dyn Launcher,
+    /// Probes servers.
+    pub prober: &'a dyn Prober,
+}
+
+/// What became of a trial.
+pub enum TrialRun {
+    /// It ran to a record.
+    Done(Box<TrialRecord>),
+    /// The user interrupted it; nothing is recorded and a resume reruns it.
+    Interrupted,
+}
+
+/// Runs trials of one study.
+pub struct TrialRunner<'a> {
+    /// The space.
+    pub space: &'a Space,
+    /// Side effects.
+    pub backends: Backends<'a>,
+    /// Scoring.
+    pub objective: &'a Objective,
+    /// The study folder.
+    pub dir: &'a Path,
+    /// Raised on Ctrl-C.
+    pub stop: StopFlag,
+    /// Stop probes early once an SLO is certainly broken.
+    pub prune: bool,
+}
+
+/// Identity of a trial within a study.
+#[derive(Clone, Copy, Debug)]
+pub struct TrialId {
+    /// Trial number.
+    pub number: u32,
+    /// The engine-default baseline.
+    pub baseline: bool,
+    /// Re-validation repeat of this trial number.
+    pub repeat_of: Option<u32>,
+}
+
+enum Measured {
+    Interrupted,
+    ProbeFailed(String),
+    Probed {
+        metrics: MetricMap,
+        value: Option<f64>,
+        score: Option<f64>,
+        violations: Vec<String>,
+        pruned: Option<String>,
+    },
+}
+
+impl TrialRunner<'_> {
+    /// The folder of trial `number`.
+    pub fn trial_dir(&self, number: u32) -> PathBuf {
+        self.dir.join(format!("trial-{number}"))
+    }
+
+    /// Record a config refused before launch.
+    pub fn rejected(
+        &self,
+        id: TrialId,
+        params: Params,
+        rule: String,
+        message: String,
+    ) -> TrialRecord {
+        new_record(
+            id,
+            params,
+            Outcome::Rejected { rule, message },
+            unix_now(),
+            0.0,
+        )
+    }
+
+    /// Launch, probe, score and tear down `params` (a resolved config).
+    pub fn run(&self, id: TrialId, params: Params) -> anyhow::Result<TrialRun> {
+        let started = Instant::now();
+        let started_unix = unix_now();
+        // Absolute, so config files an engine writes there stay valid whatever its cwd.
+        let workdir = std::path::absolute(self.trial_dir(id.number))?;
+        if workdir.exists() {
+            std::fs::remove_dir_all(&workdir)
+                .with_context(|| format!("cannot clear {}", workdir.display()))?;
+        }
+        std::fs::create_dir_all(&workdir)
+            .with_context(|| format!("cannot create {}", workdir.display()))?;
+        let finish = |outcome: Outcome| {
+            new_record(
+                id,
+                params.clone(),
+                outcome,
+                started_unix,
+                started.elapsed().as_secs_f64(),
+            )
+        };
+        let failed = |kind: FailureKind, message: String| {
+            Ok(TrialRun::Done(Box::new(finish(Outcome::Failed {
+                kind,
+                message,
+            }))))
+        };
+        let launch = &self.space.launch;
+        let slot = Slot {
+            port: free_port(&launch.host, launch.port)?,
+            devices: Vec::new(),
+            workdir: workdir.clone(),
+        };
+        let spec = match self.backends.engine.launch_spec(self.space, &params, &slot) {
+            Ok(spec) => spec,
+            Err(e) => return failed(FailureKind::InvalidConfig, format!("{e:#}")),
+        };
+        journal::write_atomic(
+            &workdir.join("launch.json"),
+            &serde_json::to_string_pretty(&spec)?,
+        )?;
+        if self.stop.is_raised() {
+            return Ok(TrialRun::Interrupted);
+        }
+        let log = workdir.join("server.log");
+        let server =
+            match self
+                .backends
+                .launcher
+                .start(&spec, &log, launch.ready_timeout, launch.stop_grace)
+            {
+                Ok(server) => server,
+                Err(f) => return failed(f.kind, f.message),
+            };
+        let ready_s = server.ready_after().as_secs_f64();
+        let measured = self.measure(&server.base_url(), &workdir);
+        if let Err(e) = server.stop() {
+            eprintln!("warning: trial {}: teardown incomplete: {e:#}", id.number);
+        }
+        let mut record = match measured? {
+            Measured::Interrupted => return Ok(TrialRun::Interrupted),
+            Measured::ProbeFailed(message) => finish(Outcome::Failed {
+                kind: FailureKind::Unknown,
+                message,
+            }),
+            Measured::Probed {
+                metrics,
+                value,
+                score,
+                violations,
+                pruned,
+            } => {
+                let outcome = match pruned {
+                    Some(reason) => Outcome::Pruned { reason },
+                    None if violations.is_empty() => Outcome::Feasible,
+                    None => Outcome::Infeasible,
+                };
+                let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
+                TrialRecord {
+                    metrics,
+                    value: value.filter(|_| probed),
+                    score: score.filter(|_| probed),
+                    violations,
+                    ..finish(outcome)
+                }
+            }
+        };
+        record.ready_s = Some(ready_s);
+        Ok(TrialRun::Done(Box::new(record)))
+    }
+
+    fn target(&self, base_url: String) -> Target {
+        let engine = &self.space.engine;
+        Target {
+            base_url,
+            model: engine
+                .served_model_name
+                .clone()
+                .unwrap_or_else(|| engine.model.clone()),
+            api_key: std::env::var("INFERTUNE_API_KEY").ok(),
+        }
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            progress: false,
+            prune: Some(prune::hook(
+                &self.objective.spec().subject_to,
+                self.prune,
+                self.stop.clone(),
+            )),
+        }
+    }
+
+    fn measure(&self, base_url: &str, workdir: &Path) -> anyhow::Result<Measured> {
+        let target = self.target(base_url.to_string());
+        if let Some(search) = &self.objective.spec().load_search {
+            return self.measure_load(&target, search, workdir);
+        }
+        let report = match self
+            .backends
+            .prober
+            .probe(&target, &self.space.probe, self.options())
+        {
+            Ok(r) => r,
+            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+        };
+        write_probe_json(workdir, &report.json)?;
+        if report.pruned.as_deref() == Some(INTERRUPTED) {
+            return Ok(Measured::Interrupted);
+        }
+        let judgement = self.objective.judge(&report.metrics);
+        let mut violations = judgement.violations;
+        violations.extend(nothing_completed(&report.metrics));
+        if let Some(reason) = &report.pruned {
+            violations.push(reason.clone());
+        }
+        Ok(Measured::Probed {
+            metrics: report.metrics,
+            value: judgement.value,
+            score: judgement.score,
+            violations,
+            pruned: report.pruned,
+        })
+    }
+
+    fn measure_load(
+        &self,
+        target: &Target,
+        search: &super::objective::LoadSearchSpec,
+        workdir: &Path,
+    ) -> anyhow::Result<Measured> {
+        let mut runs: Vec<(f64, ProbeReport, Vec<String>)> = Vec::new();
+        let mut interrupted = false;
+        let mut probe_failure = None;
+        let rounds = loadsearch::search(search, |load| {
+            let workload = loadsearch::with_load(&self.space.probe, search.over, load)?;
+            let report = match self
+                .backends
+                .prober
+                .probe(target, &workload, self.options())
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    probe_failure = Some(format!("probe at load {load}: {e:#}"));
+                    return Ok(None);
+                }
+            };
+            if report.pruned.as_deref() == Some(INTERRUPTED) {
+                interrupted = true;
+                return Ok(None);
+            }
+            let mut violations = self.objective.violations(&report.metrics);
+            violations.extend(nothing_completed(&report.metrics));
+            violations.extend(report.pruned.clone());
+            let feasible = violations.is_empty();
+            runs.push((load, report, violations));
+            Ok(Some(feasible))
+        })?;
+        if interrupted {
+            return Ok(Measured::Interrupted);
+        }
+        if let Some(message) = probe_failure {
+            return Ok(Measured::ProbeFailed(message));
+        }
+        let best = loadsearch::best(&rounds);
+        let chosen = runs
+            .iter()
+            .find(|(load, ..)| Some(*load) == best)
+            .or(runs.first())
+            .context("the load search probed nothing")?;
+        let summary: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|(load, _, v)| serde_json::json!({"load": load, "violations": v}))
+            .collect();
+        write_probe_json(
+            workdir,
+            &serde_json::json!({"load_search": summary, "chosen": chosen.1.json}),
+        )?;
+        let mut metrics = chosen.1.metrics.clone();
+        let value = best.unwrap_or(0.0);
+        metrics.insert("load_search_value".into(), value);
+        metrics.insert("load_search_rounds".into(), rounds.len() as f64);
+        Ok(Measured::Probed {
+            metrics,
+            value: Some(value),
+            score: Some(value),
+            violations: if best.is_some() {
+                Vec::new()
+            } else {
+                chosen.2.clone()
+            },
+            pruned: None,
+        })
+    }
+}
+
+fn nothing_completed(metrics: &MetricMap) -> Option<String> {
+    (metrics.get("completed") == Some(&0.0)).then(|| "no request completed".to_string())
+}
+
+fn write_probe_json(workdir: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
+    journal::write_atomic(
+        &workdir.join("probe.json"),
+        &serde_json::to_string_pretty(json)?,
+    )
+}
+
+fn new_record(
+    id: TrialId,
+    params: Params,
+    outcome: Outcome,
+    started_unix: f64,
+    wall_s: f64,
+) -> TrialRecord {
+    TrialRecord {
+        number: id.number,
+        params,
+        outcome,
+        metrics: MetricMap::new(),
+        value: None,
+        score: None,
+        violations: Vec::new(),
+        baseline: id.baseline,
+        repeat_of: id.repeat_of,
+        ready_s: None,
+        wall_s,
+        started_unix,
+    }
+}
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The first port from `from` upward that `host` can bind now.
+pub fn free_port(host: &str, from: u16) -> anyhow::Result<u16> {
+    (from..=from.saturating_add(200))
+        .find(|p| std::net::TcpListener::bind((host, *p)).is_ok())
+        .with_context(|| {
+            format!(
+                "no free port on {host} in {from}..{}",
+                from.saturating_add(200)
+            )
+        })
+}

@@ -1,0 +1,139 @@
+//! Views of the journal rewritten after every trial: `trials.csv`.
+
+use super::journal::write_atomic;
+use super::record::{Outcome, TrialRecord};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// File name of the CSV view inside a study folder.
+pub const TRIALS_CSV: &str = "trials.csv";
+
+/// The status word of an outcome, as in the journal (`feasible`, `rejected`, ...).
+pub fn status(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Feasible => "feasible",
+        Outcome::Infeasible => "infeasible",
+        Outcome::Rejected { .. } => "rejected",
+        Outcome::Failed { .. } => "failed",
+        Outcome::Pruned { .. } => "pruned",
+    }
+}
+
+/// Why a trial did not count: rejection rule and message, failure kind and message, prune reason.
+pub fn detail(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Feasible | Outcome::Infeasible => String::new(),
+        Outcome::Rejected { rule, message } => format!("{rule}: {message}"),
+        Outcome::Failed { kind, message } => format!("{kind}: {message}"),
+        Outcome::Pruned { reason } => reason.clone(),
+    }
+}
+
+/// Render `records` as CSV: fixed columns, then `param_<name>` and metric columns in name order.
+pub fn trials_csv(records: &[TrialRecord]) -> anyhow::Result<String> {
+    let params: BTreeSet<&str> = records
+        .iter()
+        .flat_map(|r| r.params.keys().map(String::as_str))
+        .collect();
+    let metrics: BTreeSet<&str> = records
+        .iter()
+        .flat_map(|r| r.metrics.keys().map(String::as_str))
+        .collect();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = [
+        "number",
+        "status",
+        "baseline",
+        "repeat_of",
+        "value",
+        "score",
+        "violations",
+        "detail",
+        "ready_s",
+        "wall_s",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    header.extend(params.iter().map(|p| format!("param_{p}")));
+    header.extend(metrics.iter().map(|m| m.to_string()));
+    w.write_record(&header)?;
+    for r in records {
+        let mut row = vec![
+            r.number.to_string(),
+            status(&r.outcome).to_string(),
+            r.baseline.to_string(),
+            opt(r.repeat_of),
+            opt(r.value),
+            opt(r.score),
+            r.violations.join("; "),
+            detail(&r.outcome),
+            opt(r.ready_s),
+            format!("{:.3}", r.wall_s),
+        ];
+        row.extend(params.iter().map(|p| {
+            r.params
+                .get(*p)
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        }));
+        row.extend(metrics.iter().map(|m| opt(r.metrics.get(*m))));
+        w.write_record(&row)?;
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// Rewrite `trials.csv` in `dir`.
+pub fn write_trials_csv(dir: &Path, records: &[TrialRecord]) -> anyhow::Result<()> {
+    write_atomic(&dir.join(TRIALS_CSV), &trials_csv(records)?)
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::Value;
+
+    #[test]
+    fn columns_are_the_union_in_name_order() {
+        let mut a = TrialRecord {
+            number: 0,
+            params: [("b".to_string(), Value::Int(2))].into(),
+            outcome: Outcome::Feasible,
+            metrics: [("output_throughput".to_string(), 10.5)].into(),
+            value: Some(10.5),
+            score: Some(10.5),
+            violations: vec![],
+            baseline: true,
+            repeat_of: None,
+            ready_s: Some(1.0),
+            wall_s: 2.0,
+            started_unix: 0.0,
+        };
+        let mut b = a.clone();
+        b.number = 1;
+        b.params.insert("a".into(), Value::Str("x,y".into()));
+        b.outcome = Outcome::Rejected {
+            rule: "r".into(),
+            message: "m".into(),
+        };
+        a.metrics.insert("p99_ttft_ms".into(), 5.0);
+        let text = trials_csv(&[a, b]).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "number,status,baseline,repeat_of,value,score,violations,detail,ready_s,wall_s,param_a,param_b,output_throughput,p99_ttft_ms"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "0,feasible,true,,10.5,10.5,,,1,2.000,,2,10.5,5"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "1,rejected,true,,10.5,10.5,,r: m,1,2.000,\"x,y\",2,10.5,"
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! Fake engine, launcher and prober: servers OOM above `OOM_ABOVE` seqs, and the prober's metrics
+//! are a function of the config and the load, with the pruning hook called after each request.
+
+use infertune::engine::{Engine, Slot};
+use infertune::launch::{FailureKind, LaunchSpec, Launcher, Readiness, Server, StartFailure};
+use infertune::probe::{
+    Api, LiveStats, LoadSpec, MetricMap, ProbeReport, RunOptions, Target, WorkloadSpec,
+};
+use infertune::space::{Params, Space, Value};
+use infertune::study::{Prober, StopFlag};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Above this `max_num_seqs` the fake server runs out of memory at start.
+pub const OOM_ABOVE: i64 = 200;
+/// Requests each fake probe plans.
+pub const PLANNED: u64 = 200;
+
+/// Renders `--name value` flags.
+pub struct FakeEngine;
+
+impl Engine for FakeEngine {
+    fn launch_spec(
+        &self,
+        space: &Space,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
+        let mut args = vec![
+            "serve".to_string(),
+            space.engine.model.clone(),
+            "--port".into(),
+            slot.port.to_string(),
+        ];
+        for (k, v) in params {
+            args.push(format!("--{}", k.replace('_', "-")));
+            args.push(v.to_string());
+        }
+        Ok(LaunchSpec {
+            program: "fake-serve".into(),
+            args,
+            env: [("FAKE_NOTE".to_string(), "it's tuned".to_string())].into(),
+            files: vec![],
+            cwd: None,
+            host: space.launch.host.clone(),
+            port: slot.port,
+            readiness: Readiness {
+                health_path: "/health".into(),
+                served_model: space.engine.model.clone(),
+                api: Api::Chat,
+                https: false,
+            },
+        })
+    }
+}
+
+/// Servers live in a registry shared with [`FakeProber`], which reads their config from it.
+#[derive(Clone, Default)]
+pub struct Registry {
+    live: Arc<Mutex<HashMap<String, Params>>>,
+    started: Arc<AtomicUsize>,
+}
+
+impl Registry {
+    /// Servers started so far.
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    /// Servers not stopped.
+    pub fn live(&self) -> usize {
+        self.live.lock().unwrap().len()
+    }
+}
+
+/// Starts fake servers; OOM above [`OOM_ABOVE`]; optionally raises a stop flag on the n-th start.
+pub struct FakeLauncher {
+    pub registry: Registry,
+    pub stop_on_start: Option<(usize, StopFlag)>,
+}
+
+struct FakeServer {
+    url: String,
+    registry: Registry,
+}
+
+fn flag(spec: &LaunchSpec, name: &str) -> Option<i64> {
+    let i = spec.args.iter().position(|a| a == name)?;
+    spec.args.get(i + 1)?.parse().ok()
+}
+
+impl Launcher for FakeLauncher {
+    fn start(
+        &self,
+        spec: &LaunchSpec,
+        log: &Path,
+        _: Duration,
+        _: Duration,
+    ) -> Result<Box<dyn Server>, StartFailure> {
+        let n = self.registry.started.fetch_add(1, Ordering::SeqCst) + 1;
+        std::fs::write(log, format!("{} {}\n", spec.program, spec.args.join(" "))).unwrap();
+        if let Some((at, stop)) = &self.stop_on_start {
+            if n == *at {
+                stop.raise();
+            }
+        }
+        if flag(spec, "--max-num-seqs").unwrap_or(0) > OOM_ABOVE {
+            return Err(StartFailure {
+                kind: FailureKind::Oom,
+                message: "torch.OutOfMemoryError: CUDA out of memory".into(),
+            });
+        }
+        let params: Params = ["max_num_seqs", "max_num_batched_tokens", "block_size"]
+            .iter()
+            .filter_map(|k| {
+                flag(spec, &format!("--{}", k.replace('_', "-")))
+                    .map(|v| (k.to_string(), Value::Int(v)))
+            })
+            .collect();
+        let url = format!("http://127.0.0.1:{}/server-{n}", spec.port);
+        self.registry
+            .live
+            .lock()
+            .unwrap()
+            .insert(url.clone(), params);
+        Ok(Box::new(FakeServer {
+            url,
+            registry: self.registry.clone(),
+        }))
+    }
+}
+
+impl Server for FakeServer {
+    fn base_url(&self) -> String {
+        self.url.clone()
+    }
+    fn ready_after(&self) -> Duration {
+        Duration::from_millis(1500)
+    }
+    fn stop(self: Box<Self>) -> anyhow::Result<()> {
+        self.registry.live.lock().unwrap().remove(&self.url);
+        Ok(())
+    }
+}
+
+/// Throughput and p99 TTFT of a config under the fake model.
+pub fn model(params: &Params) -> (f64, f64) {
+    let get = |k: &str| params.get(k).and_then(Value::as_i64).unwrap_or(0) as f64;
+    let seqs = get("max_num_seqs");
+    let batched = get("max_num_batched_tokens");
+    let block = if get("block_size") == 32.0 { 0.95 } else { 1.0 };
+    let tput = 100.0 * seqs.ln() * (1.0 + batched / 16384.0) * block;
+    let ttft = 5.0 * seqs + batched / 20.0;
+    (tput, ttft)
+}
+
+/// Probes by the fake model: `PLANNED` requests whose TTFTs rise to the model's p99, calling
+/// the pruning hook after each one. Counts the requests it "sent".
+#[derive(Default)]
+pub struct FakeProber {
+    pub registry: Registry,
+    pub requests_sent: AtomicUsize,
+}
+
+impl Prober for FakeProber {
+    fn probe(
+        &self,
+        target: &Target,
+        workload: &WorkloadSpec,
+        options: RunOptions,
+    ) -> anyhow::Result<ProbeReport> {
+        let params = self
+            .registry
+            .live
+            .lock()
+            .unwrap()
+            .get(&target.base_url)
+            .cloned()
+            .ok_or_else(|| anyhow::anyhow!("no server at {}", target.base_url))?;
+        let (tput, p99) = model(&params);
+        let p99 = p99 * concurrency(workload) / 16.0;
+        let mut stats = LiveStats {
+            planned: PLANNED,
+            ..LiveStats::default()
+        };
+        let mut pruned = None;
+        for i in 0..PLANNED {
+            stats
+                .ttft_ms
+                .push(p99 * (0.5 + 0.5 * i as f64 / (PLANNED - 1) as f64));
+            stats.finished += 1;
+            self.requests_sent.fetch_add(1, Ordering::SeqCst);
+            if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
+                pruned = Some(reason);
+                break;
+            }
+        }
+        let done = stats.finished as f64;
+        let metrics: MetricMap = [
+            (
+                "output_throughput".to_string(),
+                tput * done / PLANNED as f64,
+            ),
+            (
+                "p99_ttft_ms".to_string(),
+                stats.ttft_ms.iter().cloned().fold(0.0, f64::max),
+            ),
+            ("completed".to_string(), done),
+            ("failed".to_string(), 0.0),
+            ("error_rate".to_string(), 0.0),
+        ]
+        .into();
+        let json = serde_json::json!({"fake": true, "completed": done, "url": target.base_url});
+        Ok(ProbeReport {
+            metrics,
+            pruned,
+            json,
+        })
+    }
+}
+
+/// The closed-loop concurrency of `workload` (TTFT in the fake model scales with it from 16).
+pub fn concurrency(workload: &WorkloadSpec) -> f64 {
+    match workload.load {
+        LoadSpec::Closed { concurrency, .. } => f64::from(concurrency),
+        LoadSpec::Open { .. } => 16.0,
+    }
+}

@@ -1,0 +1,269 @@
+//! The tune loop end to end against fakes: outcomes of every kind, the journal and its views,
+//! exports and the report agree; pruning; determinism.
+
+mod study_fakes;
+
+use infertune::study::{journal, Outcome};
+use study_fakes::*;
+
+const SEED: u64 = 7;
+
+#[test]
+fn a_study_records_every_outcome_and_its_views_agree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("fake");
+    let space = space(SEED, 12);
+    let result = run_study(&space, &dir, false, false).unwrap();
+    assert!(!result.interrupted);
+    let records = journal::read_records(&dir).unwrap();
+    assert_eq!(records, result.records);
+    let search: Vec<_> = records.iter().filter(|r| r.repeat_of.is_none()).collect();
+    assert_eq!(search.len(), 12);
+    assert!(search[0].baseline && search[0].params["max_num_seqs"].as_i64() == Some(64));
+    let count = |f: &dyn Fn(&Outcome) -> bool| search.iter().filter(|r| f(&r.outcome)).count();
+    assert!(
+        count(&|o| matches!(o, Outcome::Rejected { .. })) >= 1,
+        "{search:#?}"
+    );
+    assert!(
+        count(&|o| matches!(
+            o,
+            Outcome::Failed {
+                kind: infertune::launch::FailureKind::Oom,
+                ..
+            }
+        )) >= 1
+    );
+    assert!(count(&|o| matches!(o, Outcome::Infeasible)) >= 1);
+    assert!(count(&|o| matches!(o, Outcome::Feasible)) >= 3);
+    for r in &search {
+        match &r.outcome {
+            Outcome::Rejected { rule, .. } => {
+                assert_eq!(rule, "batched_covers_len");
+                assert!(r.ready_s.is_none(), "a rejected config was launched");
+            }
+            Outcome::Infeasible => assert!(
+                r.violations[0].starts_with("ttft:p99<=1500ms (was "),
+                "{:?}",
+                r.violations
+            ),
+            _ => {}
+        }
+    }
+    // Re-validation: the top 2 got 2 repeats each.
+    let repeats: Vec<_> = records.iter().filter(|r| r.repeat_of.is_some()).collect();
+    assert_eq!(repeats.len(), 4);
+
+    // trials.csv: one row per record, same numbers and statuses, param and metric columns.
+    let mut csv = csv::Reader::from_path(dir.join("trials.csv")).unwrap();
+    let header = csv.headers().unwrap().clone();
+    for col in [
+        "param_max_num_seqs",
+        "param_block_size",
+        "output_throughput",
+        "p99_ttft_ms",
+    ] {
+        assert!(
+            header.iter().any(|h| h == col),
+            "missing {col} in {header:?}"
+        );
+    }
+    let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), records.len());
+    for (row, r) in rows.iter().zip(&records) {
+        assert_eq!(row[0], r.number.to_string());
+        assert_eq!(row[1], *infertune::study::views::status(&r.outcome));
+    }
+
+    // best.json / best.sh name the winner; the report states it, its command and its gain.
+    let winner = result.winner.expect("a feasible winner");
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["trial"], winner.summary.number);
+    let original = records
+        .iter()
+        .find(|r| r.number == winner.summary.number)
+        .unwrap();
+    assert!(original.is_feasible() && !original.baseline);
+    assert_eq!(
+        best["params"],
+        serde_json::to_value(&original.params).unwrap()
+    );
+    assert_eq!(best["engine"]["version"], "1.2.3");
+    assert_eq!(best["card"], "fake-card");
+    assert!(best["host"]["memory_bytes"].as_u64().unwrap_or(0) > 0);
+    let script = std::fs::read_to_string(dir.join("best.sh")).unwrap();
+    let seqs = original.params["max_num_seqs"].to_string();
+    let exec = script.lines().last().unwrap();
+    assert!(script.starts_with("#!/usr/bin/env bash\n"));
+    assert!(
+        exec.starts_with(
+            "exec env \"FAKE_NOTE=it's tuned\" fake-serve serve tiny-model --port 18431"
+        ),
+        "{exec}"
+    );
+    assert!(exec.contains(&format!("--max-num-seqs {seqs}")), "{exec}");
+    let words = shlex::split(exec).unwrap();
+    assert_eq!(words[2], "FAKE_NOTE=it's tuned");
+
+    let gain = winner.gain_pct.expect("a feasible baseline");
+    assert!(gain > 0.0);
+    let (md, html) = infertune::report::write(&dir).unwrap();
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains(&format!(
+            "Trial {}: output_throughput = {:.2}",
+            winner.summary.number, winner.summary.mean
+        )),
+        "{md}"
+    );
+    assert!(md.contains(&format!("{gain:+.1}%")), "{md}");
+    assert!(
+        md.contains(exec),
+        "the report's command differs from best.sh"
+    );
+    assert!(
+        md.contains("| failed (oom) |")
+            && md.contains("| rejected (batched_covers_len) |")
+            && md.contains("| slo-violated |"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(html).unwrap();
+    assert!(
+        html.matches("<svg").count() >= 5,
+        "expected plots in the HTML report"
+    );
+    for plot in [
+        "best-so-far.svg",
+        "latency-throughput.svg",
+        "param-max_num_seqs.svg",
+    ] {
+        assert!(dir.join("plots").join(plot).exists(), "missing {plot}");
+    }
+    assert!(dir
+        .join(format!("trial-{}", winner.summary.number))
+        .join("probe.json")
+        .exists());
+    assert!(dir.join("trial-0").join("server.log").exists());
+}
+
+#[test]
+fn pruning_stops_a_probe_whose_slo_is_certainly_broken_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space(SEED, 12);
+    let (pruned_sent, full_sent) = {
+        let sent = |prune: bool, dir: &std::path::Path| {
+            let rig = Rig::new(&space);
+            let mut sampler = FakeSampler { seed: SEED };
+            let r = infertune::study::run(
+                &space,
+                &mut sampler,
+                rig.backends(),
+                &options(dir.to_path_buf(), false, prune),
+            )
+            .unwrap();
+            (
+                r,
+                rig.prober
+                    .requests_sent
+                    .load(std::sync::atomic::Ordering::SeqCst),
+            )
+        };
+        let (with, n_with) = sent(true, &tmp.path().join("pruned"));
+        let (without, n_without) = sent(false, &tmp.path().join("full"));
+        let pruned: Vec<_> = with
+            .records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Pruned { .. }))
+            .collect();
+        let infeasible = without
+            .records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Infeasible))
+            .count();
+        assert_eq!(
+            pruned.len(),
+            infeasible,
+            "every SLO-violating trial should be pruned"
+        );
+        for r in &pruned {
+            let Outcome::Pruned { reason } = &r.outcome else {
+                unreachable!()
+            };
+            assert!(
+                reason.starts_with("ttft:p99<=1500ms certainly broken:"),
+                "{reason}"
+            );
+            assert!(r.score.is_none());
+        }
+        assert_eq!(
+            search_configs(&with.records),
+            search_configs(&without.records)
+        );
+        assert_eq!(
+            with.winner.unwrap().summary.number,
+            without.winner.unwrap().summary.number
+        );
+        (n_with, n_without)
+    };
+    assert!(
+        pruned_sent < full_sent,
+        "pruning sent {pruned_sent} requests, full runs {full_sent}"
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_configs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run_study(&space(SEED, 9), &tmp.path().join("a"), false, true).unwrap();
+    let b = run_study(&space(SEED, 9), &tmp.path().join("b"), false, true).unwrap();
+    let c = run_study(&space(SEED + 1, 9), &tmp.path().join("c"), false, true).unwrap();
+    assert_eq!(search_configs(&a.records), search_configs(&b.records));
+    assert_ne!(search_configs(&a.records), search_configs(&c.records));
+}
+
+#[test]
+fn an_existing_study_is_not_overwritten_without_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    run_study(&space(SEED, 3), &dir, false, true).unwrap();
+    let e = run_study(&space(SEED, 3), &dir, false, true)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("already holds a study") && e.contains("--resume"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut space = space(SEED, 8);
+    space.objective.load_search = Some(infertune::study::objective::LoadSearchSpec {
+        over: infertune::study::objective::LoadKnob::Concurrency,
+        low: 1.0,
+        high: 256.0,
+        rounds: 12,
+    });
+    let result = run_study(&space, &tmp.path().join("ls"), false, true).unwrap();
+    let probed: Vec<_> = result
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && matches!(r.outcome, Outcome::Feasible))
+        .collect();
+    assert!(probed.len() >= 3);
+    for r in probed {
+        // p99 TTFT = model_ttft * c / 16 <= 1500  <=>  c <= 24000 / model_ttft.
+        let capacity = (24_000.0 / model(&r.params).1).floor().min(256.0);
+        assert_eq!(
+            r.value,
+            Some(capacity),
+            "trial {}: {:?}",
+            r.number,
+            r.metrics
+        );
+        assert_eq!(r.metrics["load_search_value"], capacity);
+        assert!(r.metrics["load_search_rounds"] <= 12.0);
+    }
+}
