@@ -1,13 +1,13 @@
 //! `infertune tune` and `infertune export`.
 
 use super::export::{Exporter, BEST_SH};
-use super::interrupt;
+use super::interrupt::{self, StopFlag};
 use super::journal;
 use super::prober::HttpProber;
 use super::runner::{self, StudyOptions, StudyResult};
 use super::trial::Backends;
-use crate::launch::Launcher;
-use crate::space::{Feasibility, Space};
+use crate::launch::ProcessLauncher;
+use crate::space::Space;
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,7 +56,10 @@ pub struct ExportArgs {
 
 /// Runs `infertune tune`.
 pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
-    let mut space = Space::load(&args.space)?;
+    let (mut space, notes) = Space::load_for_host(&args.space)?;
+    for note in notes {
+        eprintln!("note: {note}");
+    }
     apply_overrides(&mut space, &args);
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
@@ -64,11 +67,11 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let mut sampler = crate::sampler::from_name(&space.search.sampler, space.search.seed)?;
     let prober = HttpProber::new()?;
-    let (check, launcher) = process_backends(&space)?;
+    let launcher = process_launcher(&stop);
     let backends = Backends {
-        check,
+        check: &space,
         engine: engine.as_ref(),
-        launcher: launcher.as_ref(),
+        launcher: &launcher,
         prober: &prober,
     };
     let options = StudyOptions {
@@ -114,13 +117,18 @@ pub fn export(args: ExportArgs) -> anyhow::Result<i32> {
     }
 }
 
-/// The space's own check (constraints, derived values, rule pack) and the process launcher.
-/// Both come from the space and launch modules.
-fn process_backends(space: &Space) -> anyhow::Result<(&dyn Feasibility, Box<dyn Launcher>)> {
-    anyhow::bail!(
-        "{}: this build has no process launcher; `tune` needs the launch module",
-        space.origin
-    )
+/// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C).
+fn process_launcher(stop: &StopFlag) -> ProcessLauncher {
+    let launcher = ProcessLauncher::new();
+    let cancel = launcher.cancel_flag();
+    let stop = stop.clone();
+    std::thread::spawn(move || {
+        while !stop.is_raised() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    launcher
 }
 
 fn apply_overrides(space: &mut Space, args: &TuneArgs) {
