@@ -45,7 +45,7 @@ impl CostModel {
         let e = cfg.engine;
         let tp = f64::from(cfg.tp);
         // Small hidden sizes keep matrix units under-used.
-        let shape_efficiency = f64::from(m.hidden) / (f64::from(m.hidden) + 1536.0);
+        let shape_efficiency = f64::from(m.hidden) / (f64::from(m.hidden) + 1024.0);
         let host_scale = cfg.card.host_factor
             * numa::host_factor(&cfg.numa, &cfg.card.host)
             * (1.0 + e.host_per_tp_worker * (tp - 1.0));
@@ -54,10 +54,10 @@ impl CostModel {
             flops_per_token: 2.0 * m.params_b * 1e9 / tp,
             attention_flops_per_pair: 4.0 * f64::from(m.layers) * f64::from(m.heads * m.head_dim)
                 / tp,
-            flops_per_second: cfg.card.tflops * 1e12 * e.mfu * shape_efficiency,
+            flops_per_second: cfg.card.tflops * 1e12 * e.mfu * shape_efficiency * cfg.card.efficiency,
             weight_bytes: m.weight_bytes() / tp,
             kv_bytes_per_token: cfg.kv_bytes_per_token_per_card(),
-            bytes_per_second: cfg.card.hbm_gbps * 1e9 * e.bw_efficiency,
+            bytes_per_second: cfg.card.hbm_gbps * 1e9 * e.bw_efficiency * cfg.card.efficiency,
             launch_s: f64::from(m.layers)
                 * if cfg.enforce_eager {
                     e.eager_layer_launch_us

@@ -9,9 +9,9 @@
 use super::profiles::HostNuma;
 
 /// Host-cost factor of a side bound only to the accelerators' node.
-const LOCAL: f64 = 0.74;
+const LOCAL: f64 = 0.79;
 /// Extra host-cost factor per unit of mean excess distance.
-const SLOPE: f64 = 0.9;
+const SLOPE: f64 = 0.69;
 
 /// Where the server process runs and allocates.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

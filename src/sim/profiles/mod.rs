@@ -22,6 +22,9 @@ pub struct CardProfile {
     pub hbm_gbps: f64,
     /// Whether the card computes in bfloat16.
     pub bf16: bool,
+    /// Fraction of the engine's usual kernel efficiency this card's software stack reaches.
+    #[serde(default = "one")]
+    pub efficiency: f64,
     /// Multiplier on the engine's per-step host cost (vendor software stacks differ).
     #[serde(default = "one")]
     pub host_factor: f64,
