@@ -209,6 +209,28 @@ impl EngineConfig {
         numa::check_nodes(&self.numa, &self.card.host).map_err(SimFailure::invalid)
     }
 
+    /// Check a request against the context limits as the engine's API does (the error is the
+    /// HTTP 400 text); returns the output length after the engine's own cap.
+    pub fn check_request(&self, prompt: u32, output: u32) -> Result<u32, String> {
+        let output = self.max_output_tokens.map_or(output, |cap| output.min(cap));
+        let total = u64::from(prompt) + u64::from(output);
+        if total > u64::from(self.max_model_len) {
+            return Err(format!(
+                "This model's maximum context length is {} tokens. However, you requested {total} \
+                 tokens ({prompt} in the messages, {output} in the completion). Please reduce the \
+                 length of the messages or completion.",
+                self.max_model_len
+            ));
+        }
+        if !self.chunked_prefill && prompt > self.max_num_batched_tokens {
+            return Err(format!(
+                "Input prompt ({prompt} tokens) is too long and exceeds limit of {}",
+                self.max_num_batched_tokens
+            ));
+        }
+        Ok(output)
+    }
+
     /// KV-cache bytes of one token on one card.
     pub fn kv_bytes_per_token_per_card(&self) -> f64 {
         let heads_per_card = self.model.kv_heads.div_ceil(self.tp).max(1);

@@ -63,23 +63,7 @@ impl SimEngine {
     /// Accept a request or refuse it as the engine's API does (HTTP 400 text).
     /// `prefix` = tokens at the start of the prompt shared with other requests.
     pub fn add(&mut self, id: u64, prompt: u32, output: u32, prefix: u32) -> Result<(), String> {
-        let c = &self.config;
-        let output = c.max_output_tokens.map_or(output, |cap| output.min(cap));
-        let total = u64::from(prompt) + u64::from(output);
-        if total > u64::from(c.max_model_len) {
-            return Err(format!(
-                "This model's maximum context length is {} tokens. However, you requested {total} \
-                 tokens ({prompt} in the messages, {output} in the completion). Please reduce the \
-                 length of the messages or completion.",
-                c.max_model_len
-            ));
-        }
-        if !c.chunked_prefill && prompt > c.max_num_batched_tokens {
-            return Err(format!(
-                "Input prompt ({prompt} tokens) is too long and exceeds limit of {}",
-                c.max_num_batched_tokens
-            ));
-        }
+        let output = self.config.check_request(prompt, output)?;
         self.scheduler.add(id, prompt, output, prefix);
         Ok(())
     }

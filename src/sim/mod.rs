@@ -11,6 +11,7 @@
 //! `src/sim/MODEL.md`.
 
 pub mod cli;
+mod cli_eval;
 pub mod config;
 pub mod core;
 pub mod cost;
