@@ -5,7 +5,7 @@ mod sim_common;
 
 use infertune::sim::eval;
 use infertune::space::{EngineKind, Value};
-use sim_common::{assert_close, closed, deployment, params};
+use sim_common::{closed, deployment, params};
 use std::time::Duration;
 
 const TOLERANCE: f64 = 0.25;
@@ -103,4 +103,13 @@ fn seed_003_numa_binding_changes_throughput() {
     assert_close("0,2,4,6/none", spread / none, 415.901 / 538.497, TOLERANCE);
     assert!(local > 1.07 * none && four < 0.9 * none && spread < four);
     assert_close("unbound tok/s", none, 538.497, TOLERANCE);
+}
+
+/// Asserts `model` is within ±`tolerance` (a fraction) of `published`.
+pub fn assert_close(what: &str, model: f64, published: f64, tolerance: f64) {
+    let ratio = model / published;
+    assert!(
+        (1.0 - tolerance..=1.0 + tolerance).contains(&ratio),
+        "{what}: model {model:.3} vs published {published:.3} (ratio {ratio:.3}, allowed ±{tolerance})"
+    );
 }

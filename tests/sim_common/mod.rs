@@ -48,12 +48,3 @@ pub fn closed(input: u32, output: u32, range: f64, concurrency: u32, requests: u
         slo: Vec::new(),
     }
 }
-
-/// Asserts `model` is within ±`tolerance` (a fraction) of `published`.
-pub fn assert_close(what: &str, model: f64, published: f64, tolerance: f64) {
-    let ratio = model / published;
-    assert!(
-        (1.0 - tolerance..=1.0 + tolerance).contains(&ratio),
-        "{what}: model {model:.3} vs published {published:.3} (ratio {ratio:.3}, allowed ±{tolerance})"
-    );
-}
