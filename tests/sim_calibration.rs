@@ -15,9 +15,18 @@ const TOLERANCE: f64 = 0.25;
 /// 400 requests: 6501.61 output tok/s, TTFT mean 1.3071 s, TPOT mean 0.029 s.
 #[test]
 fn seed_002_a100_qwen25_05b_concurrency_200() {
-    let d = deployment(EngineKind::Vllm, Some("0.8.5"), "A100-80", "Qwen2.5-0.5B", 1);
+    let d = deployment(
+        EngineKind::Vllm,
+        Some("0.8.5"),
+        "A100-80",
+        "Qwen2.5-0.5B",
+        1,
+    );
     let m = eval(&d, &params(&[]), &closed(1083, 1024, 0.0, 200, 400), 1).unwrap();
-    println!("seed 002: {:.0} tok/s, ttft {:.0} ms, tpot {:.1} ms", m["output_throughput"], m["mean_ttft_ms"], m["mean_tpot_ms"]);
+    println!(
+        "seed 002: {:.0} tok/s, ttft {:.0} ms, tpot {:.1} ms",
+        m["output_throughput"], m["mean_ttft_ms"], m["mean_tpot_ms"]
+    );
     assert_close("output tok/s", m["output_throughput"], 6501.61, TOLERANCE);
     assert_close("mean TTFT ms", m["mean_ttft_ms"], 1307.1, TOLERANCE);
     assert_close("mean TPOT ms", m["mean_tpot_ms"], 29.0, TOLERANCE);
@@ -30,9 +39,15 @@ fn seed_002_a100_qwen25_05b_concurrency_200() {
 #[test]
 fn seed_000_vllm_4x_t4_qwen2_7b_concurrency_64() {
     let d = deployment(EngineKind::Vllm, Some("0.6.1"), "T4", "Qwen2-7B", 4);
-    let p = params(&[("max_model_len", Value::Int(16000)), ("dtype", Value::Str("float16".into()))]);
+    let p = params(&[
+        ("max_model_len", Value::Int(16000)),
+        ("dtype", Value::Str("float16".into())),
+    ]);
     let m = eval(&d, &p, &closed(40, 306, 0.5, 64, 1000), 1).unwrap();
-    println!("seed 000 T4: {:.3} req/s, {:.0} tok/s", m["request_throughput"], m["output_throughput"]);
+    println!(
+        "seed 000 T4: {:.3} req/s, {:.0} tok/s",
+        m["request_throughput"], m["output_throughput"]
+    );
     assert_close("req/s", m["request_throughput"], 3.503, TOLERANCE);
     assert_close("output tok/s", m["output_throughput"], 1073.697, TOLERANCE);
 }
@@ -44,7 +59,10 @@ fn seed_000_vllm_4x_t4_qwen2_7b_concurrency_64() {
 fn seed_000_mindie_8x_910b4_qwen15_7b_concurrency_128() {
     let d = deployment(EngineKind::Mindie, None, "Ascend-910B4", "Qwen1.5-7B", 8);
     let m = eval(&d, &params(&[]), &closed(40, 241, 0.5, 128, 1000), 1).unwrap();
-    println!("seed 000 MindIE: {:.3} req/s, {:.0} tok/s, tpot {:.1} ms", m["request_throughput"], m["output_throughput"], m["mean_tpot_ms"]);
+    println!(
+        "seed 000 MindIE: {:.3} req/s, {:.0} tok/s, tpot {:.1} ms",
+        m["request_throughput"], m["output_throughput"], m["mean_tpot_ms"]
+    );
     assert_close("req/s", m["request_throughput"], 18.924, TOLERANCE);
     assert_close("output tok/s", m["output_throughput"], 4559.489, TOLERANCE);
 }
@@ -61,22 +79,55 @@ fn seed_004_48gb_qwen2_05b_configs_span_11_to_20_req_s() {
     let b = Value::Bool;
     let i = Value::Int;
     let configs = [
-        ("chunked, budget 6268 (the seed's best)", params(&[("max_num_seqs", i(972)), ("max_num_batched_tokens", i(6268)), ("block_size", i(32)), ("enable_chunked_prefill", b(true))])),
-        ("chunked, budget 512", params(&[("max_num_seqs", i(972)), ("max_num_batched_tokens", i(512)), ("block_size", i(32)), ("enable_chunked_prefill", b(true))])),
-        ("whole prompts, budget 32768", params(&[("max_num_seqs", i(1723)), ("max_num_batched_tokens", i(32768)), ("block_size", i(16)), ("enable_prefix_caching", b(true))])),
+        (
+            "chunked, budget 6268 (the seed's best)",
+            params(&[
+                ("max_num_seqs", i(972)),
+                ("max_num_batched_tokens", i(6268)),
+                ("block_size", i(32)),
+                ("enable_chunked_prefill", b(true)),
+            ]),
+        ),
+        (
+            "chunked, budget 512",
+            params(&[
+                ("max_num_seqs", i(972)),
+                ("max_num_batched_tokens", i(512)),
+                ("block_size", i(32)),
+                ("enable_chunked_prefill", b(true)),
+            ]),
+        ),
+        (
+            "whole prompts, budget 32768",
+            params(&[
+                ("max_num_seqs", i(1723)),
+                ("max_num_batched_tokens", i(32768)),
+                ("block_size", i(16)),
+                ("enable_prefix_caching", b(true)),
+            ]),
+        ),
         ("whole prompts, defaults", params(&[])),
     ];
     let mut results = Vec::new();
     for (name, p) in &configs {
         let m = eval(&d, p, &workload, 1).unwrap();
-        println!("seed 004 {name}: {:.2} req/s, ttft {:.0} ms, tpot {:.1} ms", m["request_throughput"], m["mean_ttft_ms"], m["mean_tpot_ms"]);
+        println!(
+            "seed 004 {name}: {:.2} req/s, ttft {:.0} ms, tpot {:.1} ms",
+            m["request_throughput"], m["mean_ttft_ms"], m["mean_tpot_ms"]
+        );
         assert_eq!(m["completed"], 300.0, "{name}");
         results.push(m["request_throughput"]);
     }
     for (r, (name, _)) in results.iter().zip(&configs) {
-        assert!((11.0 * (1.0 - TOLERANCE)..=19.6 * (1.0 + TOLERANCE)).contains(r), "{name}: {r}");
+        assert!(
+            (11.0 * (1.0 - TOLERANCE)..=19.6 * (1.0 + TOLERANCE)).contains(r),
+            "{name}: {r}"
+        );
     }
-    assert!(results[1..].iter().all(|r| *r < results[0]), "best must be chunked + large budget: {results:?}");
+    assert!(
+        results[1..].iter().all(|r| *r < results[0]),
+        "best must be chunked + large budget: {results:?}"
+    );
     assert_close("best req/s", results[0], 19.56, TOLERANCE);
 }
 
@@ -90,7 +141,13 @@ fn seed_003_numa_binding_changes_throughput() {
     // between bindings, so the model runs without one.
     let workload = closed(24, 680, 0.3, 100, 200);
     let tput = |numa: &str| {
-        let m = eval(&d, &params(&[("numa", Value::Str(numa.into()))]), &workload, 1).unwrap();
+        let m = eval(
+            &d,
+            &params(&[("numa", Value::Str(numa.into()))]),
+            &workload,
+            1,
+        )
+        .unwrap();
         m["output_throughput"]
     };
     let none = tput("none");

@@ -23,13 +23,24 @@ fn throughput_rises_then_falls_with_max_num_seqs_under_kv_pressure() {
     };
     let (small, mid, large) = (tput(32), tput(128), tput(512));
     assert!(mid > 1.3 * small, "batching helps: {small} → {mid}");
-    assert!(large < 0.95 * mid, "preemption and recompute hurt: {mid} → {large}");
+    assert!(
+        large < 0.95 * mid,
+        "preemption and recompute hurt: {mid} → {large}"
+    );
 }
 
 #[test]
 fn p99_ttft_grows_with_load() {
     let d = deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1);
-    let p99 = |concurrency: u32| eval(&d, &params(&[]), &closed(2048, 256, 0.2, concurrency, 3 * concurrency), 1).unwrap()["p99_ttft_ms"];
+    let p99 = |concurrency: u32| {
+        eval(
+            &d,
+            &params(&[]),
+            &closed(2048, 256, 0.2, concurrency, 3 * concurrency),
+            1,
+        )
+        .unwrap()["p99_ttft_ms"]
+    };
     let (light, medium, heavy) = (p99(4), p99(64), p99(512));
     assert!(light < medium && medium < heavy, "{light} {medium} {heavy}");
     assert!(heavy > 5.0 * light, "{light} {heavy}");
@@ -39,10 +50,28 @@ fn p99_ttft_grows_with_load() {
 fn a_small_token_budget_trades_ttft_for_smoother_decoding() {
     let d = deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-14B", 1);
     let workload = closed(6000, 200, 0.2, 32, 128);
-    let run = |budget: i64| eval(&d, &params(&[("max_num_batched_tokens", Value::Int(budget))]), &workload, 1).unwrap();
+    let run = |budget: i64| {
+        eval(
+            &d,
+            &params(&[("max_num_batched_tokens", Value::Int(budget))]),
+            &workload,
+            1,
+        )
+        .unwrap()
+    };
     let (small, large) = (run(512), run(16384));
-    assert!(small["mean_ttft_ms"] > 1.5 * large["mean_ttft_ms"], "TTFT {} vs {}", small["mean_ttft_ms"], large["mean_ttft_ms"]);
-    assert!(small["p99_itl_ms"] < large["p99_itl_ms"], "ITL {} vs {}", small["p99_itl_ms"], large["p99_itl_ms"]);
+    assert!(
+        small["mean_ttft_ms"] > 1.5 * large["mean_ttft_ms"],
+        "TTFT {} vs {}",
+        small["mean_ttft_ms"],
+        large["mean_ttft_ms"]
+    );
+    assert!(
+        small["p99_itl_ms"] < large["p99_itl_ms"],
+        "ITL {} vs {}",
+        small["p99_itl_ms"],
+        large["p99_itl_ms"]
+    );
 }
 
 #[test]
@@ -52,7 +81,15 @@ fn prefix_caching_pays_off_with_a_shared_prefix() {
     if let DatasetSpec::Random { prefix_len, .. } = &mut workload.dataset {
         *prefix_len = 3000;
     }
-    let ttft = |on: bool| eval(&d, &params(&[("enable_prefix_caching", Value::Bool(on))]), &workload, 1).unwrap()["mean_ttft_ms"];
+    let ttft = |on: bool| {
+        eval(
+            &d,
+            &params(&[("enable_prefix_caching", Value::Bool(on))]),
+            &workload,
+            1,
+        )
+        .unwrap()["mean_ttft_ms"]
+    };
     let (on, off) = (ttft(true), ttft(false));
     assert!(on < 0.5 * off, "with cache {on} ms, without {off} ms");
 }
@@ -61,15 +98,32 @@ fn prefix_caching_pays_off_with_a_shared_prefix() {
 fn some_configs_fail_at_start() {
     let workload = closed(128, 128, 0.0, 4, 8);
     let fail = |card: &str, model: &str, tp: u32, p: &[(&str, Value)]| {
-        eval(&deployment(EngineKind::Vllm, None, card, model, tp), &params(p), &workload, 1).unwrap_err()
+        eval(
+            &deployment(EngineKind::Vllm, None, card, model, tp),
+            &params(p),
+            &workload,
+            1,
+        )
+        .unwrap_err()
     };
     let weights = fail("H100", "Qwen2.5-72B", 1, &[]);
     assert_eq!(weights.kind, FailureKind::Oom);
-    let kv = fail("A100-40", "Qwen2.5-14B", 1, &[("gpu_memory_utilization", Value::Float(0.75))]);
+    let kv = fail(
+        "A100-40",
+        "Qwen2.5-14B",
+        1,
+        &[("gpu_memory_utilization", Value::Float(0.75))],
+    );
     assert_eq!(kv.kind, FailureKind::Oom, "{kv}");
     let heads = fail("H100", "Qwen2.5-7B", 3, &[]);
     assert_eq!(heads.kind, FailureKind::InvalidConfig);
-    let mindie = eval(&deployment(EngineKind::Mindie, None, "Ascend-910B4", "Qwen2.5-72B", 2), &params(&[]), &workload, 1).unwrap_err();
+    let mindie = eval(
+        &deployment(EngineKind::Mindie, None, "Ascend-910B4", "Qwen2.5-72B", 2),
+        &params(&[]),
+        &workload,
+        1,
+    )
+    .unwrap_err();
     assert_eq!(mindie.kind, FailureKind::Oom);
 }
 
@@ -88,8 +142,17 @@ fn runs_are_deterministic_by_seed_and_noisy_across_seeds() {
 #[test]
 fn text_datasets_are_refused_clearly() {
     let mut workload = closed(1, 1, 0.0, 1, 1);
-    workload.dataset = DatasetSpec::Sharegpt { path: "sg.json".into(), output_len: None };
-    let e = eval(&deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1), &params(&[]), &workload, 1).unwrap_err();
+    workload.dataset = DatasetSpec::Sharegpt {
+        path: "sg.json".into(),
+        output_len: None,
+    };
+    let e = eval(
+        &deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1),
+        &params(&[]),
+        &workload,
+        1,
+    )
+    .unwrap_err();
     assert_eq!(e.kind, FailureKind::InvalidConfig);
     assert!(e.message.contains("only `random` datasets"), "{e}");
 }

@@ -12,9 +12,9 @@ use std::time::Duration;
 #[derive(clap::Subcommand, Debug)]
 pub enum SimCommand {
     /// Evaluate configs in virtual time.
-    Eval(EvalArgs),
+    Eval(Box<EvalArgs>),
     /// Serve an OpenAI-compatible API with modelled timings.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 /// The simulated engine, card and model.
@@ -46,8 +46,14 @@ pub struct TargetArgs {
 impl TargetArgs {
     /// The deployment for `params` (MindIE when a MindIE-style name is set and no --engine).
     pub(super) fn deployment(&self, params: &Params) -> Deployment {
-        let mindie_names = params.keys().any(|k| k.chars().any(|c| c.is_ascii_uppercase()));
-        let engine = self.engine.unwrap_or(if mindie_names { EngineKind::Mindie } else { EngineKind::Vllm });
+        let mindie_names = params
+            .keys()
+            .any(|k| k.chars().any(|c| c.is_ascii_uppercase()));
+        let engine = self.engine.unwrap_or(if mindie_names {
+            EngineKind::Mindie
+        } else {
+            EngineKind::Vllm
+        });
         Deployment {
             engine,
             version: self.engine_version.clone(),
@@ -172,11 +178,23 @@ impl EngineFlags {
         put("max_num_seqs", int(self.max_num_seqs));
         put("max_num_batched_tokens", int(self.max_num_batched_tokens));
         put("block_size", int(self.block_size));
-        put("enable_chunked_prefill", flag(self.enable_chunked_prefill, self.no_enable_chunked_prefill));
-        put("enable_prefix_caching", flag(self.enable_prefix_caching, self.no_enable_prefix_caching));
-        put("gpu_memory_utilization", self.gpu_memory_utilization.map(Value::Float));
+        put(
+            "enable_chunked_prefill",
+            flag(self.enable_chunked_prefill, self.no_enable_chunked_prefill),
+        );
+        put(
+            "enable_prefix_caching",
+            flag(self.enable_prefix_caching, self.no_enable_prefix_caching),
+        );
+        put(
+            "gpu_memory_utilization",
+            self.gpu_memory_utilization.map(Value::Float),
+        );
         put("max_model_len", int(self.max_model_len));
-        put("enforce_eager", self.enforce_eager.then_some(Value::Bool(true)));
+        put(
+            "enforce_eager",
+            self.enforce_eager.then_some(Value::Bool(true)),
+        );
         put("kv_cache_dtype", self.kv_cache_dtype.map(Value::Str));
         put("dtype", self.dtype.map(Value::Str));
         put("maxBatchSize", int(self.max_batch_size));
@@ -193,6 +211,7 @@ pub fn run(cmd: SimCommand) -> anyhow::Result<i32> {
     match cmd {
         SimCommand::Eval(args) => super::cli_eval::run(&args),
         SimCommand::Serve(args) => {
+            let args = *args;
             let mut params: Params = args.target.set.iter().cloned().collect();
             args.flags.into_params(&mut params);
             if let Some(numa) = args.numa {
@@ -252,7 +271,9 @@ fn parse_engine(text: &str) -> Result<EngineKind, String> {
     match text.to_ascii_lowercase().as_str() {
         "vllm" => Ok(EngineKind::Vllm),
         "mindie" => Ok(EngineKind::Mindie),
-        other => Err(format!("`{other}`: the simulator models `vllm` and `mindie`")),
+        other => Err(format!(
+            "`{other}`: the simulator models `vllm` and `mindie`"
+        )),
     }
 }
 

@@ -15,26 +15,29 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {
     let base: Params = args.target.set.iter().cloned().collect();
     let Some(path) = &args.configs else {
         let deployment = args.target.deployment(&base);
-        return Ok(match eval(&deployment, &base, &workload, args.target.seed) {
-            Ok(metrics) if args.json => {
-                println!("{}", json!({"metrics": metrics}));
-                0
-            }
-            Ok(metrics) => {
-                print_table(&metrics);
-                0
-            }
-            Err(f) if args.json => {
-                println!("{}", json!({"failure": f}));
-                1
-            }
-            Err(f) => {
-                eprintln!("the engine would not start ({}): {}", f.kind, f.message);
-                1
-            }
-        });
+        return Ok(
+            match eval(&deployment, &base, &workload, args.target.seed) {
+                Ok(metrics) if args.json => {
+                    println!("{}", json!({"metrics": metrics}));
+                    0
+                }
+                Ok(metrics) => {
+                    print_table(&metrics);
+                    0
+                }
+                Err(f) if args.json => {
+                    println!("{}", json!({"failure": f}));
+                    1
+                }
+                Err(f) => {
+                    eprintln!("the engine would not start ({}): {}", f.kind, f.message);
+                    1
+                }
+            },
+        );
     };
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let started = Instant::now();
     let (mut total, mut failed) = (0, 0);
     let mut out = std::io::stdout().lock();
@@ -44,7 +47,11 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {
             continue;
         }
         let overrides: Params = serde_json::from_str(&line).with_context(|| {
-            format!("{}:{}: expected a JSON object of parameters, e.g. {{\"max_num_seqs\": 128}}", path.display(), index + 1)
+            format!(
+                "{}:{}: expected a JSON object of parameters, e.g. {{\"max_num_seqs\": 128}}",
+                path.display(),
+                index + 1
+            )
         })?;
         let mut params = base.clone();
         params.extend(overrides);

@@ -142,7 +142,9 @@ impl EngineConfig {
             max_prefill_seqs: knobs.max_prefill_seqs.unwrap_or(max_num_seqs),
             block_size: knobs.block_size.unwrap_or(engine.default_block_size),
             chunked_prefill,
-            prefix_caching: knobs.prefix_caching.unwrap_or(engine.default_prefix_caching),
+            prefix_caching: knobs
+                .prefix_caching
+                .unwrap_or(engine.default_prefix_caching),
             memory_utilization: knobs
                 .memory_utilization
                 .unwrap_or(engine.default_memory_utilization),
@@ -184,7 +186,7 @@ impl EngineConfig {
                 self.memory_utilization
             )));
         }
-        if m.heads % self.tp != 0 {
+        if !m.heads.is_multiple_of(self.tp) {
             return Err(SimFailure::invalid(format!(
                 "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
                 m.heads, self.tp
@@ -292,11 +294,19 @@ mod tests {
 
     #[test]
     fn v1_defaults_depend_on_the_card() {
-        let h100 = EngineConfig::resolve(&deployment("H100", "Qwen2.5-7B", 1), &Params::new()).unwrap();
-        assert_eq!((h100.max_num_seqs, h100.max_num_batched_tokens), (1024, 8192));
+        let h100 =
+            EngineConfig::resolve(&deployment("H100", "Qwen2.5-7B", 1), &Params::new()).unwrap();
+        assert_eq!(
+            (h100.max_num_seqs, h100.max_num_batched_tokens),
+            (1024, 8192)
+        );
         assert!(h100.chunked_prefill && h100.prefix_caching);
-        let a100 = EngineConfig::resolve(&deployment("A100-80", "Qwen2.5-7B", 1), &Params::new()).unwrap();
-        assert_eq!((a100.max_num_seqs, a100.max_num_batched_tokens), (256, 2048));
+        let a100 =
+            EngineConfig::resolve(&deployment("A100-80", "Qwen2.5-7B", 1), &Params::new()).unwrap();
+        assert_eq!(
+            (a100.max_num_seqs, a100.max_num_batched_tokens),
+            (256, 2048)
+        );
     }
 
     #[test]
@@ -310,16 +320,25 @@ mod tests {
 
     #[test]
     fn model_checks_use_the_engines_messages() {
-        let e = EngineConfig::resolve(&deployment("H100", "Qwen2.5-0.5B", 4), &Params::new()).unwrap_err();
-        assert!(e.message.contains("attention heads (14) must be divisible by tensor parallel size (4)"));
+        let e = EngineConfig::resolve(&deployment("H100", "Qwen2.5-0.5B", 4), &Params::new())
+            .unwrap_err();
+        assert!(e
+            .message
+            .contains("attention heads (14) must be divisible by tensor parallel size (4)"));
         let p: Params = [("max_model_len".to_string(), Value::Int(65536))].into();
         let e = EngineConfig::resolve(&deployment("H100", "Qwen2.5-7B", 1), &p).unwrap_err();
-        assert!(e.message.contains("User-specified max_model_len (65536)"), "{e}");
+        assert!(
+            e.message.contains("User-specified max_model_len (65536)"),
+            "{e}"
+        );
         let p: Params = [("dtype".to_string(), Value::Str("bfloat16".into()))].into();
         let e = EngineConfig::resolve(&deployment("T4", "Qwen2-7B", 4), &p).unwrap_err();
         assert!(e.message.contains("--dtype=half"), "{e}");
         let mut d = deployment("H100", "Qwen2.5-7B", 1);
         d.version = Some("latest".into());
-        assert!(EngineConfig::resolve(&d, &Params::new()).unwrap_err().message.contains("like `0.6.3`"));
+        assert!(EngineConfig::resolve(&d, &Params::new())
+            .unwrap_err()
+            .message
+            .contains("like `0.6.3`"));
     }
 }

@@ -28,7 +28,11 @@ pub struct SimEngine {
 
 impl SimEngine {
     /// Start the engine for `deployment` with `params`, or fail as the engine would at start.
-    pub fn start(deployment: &Deployment, params: &Params, seed: u64) -> Result<SimEngine, SimFailure> {
+    pub fn start(
+        deployment: &Deployment,
+        params: &Params,
+        seed: u64,
+    ) -> Result<SimEngine, SimFailure> {
         let config = EngineConfig::resolve(deployment, params)?;
         let kv = memory::kv_capacity(&config)?;
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -108,7 +112,10 @@ mod tests {
             model: "Qwen2.5-0.5B".into(),
             tp: 1,
         };
-        let p: Params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let p: Params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
         SimEngine::start(&d, &p, 7).unwrap()
     }
 
@@ -128,9 +135,18 @@ mod tests {
             e.add(id, 300, 50, 0).unwrap();
         }
         let (time, events) = run_to_end(&mut e);
-        let tokens = events.iter().filter(|x| matches!(x, Event::Token { .. })).count();
-        let firsts = events.iter().filter(|x| matches!(x, Event::Token { first: true, .. })).count();
-        let done = events.iter().filter(|x| matches!(x, Event::Finished { .. })).count();
+        let tokens = events
+            .iter()
+            .filter(|x| matches!(x, Event::Token { .. }))
+            .count();
+        let firsts = events
+            .iter()
+            .filter(|x| matches!(x, Event::Token { first: true, .. }))
+            .count();
+        let done = events
+            .iter()
+            .filter(|x| matches!(x, Event::Finished { .. }))
+            .count();
         assert_eq!((tokens, firsts, done), (1000, 20, 20));
         assert!(time > 0.1 && time < 10.0, "{time}");
         assert_eq!(e.gauges().kv_usage, 0.0);
@@ -140,19 +156,28 @@ mod tests {
     fn too_long_requests_are_refused() {
         let mut e = engine(&[("max_model_len", Value::Int(1024))]);
         let err = e.add(1, 1000, 100, 0).unwrap_err();
-        assert!(err.contains("maximum context length is 1024 tokens"), "{err}");
+        assert!(
+            err.contains("maximum context length is 1024 tokens"),
+            "{err}"
+        );
     }
 
     #[test]
     fn a_small_cache_preempts_and_still_finishes() {
-        let mut e = engine(&[("gpu_memory_utilization", Value::Float(0.06)), ("max_model_len", Value::Int(4096))]);
+        let mut e = engine(&[
+            ("gpu_memory_utilization", Value::Float(0.06)),
+            ("max_model_len", Value::Int(4096)),
+        ]);
         let capacity = e.kv_capacity().tokens;
-        let n = (capacity / 1000 + 8) as u64;
+        let n = capacity / 1000 + 8;
         for id in 0..n {
             e.add(id, 500, 500, 0).unwrap();
         }
         let (_, events) = run_to_end(&mut e);
-        let done = events.iter().filter(|x| matches!(x, Event::Finished { .. })).count();
+        let done = events
+            .iter()
+            .filter(|x| matches!(x, Event::Finished { .. }))
+            .count();
         assert_eq!(done as u64, n);
         assert!(e.gauges().preemptions > 0, "capacity {capacity}");
     }

@@ -54,7 +54,11 @@ impl CostModel {
             flops_per_token: 2.0 * m.params_b * 1e9 / tp,
             attention_flops_per_pair: 4.0 * f64::from(m.layers) * f64::from(m.heads * m.head_dim)
                 / tp,
-            flops_per_second: cfg.card.tflops * 1e12 * e.mfu * shape_efficiency * cfg.card.efficiency,
+            flops_per_second: cfg.card.tflops
+                * 1e12
+                * e.mfu
+                * shape_efficiency
+                * cfg.card.efficiency,
             weight_bytes: m.weight_bytes() / tp,
             kv_bytes_per_token: cfg.kv_bytes_per_token_per_card(),
             bytes_per_second: cfg.card.hbm_gbps * 1e9 * e.bw_efficiency * cfg.card.efficiency,
@@ -65,7 +69,11 @@ impl CostModel {
                     e.layer_launch_us
                 }
                 * 1e-6,
-            allreduce_count: if cfg.tp > 1 { 2.0 * f64::from(m.layers) } else { 0.0 },
+            allreduce_count: if cfg.tp > 1 {
+                2.0 * f64::from(m.layers)
+            } else {
+                0.0
+            },
             allreduce_latency_s: link_hops * cfg.card.link.latency_us * 1e-6,
             allreduce_bytes_per_token: link_hops / tp * f64::from(m.hidden) * 2.0,
             link_bytes_per_second: cfg.card.link.gbps * 1e9,

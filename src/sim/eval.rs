@@ -59,7 +59,13 @@ struct Run {
 }
 
 impl Run {
-    fn new(engine: SimEngine, source: RequestSource, load: Load, limits: Limits, timeout: f64) -> Run {
+    fn new(
+        engine: SimEngine,
+        source: RequestSource,
+        load: Load,
+        limits: Limits,
+        timeout: f64,
+    ) -> Run {
         let mut run = Run {
             engine,
             source,
@@ -164,7 +170,10 @@ impl Run {
             end: None,
         });
         self.open_in_flight += 1;
-        match self.engine.add(id, shape.prompt, shape.output, shape.prefix) {
+        match self
+            .engine
+            .add(id, shape.prompt, shape.output, shape.prefix)
+        {
             Ok(()) => self.in_flight.push_back(id),
             Err(_) => self.finish(id, self.now + REFUSAL_SECONDS, false),
         }

@@ -91,11 +91,15 @@ const VLLM_KNOBS: &[(&str, Setter)] = &[
     ("gpu_memory_utilization", |k, n, v| {
         set_f64(&mut k.memory_utilization, n, v)
     }),
-    ("max_model_len", |k, n, v| set_u32(&mut k.max_model_len, n, v)),
+    ("max_model_len", |k, n, v| {
+        set_u32(&mut k.max_model_len, n, v)
+    }),
     ("tensor_parallel_size", |k, n, v| {
         set_u32(&mut k.tensor_parallel_size, n, v)
     }),
-    ("enforce_eager", |k, n, v| set_bool(&mut k.enforce_eager, n, v)),
+    ("enforce_eager", |k, n, v| {
+        set_bool(&mut k.enforce_eager, n, v)
+    }),
     ("kv_cache_dtype", |k, _, v| {
         k.kv_cache_dtype = Some(v.to_string());
         Ok(())
@@ -121,7 +125,9 @@ const MINDIE_KNOBS: &[(&str, Setter)] = &[
     ("cacheBlockSize", |k, n, v| set_u32(&mut k.block_size, n, v)),
     ("maxSeqLen", |k, n, v| set_u32(&mut k.max_model_len, n, v)),
     ("npuMemSize", |k, n, v| set_f64(&mut k.kv_cache_gib, n, v)),
-    ("maxIterTimes", |k, n, v| set_u32(&mut k.max_output_tokens, n, v)),
+    ("maxIterTimes", |k, n, v| {
+        set_u32(&mut k.max_output_tokens, n, v)
+    }),
     ("worldSize", |k, n, v| {
         set_u32(&mut k.tensor_parallel_size, n, v)
     }),
@@ -155,7 +161,12 @@ impl Knobs {
     }
 }
 
-fn unrecognized(kind: EngineKind, name: &str, table: &[(&str, Setter)], ignored: &[&str]) -> String {
+fn unrecognized(
+    kind: EngineKind,
+    name: &str,
+    table: &[(&str, Setter)],
+    ignored: &[&str],
+) -> String {
     let known = table.iter().map(|(n, _)| *n).chain(ignored.iter().copied());
     let best = known
         .map(|n| (strsim::jaro_winkler(n, name), n))
@@ -240,7 +251,10 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, Value)]) -> Params {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
     }
 
     #[test]
@@ -257,9 +271,15 @@ mod tests {
         assert_eq!(k.max_num_batched_tokens, Some(8192));
         assert_eq!(k.chunked_prefill, Some(false));
         assert_eq!(k.memory_utilization, Some(0.85));
-        let m = params(&[("maxBatchSize", Value::Int(128)), ("worldSize", Value::Int(8))]);
+        let m = params(&[
+            ("maxBatchSize", Value::Int(128)),
+            ("worldSize", Value::Int(8)),
+        ]);
         let k = Knobs::from_params(EngineKind::Mindie, &m).unwrap();
-        assert_eq!((k.max_num_seqs, k.tensor_parallel_size), (Some(128), Some(8)));
+        assert_eq!(
+            (k.max_num_seqs, k.tensor_parallel_size),
+            (Some(128), Some(8))
+        );
     }
 
     #[test]
@@ -268,8 +288,11 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("unrecognized arguments: --max-num-seq"), "{e}");
         assert!(e.contains("did you mean `max_num_seqs`"), "{e}");
-        let e = Knobs::from_params(EngineKind::Vllm, &params(&[("block_size", Value::Float(1.5))]))
-            .unwrap_err();
+        let e = Knobs::from_params(
+            EngineKind::Vllm,
+            &params(&[("block_size", Value::Float(1.5))]),
+        )
+        .unwrap_err();
         assert!(e.contains("`block_size`: expected a whole number"), "{e}");
     }
 }

@@ -67,7 +67,11 @@ pub fn kv_capacity(cfg: &EngineConfig) -> Result<KvCapacity, SimFailure> {
 }
 
 fn load_oom_message(cfg: &EngineConfig, weights: f64, total: f64) -> String {
-    let device = if cfg.card.platform == "npu" { "NPU" } else { "CUDA" };
+    let device = if cfg.card.platform == "npu" {
+        "NPU"
+    } else {
+        "CUDA"
+    };
     format!(
         "torch.OutOfMemoryError: {device} out of memory. Tried to allocate {:.0} MiB. GPU 0 has a \
          total capacity of {total:.2} GiB; the model weights need {weights:.2} GiB per card \
@@ -140,13 +144,22 @@ mod tests {
             model: model.into(),
             tp,
         };
-        let p: Params = params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let p: Params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
         EngineConfig::resolve(&d, &p).unwrap()
     }
 
     #[test]
     fn kv_capacity_follows_memory_utilization() {
-        let low = kv_capacity(&config("H100", "Qwen2.5-7B", 1, &[("gpu_memory_utilization", Value::Float(0.5))])).unwrap();
+        let low = kv_capacity(&config(
+            "H100",
+            "Qwen2.5-7B",
+            1,
+            &[("gpu_memory_utilization", Value::Float(0.5))],
+        ))
+        .unwrap();
         let high = kv_capacity(&config("H100", "Qwen2.5-7B", 1, &[])).unwrap();
         assert!(high.tokens > 2 * low.tokens, "{low:?} {high:?}");
         assert_eq!(high.tokens % 16, 0);
@@ -157,8 +170,17 @@ mod tests {
         let e = kv_capacity(&config("H100", "Qwen2.5-72B", 1, &[])).unwrap_err();
         assert_eq!(e.kind, FailureKind::Oom);
         assert!(e.message.contains("CUDA out of memory"), "{e}");
-        let e = kv_capacity(&config("H100", "Qwen2.5-32B", 1, &[("gpu_memory_utilization", Value::Float(0.82))])).unwrap_err();
-        assert!(e.message.contains("max seq len (32768)") || e.message.contains("No available memory"), "{e}");
+        let e = kv_capacity(&config(
+            "H100",
+            "Qwen2.5-32B",
+            1,
+            &[("gpu_memory_utilization", Value::Float(0.82))],
+        ))
+        .unwrap_err();
+        assert!(
+            e.message.contains("max seq len (32768)") || e.message.contains("No available memory"),
+            "{e}"
+        );
         assert!(kv_capacity(&config("H100", "Qwen2.5-72B", 4, &[])).is_ok());
     }
 
@@ -166,7 +188,12 @@ mod tests {
     fn startup_grows_with_weights_and_shrinks_without_graphs() {
         let small = config("H100", "Qwen2.5-0.5B", 1, &[]);
         let big = config("H100", "Qwen2.5-14B", 1, &[]);
-        let eager = config("H100", "Qwen2.5-14B", 1, &[("enforce_eager", Value::Bool(true))]);
+        let eager = config(
+            "H100",
+            "Qwen2.5-14B",
+            1,
+            &[("enforce_eager", Value::Bool(true))],
+        );
         assert!(startup_seconds(&big) > startup_seconds(&small));
         assert!(startup_seconds(&eager) < startup_seconds(&big));
     }

@@ -87,7 +87,10 @@ fn node_list(text: &str) -> Result<Vec<u32>, String> {
     for part in text.split(',') {
         let bad = || format!("bad node list `{text}` (use e.g. `0`, `0-3` or `0,2,4,6`)");
         let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?),
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
             None => {
                 let n: u32 = part.trim().parse().map_err(|_| bad())?;
                 (n, n)
@@ -150,7 +153,10 @@ mod tests {
         let b = parse("numactl -N0 -m0").unwrap();
         assert_eq!((b.cpu_nodes, b.mem_nodes), (vec![0], vec![0]));
         let b = parse("--cpunodebind=0,2,4,6 --membind 0-3").unwrap();
-        assert_eq!((b.cpu_nodes, b.mem_nodes), (vec![0, 2, 4, 6], vec![0, 1, 2, 3]));
+        assert_eq!(
+            (b.cpu_nodes, b.mem_nodes),
+            (vec![0, 2, 4, 6], vec![0, 1, 2, 3])
+        );
         assert_eq!(parse("none").unwrap(), NumaBinding::default());
         assert!(parse("-C 0-7").unwrap_err().contains("CPU lists"));
         assert!(parse("-N").unwrap_err().contains("needs a node list"));
@@ -163,7 +169,10 @@ mod tests {
         let local = host_factor(&parse("-N0 -m0").unwrap(), host);
         let four = host_factor(&parse("-N 0-3 -m 0-3").unwrap(), host);
         let spread = host_factor(&parse("-N 0,2,4,6 -m 0,2,4,6").unwrap(), host);
-        assert!(local < 1.0 && four > 1.0 && spread > four, "{local} {four} {spread}");
+        assert!(
+            local < 1.0 && four > 1.0 && spread > four,
+            "{local} {four} {spread}"
+        );
         assert_eq!(host_factor(&NumaBinding::default(), host), 1.0);
         let err = check_nodes(&parse("-N 9").unwrap(), host).unwrap_err();
         assert!(err.contains("node argument 9 is out of range"), "{err}");

@@ -34,7 +34,11 @@ pub enum Load {
     /// Fixed number of workers.
     Closed { concurrency: u32 },
     /// Scheduled arrivals at `rate`/s (gamma gaps of shape `burstiness`), at most `cap` in flight.
-    Open { rate: f64, burstiness: f64, cap: Option<u32> },
+    Open {
+        rate: f64,
+        burstiness: f64,
+        cap: Option<u32>,
+    },
 }
 
 /// A seeded source of request shapes and arrival gaps.
@@ -76,7 +80,13 @@ pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Li
             if *concurrency == 0 {
                 return Err(SimFailure::invalid("load.concurrency must be at least 1"));
             }
-            (Load::Closed { concurrency: *concurrency }, *requests, *duration)
+            (
+                Load::Closed {
+                    concurrency: *concurrency,
+                },
+                *requests,
+                *duration,
+            )
         }
         LoadSpec::Open {
             rate,
@@ -104,7 +114,9 @@ pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Li
         ));
     }
     let gaps = match load {
-        Load::Open { rate, burstiness, .. } => Some(
+        Load::Open {
+            rate, burstiness, ..
+        } => Some(
             Gamma::new(burstiness, 1.0 / (rate * burstiness))
                 .map_err(|e| SimFailure::invalid(format!("load.burstiness: {e}")))?,
         ),

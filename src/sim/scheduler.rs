@@ -141,7 +141,8 @@ impl Scheduler {
         Gauges {
             running: self.running.len(),
             waiting: self.waiting.len(),
-            kv_usage: f64::from(self.total_blocks - self.free_blocks) / f64::from(self.total_blocks),
+            kv_usage: f64::from(self.total_blocks - self.free_blocks)
+                / f64::from(self.total_blocks),
             preemptions: self.preemptions,
         }
     }
@@ -196,7 +197,11 @@ impl Scheduler {
     fn plan_prefill_first(&mut self) -> StepShape {
         let mut budget = self.budget;
         let before = self.running.len();
-        self.admit(&mut budget, self.max_prefill_seqs as usize, self.watermark_blocks);
+        self.admit(
+            &mut budget,
+            self.max_prefill_seqs as usize,
+            self.watermark_blocks,
+        );
         if self.running.len() > before {
             return self.shape();
         }
@@ -248,7 +253,9 @@ impl Scheduler {
             let Some(seq) = self.waiting.front_mut() else {
                 break;
             };
-            let hit_blocks = if self.prefix_caching && seq.prefix >= self.cached_prefix_blocks * self.block_size {
+            let hit_blocks = if self.prefix_caching
+                && seq.prefix >= self.cached_prefix_blocks * self.block_size
+            {
                 self.cached_prefix_blocks
                     .min((seq.prompt + seq.generated - 1) / self.block_size)
             } else {
@@ -256,7 +263,11 @@ impl Scheduler {
             };
             let hit = hit_blocks * self.block_size;
             let need = seq.prompt + seq.generated - hit;
-            let n = if self.chunked { need.min(*budget) } else { need };
+            let n = if self.chunked {
+                need.min(*budget)
+            } else {
+                need
+            };
             let extra = (hit + n).div_ceil(self.block_size) - hit_blocks;
             if n > *budget || extra + reserve > self.free_blocks {
                 break;
@@ -300,7 +311,8 @@ impl Scheduler {
                 shape.decode_context += end;
             } else {
                 shape.prefill_context += end;
-                shape.prefill_attention += f64::from(n) * (f64::from(seq.computed) + f64::from(n) / 2.0);
+                shape.prefill_attention +=
+                    f64::from(n) * (f64::from(seq.computed) + f64::from(n) / 2.0);
             }
         }
         shape

@@ -26,7 +26,9 @@ impl RequestRecord {
 
     fn tpot(&self) -> Option<f64> {
         match self.first {
-            Some(first) if self.output >= 2 => Some((self.end - first) / f64::from(self.output - 1)),
+            Some(first) if self.output >= 2 => {
+                Some((self.end - first) / f64::from(self.output - 1))
+            }
             _ => None,
         }
     }
@@ -42,7 +44,10 @@ pub fn summarize(records: &[RequestRecord], mut itl_s: Vec<f64>, slos: &[Slo]) -
     let completed = ok.len() as f64;
     let failed = (records.len() - ok.len()) as f64;
     let start = records.iter().map(|r| r.send).fold(f64::INFINITY, f64::min);
-    let end = records.iter().map(|r| r.end).fold(f64::NEG_INFINITY, f64::max);
+    let end = records
+        .iter()
+        .map(|r| r.end)
+        .fold(f64::NEG_INFINITY, f64::max);
     let duration = if records.is_empty() { 0.0 } else { end - start };
     let per_second = |x: f64| if duration > 0.0 { x / duration } else { 0.0 };
     let input: f64 = ok.iter().map(|r| f64::from(r.prompt)).sum();
@@ -52,7 +57,14 @@ pub fn summarize(records: &[RequestRecord], mut itl_s: Vec<f64>, slos: &[Slo]) -
     m.insert("completed".into(), completed);
     m.insert("failed".into(), failed);
     let attempted = completed + failed;
-    m.insert("error_rate".into(), if attempted > 0.0 { failed / attempted } else { 0.0 });
+    m.insert(
+        "error_rate".into(),
+        if attempted > 0.0 {
+            failed / attempted
+        } else {
+            0.0
+        },
+    );
     m.insert("duration_s".into(), duration);
     m.insert("total_input_tokens".into(), input);
     m.insert("total_output_tokens".into(), output);
@@ -138,7 +150,14 @@ mod tests {
         let records = vec![
             record(0.0, 0.5, 1.5, 11),
             record(0.0, 1.0, 3.0, 11),
-            RequestRecord { ok: false, prompt: 10, output: 0, send: 1.0, first: None, end: 4.0 },
+            RequestRecord {
+                ok: false,
+                prompt: 10,
+                output: 0,
+                send: 1.0,
+                first: None,
+                end: 4.0,
+            },
         ];
         let slos = vec!["ttft:p99<=800ms".parse().unwrap()];
         let m = summarize(&records, vec![0.1, 0.1, 0.2], &slos);

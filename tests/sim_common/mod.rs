@@ -6,7 +6,13 @@ use infertune::space::{EngineKind, Params, Value};
 use std::time::Duration;
 
 /// A vLLM (or MindIE) deployment.
-pub fn deployment(engine: EngineKind, version: Option<&str>, card: &str, model: &str, tp: u32) -> Deployment {
+pub fn deployment(
+    engine: EngineKind,
+    version: Option<&str>,
+    card: &str,
+    model: &str,
+    tp: u32,
+) -> Deployment {
     Deployment {
         engine,
         version: version.map(str::to_string),
@@ -18,11 +24,20 @@ pub fn deployment(engine: EngineKind, version: Option<&str>, card: &str, model: 
 
 /// Parameters from name/value pairs.
 pub fn params(pairs: &[(&str, Value)]) -> Params {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 /// A closed-loop random-dataset workload.
-pub fn closed(input: u32, output: u32, range: f64, concurrency: u32, requests: u32) -> WorkloadSpec {
+pub fn closed(
+    input: u32,
+    output: u32,
+    range: f64,
+    concurrency: u32,
+    requests: u32,
+) -> WorkloadSpec {
     WorkloadSpec {
         api: Default::default(),
         dataset: DatasetSpec::Random {

@@ -234,7 +234,9 @@ fn find<'a, T>(
     let all = || {
         items.iter().flat_map(|item| {
             let (canonical, aliases) = names(item);
-            std::iter::once(canonical).chain(aliases).map(move |n| (n, item))
+            std::iter::once(canonical)
+                .chain(aliases)
+                .map(move |n| (n, item))
         })
     };
     if let Some((_, item)) = all().find(|(n, _)| n.to_ascii_lowercase() == wanted) {
@@ -264,7 +266,10 @@ mod tests {
         assert!(cards().len() >= 10);
         assert!(models().len() >= 10);
         for c in cards() {
-            assert!(c.memory_gib > 10.0 && c.tflops > 10.0 && c.hbm_gbps > 100.0, "{c:?}");
+            assert!(
+                c.memory_gib > 10.0 && c.tflops > 10.0 && c.hbm_gbps > 100.0,
+                "{c:?}"
+            );
             assert!(c.host.local_node < c.host.nodes, "{}", c.name);
         }
         for m in models() {
@@ -278,7 +283,10 @@ mod tests {
     #[test]
     fn lookups_accept_aliases_and_suggest() {
         assert_eq!(card("a100").unwrap().name, "A100-80");
-        assert_eq!(model("Qwen/Qwen2.5-7B-Instruct").unwrap().name, "Qwen2.5-7B");
+        assert_eq!(
+            model("Qwen/Qwen2.5-7B-Instruct").unwrap().name,
+            "Qwen2.5-7B"
+        );
         let e = card("H1000").unwrap_err();
         assert!(e.contains("did you mean `H100`"), "{e}");
         assert!(model("gpt-5").unwrap_err().contains("known: Qwen2.5-0.5B"));

@@ -50,9 +50,11 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 async fn models(State(s): State<Arc<AppState>>) -> Json<Value> {
-    Json(json!({"object": "list", "data": [{"id": s.model_name, "object": "model",
+    Json(
+        json!({"object": "list", "data": [{"id": s.model_name, "object": "model",
         "created": s.created, "owned_by": "infertune-sim", "root": s.config.model.name,
-        "max_model_len": s.config.max_model_len}]}))
+        "max_model_len": s.config.max_model_len}]}),
+    )
 }
 
 async fn metrics(State(s): State<Arc<AppState>>) -> Response {
@@ -70,7 +72,11 @@ async fn completions(State(s): State<Arc<AppState>>, body: Bytes) -> Response {
 }
 
 fn error(status: StatusCode, kind: &str, message: &str) -> Response {
-    (status, Json(openai::error_body(message, kind, status.as_u16()))).into_response()
+    (
+        status,
+        Json(openai::error_body(message, kind, status.as_u16())),
+    )
+        .into_response()
 }
 
 async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response {
@@ -101,7 +107,11 @@ async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response
         events: tx,
     };
     if s.commands.send(add).is_err() {
-        return error(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableError", "the engine has stopped");
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailableError",
+            "the engine has stopped",
+        );
     }
     let handle = Handle {
         id,
@@ -111,7 +121,14 @@ async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response
     };
     let responder = Responder {
         endpoint,
-        id: format!("{}-{id}", if endpoint == Endpoint::Chat { "chatcmpl" } else { "cmpl" }),
+        id: format!(
+            "{}-{id}",
+            if endpoint == Endpoint::Chat {
+                "chatcmpl"
+            } else {
+                "cmpl"
+            }
+        ),
         model: s.model_name.clone(),
         created: s.created,
     };
@@ -123,9 +140,16 @@ async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response
             prompt: req.prompt_tokens,
             reason,
             sent: 0,
-            stage: if endpoint == Endpoint::Chat { Stage::Role } else { Stage::Tokens },
+            stage: if endpoint == Endpoint::Chat {
+                Stage::Role
+            } else {
+                Stage::Tokens
+            },
         };
-        let headers = [(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")];
+        let headers = [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ];
         return (headers, Body::new(body)).into_response();
     }
     collect(handle, responder, req.prompt_tokens, reason).await
@@ -134,12 +158,20 @@ async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response
 /// How many tokens the simulated model generates, and why it stops: `max_tokens` when given
 /// (it never emits EOS earlier); without it, the context limit under `ignore_eos`, else a
 /// seeded natural length of 16–256 tokens (at least `min_tokens`).
-fn output_tokens(req: &GenerationRequest, cfg: &EngineConfig, seed: u64, id: u64) -> (u32, &'static str) {
+fn output_tokens(
+    req: &GenerationRequest,
+    cfg: &EngineConfig,
+    seed: u64,
+    id: u64,
+) -> (u32, &'static str) {
     if let Some(max) = req.max_tokens {
         return (max, "length");
     }
     if req.ignore_eos {
-        return (cfg.max_model_len.saturating_sub(req.prompt_tokens).max(1), "length");
+        return (
+            cfg.max_model_len.saturating_sub(req.prompt_tokens).max(1),
+            "length",
+        );
     }
     let mixed = (seed ^ id.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     let natural = 16 + (mixed >> 33) as u32 % 241;
@@ -165,7 +197,11 @@ async fn collect(mut handle: Handle, responder: Responder, prompt: u32, reason: 
             }
         }
     }
-    error(StatusCode::SERVICE_UNAVAILABLE, "ServiceUnavailableError", "the engine has stopped")
+    error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "ServiceUnavailableError",
+        "the engine has stopped",
+    )
 }
 
 /// A request's link to the engine task; dropping it early aborts the request.
@@ -210,7 +246,10 @@ impl HttpBody for SseBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let this = self.get_mut();
         let text = match this.stage {
             Stage::Done => return Poll::Ready(None),

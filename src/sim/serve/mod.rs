@@ -40,7 +40,10 @@ pub struct ServeOptions {
 /// Run the server until SIGINT/SIGTERM; returns the exit code (1 when the engine refuses to start).
 pub fn run(options: ServeOptions) -> anyhow::Result<i32> {
     if !(options.time_scale > 0.0 && options.time_scale.is_finite()) {
-        anyhow::bail!("--time-scale must be a positive number, got {}", options.time_scale);
+        anyhow::bail!(
+            "--time-scale must be a positive number, got {}",
+            options.time_scale
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -51,17 +54,25 @@ pub fn run(options: ServeOptions) -> anyhow::Result<i32> {
 
 async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
     let scale = options.time_scale;
-    let sleep_modelled = |seconds: f64| tokio::time::sleep(Duration::from_secs_f64(seconds * scale));
+    let sleep_modelled =
+        |seconds: f64| tokio::time::sleep(Duration::from_secs_f64(seconds * scale));
     eprintln!(
         "INFO: infertune sim serve: {:?} {} on {}×{} (a simulated engine)",
-        options.deployment.engine, options.deployment.model, options.deployment.tp, options.deployment.card
+        options.deployment.engine,
+        options.deployment.model,
+        options.deployment.tp,
+        options.deployment.card
     );
     let engine = match SimEngine::start(&options.deployment, &options.params, options.seed) {
         Ok(engine) => engine,
         Err(failure) => {
             sleep_modelled(failure_delay(&options, &failure)).await;
             report_failure(&failure);
-            return Ok(if failure.message.contains("unrecognized arguments") { 2 } else { 1 });
+            return Ok(if failure.message.contains("unrecognized arguments") {
+                2
+            } else {
+                1
+            });
         }
     };
     let kv = engine.kv_capacity();
@@ -69,7 +80,9 @@ async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
         "INFO: KV cache: {:.2} GiB per card, {} blocks, {} tokens",
         kv.gib_per_card, kv.blocks, kv.tokens
     );
-    let startup = options.startup_time.map_or_else(|| engine.startup_seconds(), |d| d.as_secs_f64());
+    let startup = options
+        .startup_time
+        .map_or_else(|| engine.startup_seconds(), |d| d.as_secs_f64());
     sleep_modelled(startup).await;
     let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
         .await
@@ -91,7 +104,10 @@ async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
             .map_or(0, |d| d.as_secs()),
     });
     tokio::spawn(driver::run(engine, receiver, scale, counters));
-    eprintln!("INFO: Started server process; serving on http://{}:{}", options.host, options.port);
+    eprintln!(
+        "INFO: Started server process; serving on http://{}:{}",
+        options.host, options.port
+    );
     let app = http::router(state);
     tokio::select! {
         served = axum::serve(listener, app) => served?,
@@ -118,7 +134,12 @@ fn failure_delay(options: &ServeOptions, failure: &SimFailure) -> f64 {
 
 fn report_failure(failure: &SimFailure) {
     let line = &failure.message;
-    let known_prefix = ["ValueError:", "torch.OutOfMemoryError:", "vllm serve: error:", "NPU out of memory"];
+    let known_prefix = [
+        "ValueError:",
+        "torch.OutOfMemoryError:",
+        "vllm serve: error:",
+        "NPU out of memory",
+    ];
     if known_prefix.iter().any(|p| line.starts_with(p)) {
         eprintln!("{line}");
     } else {
@@ -130,14 +151,15 @@ async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => {
-                // Without a SIGTERM handler, Ctrl-C still stops the server.
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    // Without a SIGTERM handler, Ctrl-C still stops the server.
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}

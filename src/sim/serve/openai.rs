@@ -32,7 +32,9 @@ pub struct GenerationRequest {
 
 /// Parse a request body for `endpoint`, or say what is wrong with it.
 pub fn parse(endpoint: Endpoint, body: &Value) -> Result<GenerationRequest, String> {
-    let obj = body.as_object().ok_or("the request body must be a JSON object")?;
+    let obj = body
+        .as_object()
+        .ok_or("the request body must be a JSON object")?;
     let prompt_tokens = match endpoint {
         Endpoint::Chat => {
             let messages = obj
@@ -79,7 +81,10 @@ pub fn parse(endpoint: Endpoint, body: &Value) -> Result<GenerationRequest, Stri
         min_tokens,
         ignore_eos: flag(obj.get("ignore_eos")),
         stream: flag(obj.get("stream")),
-        include_usage: flag(obj.get("stream_options").and_then(|o| o.get("include_usage"))),
+        include_usage: flag(
+            obj.get("stream_options")
+                .and_then(|o| o.get("include_usage")),
+        ),
     })
 }
 
@@ -98,7 +103,16 @@ fn words(content: Option<&Value>) -> u32 {
 
 /// The text of output token `index` (one word and a space, so words = tokens).
 pub fn token_text(index: u32) -> &'static str {
-    const WORDS: [&str; 8] = ["the ", "model ", "is ", "a ", "simulated ", "engine ", "that ", "streams "];
+    const WORDS: [&str; 8] = [
+        "the ",
+        "model ",
+        "is ",
+        "a ",
+        "simulated ",
+        "engine ",
+        "that ",
+        "streams ",
+    ];
     WORDS[index as usize % WORDS.len()]
 }
 
@@ -139,8 +153,12 @@ impl Responder {
     /// The chunk that carries only the finish reason.
     pub fn finish_chunk(&self, reason: &str) -> Value {
         match self.endpoint {
-            Endpoint::Chat => self.envelope(json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason}])),
-            Endpoint::Completions => self.envelope(json!([{"index": 0, "text": "", "logprobs": null, "finish_reason": reason}])),
+            Endpoint::Chat => self.envelope(
+                json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason}]),
+            ),
+            Endpoint::Completions => self.envelope(
+                json!([{"index": 0, "text": "", "logprobs": null, "finish_reason": reason}]),
+            ),
         }
     }
 
@@ -154,8 +172,14 @@ impl Responder {
     /// The whole non-streamed response.
     pub fn full(&self, text: &str, reason: &str, prompt: u32, completion: u32) -> Value {
         let (object, choice) = match self.endpoint {
-            Endpoint::Chat => ("chat.completion", json!({"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": null, "finish_reason": reason})),
-            Endpoint::Completions => ("text_completion", json!({"index": 0, "text": text, "logprobs": null, "finish_reason": reason})),
+            Endpoint::Chat => (
+                "chat.completion",
+                json!({"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": null, "finish_reason": reason}),
+            ),
+            Endpoint::Completions => (
+                "text_completion",
+                json!({"index": 0, "text": text, "logprobs": null, "finish_reason": reason}),
+            ),
         };
         json!({"id": self.id, "object": object, "created": self.created, "model": self.model,
                "choices": [choice], "usage": usage(prompt, completion)})
@@ -181,16 +205,36 @@ mod tests {
             {"role": "user", "content": [{"type": "text", "text": "four five"}]}],
             "max_tokens": 7, "stream": true, "stream_options": {"include_usage": true}, "ignore_eos": true});
         let r = parse(Endpoint::Chat, &body).unwrap();
-        assert_eq!((r.prompt_tokens, r.max_tokens, r.stream, r.include_usage, r.ignore_eos), (5, Some(7), true, true, true));
+        assert_eq!(
+            (
+                r.prompt_tokens,
+                r.max_tokens,
+                r.stream,
+                r.include_usage,
+                r.ignore_eos
+            ),
+            (5, Some(7), true, true, true)
+        );
         let c = parse(Endpoint::Completions, &json!({"prompt": [1, 2, 3, 4]})).unwrap();
         assert_eq!(c.prompt_tokens, 4);
     }
 
     #[test]
     fn refuses_malformed_requests() {
-        assert!(parse(Endpoint::Chat, &json!({"prompt": "x"})).unwrap_err().contains("`messages`"));
-        assert!(parse(Endpoint::Completions, &json!({"prompt": "x", "max_tokens": -1})).unwrap_err().contains("`max_tokens`"));
-        let e = parse(Endpoint::Completions, &json!({"prompt": "x", "max_tokens": 2, "min_tokens": 5})).unwrap_err();
+        assert!(parse(Endpoint::Chat, &json!({"prompt": "x"}))
+            .unwrap_err()
+            .contains("`messages`"));
+        assert!(parse(
+            Endpoint::Completions,
+            &json!({"prompt": "x", "max_tokens": -1})
+        )
+        .unwrap_err()
+        .contains("`max_tokens`"));
+        let e = parse(
+            Endpoint::Completions,
+            &json!({"prompt": "x", "max_tokens": 2, "min_tokens": 5}),
+        )
+        .unwrap_err();
         assert!(e.contains("min_tokens must be less than or equal"), "{e}");
     }
 }

@@ -24,18 +24,66 @@ pub fn render(c: &Counters, model: &str) -> String {
     let mut out = String::new();
     let mut metric = |name: &str, kind: &str, help: &str, value: f64| {
         // Writing to a String cannot fail.
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{label} {value}");
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name}{label} {value}"
+        );
     };
     let g = c.gauges;
-    metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", g.running as f64);
-    metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", g.waiting as f64);
-    metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", g.kv_usage);
-    metric("vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.", g.kv_usage);
-    metric("vllm:num_preemptions_total", "counter", "Cumulative number of preemptions.", g.preemptions as f64);
-    metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", c.prompt_tokens as f64);
-    metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", c.generation_tokens as f64);
-    metric("vllm:request_success_total", "counter", "Count of successfully processed requests.", c.finished as f64);
-    metric("vllm:request_abort_total", "counter", "Count of requests aborted by their client.", c.aborted as f64);
+    metric(
+        "vllm:num_requests_running",
+        "gauge",
+        "Number of requests in model execution batches.",
+        g.running as f64,
+    );
+    metric(
+        "vllm:num_requests_waiting",
+        "gauge",
+        "Number of requests waiting to be processed.",
+        g.waiting as f64,
+    );
+    metric(
+        "vllm:kv_cache_usage_perc",
+        "gauge",
+        "KV-cache usage. 1 means 100 percent usage.",
+        g.kv_usage,
+    );
+    metric(
+        "vllm:gpu_cache_usage_perc",
+        "gauge",
+        "GPU KV-cache usage. 1 means 100 percent usage.",
+        g.kv_usage,
+    );
+    metric(
+        "vllm:num_preemptions_total",
+        "counter",
+        "Cumulative number of preemptions.",
+        g.preemptions as f64,
+    );
+    metric(
+        "vllm:prompt_tokens_total",
+        "counter",
+        "Number of prefill tokens processed.",
+        c.prompt_tokens as f64,
+    );
+    metric(
+        "vllm:generation_tokens_total",
+        "counter",
+        "Number of generation tokens processed.",
+        c.generation_tokens as f64,
+    );
+    metric(
+        "vllm:request_success_total",
+        "counter",
+        "Count of successfully processed requests.",
+        c.finished as f64,
+    );
+    metric(
+        "vllm:request_abort_total",
+        "counter",
+        "Count of requests aborted by their client.",
+        c.aborted as f64,
+    );
     out
 }
 
