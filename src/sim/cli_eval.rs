@@ -30,7 +30,7 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {
                     1
                 }
                 Err(f) => {
-                    eprintln!("the engine would not start ({}): {}", f.kind, f.message);
+                    eprintln!("sim eval: no run ({}): {}", f.kind, f.message);
                     1
                 }
             },
