@@ -1,0 +1,302 @@
+//! Hardware, model and engine profiles, kept as data files embedded in the binary.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// One accelerator card and the host it sits in.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardProfile {
+    /// Canonical name, e.g. `H100`.
+    pub name: String,
+    /// Other accepted spellings (matched case-insensitively).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Rule-pack platform (`cuda`, `npu`, `maca`).
+    pub platform: String,
+    /// Device memory the runtime reports, GiB.
+    pub memory_gib: f64,
+    /// Dense 16-bit tensor throughput, TFLOP/s.
+    pub tflops: f64,
+    /// HBM bandwidth, GB/s.
+    pub hbm_gbps: f64,
+    /// Whether the card computes in bfloat16.
+    pub bf16: bool,
+    /// Fraction of the engine's usual kernel efficiency this card's software stack reaches.
+    #[serde(default = "one")]
+    pub efficiency: f64,
+    /// Multiplier on the engine's per-step host cost (vendor software stacks differ).
+    #[serde(default = "one")]
+    pub host_factor: f64,
+    /// Tensor-parallel interconnect.
+    pub link: LinkProfile,
+    /// Host NUMA layout.
+    pub host: HostNuma,
+}
+
+/// The card-to-card link used by tensor-parallel all-reduces.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkProfile {
+    /// Per-direction bandwidth, GB/s.
+    pub gbps: f64,
+    /// Per-hop latency, µs.
+    pub latency_us: f64,
+}
+
+/// NUMA layout of the host: node count, the accelerators' node and node distances.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostNuma {
+    /// Number of NUMA nodes.
+    pub nodes: u32,
+    /// Node the accelerators are attached to.
+    pub local_node: u32,
+    /// Distance to any other node when `distances` is absent (local is 10).
+    pub remote_distance: u32,
+    /// Distances from the local node to each node, as `numactl --hardware` prints them.
+    #[serde(default)]
+    pub distances: Vec<u32>,
+}
+
+impl HostNuma {
+    /// `numactl` distance from the accelerators' node to `node`.
+    pub fn distance(&self, node: u32) -> u32 {
+        match self.distances.get(node as usize) {
+            Some(d) => *d,
+            None if node == self.local_node => 10,
+            None => self.remote_distance,
+        }
+    }
+}
+
+/// The shape of one model.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelProfile {
+    /// Canonical name, e.g. `Qwen2.5-7B`.
+    pub name: String,
+    /// Other accepted spellings (matched case-insensitively).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// Parameters, billions.
+    pub params_b: f64,
+    /// Transformer layers.
+    pub layers: u32,
+    /// Hidden size.
+    pub hidden: u32,
+    /// Attention heads.
+    pub heads: u32,
+    /// Key/value heads.
+    pub kv_heads: u32,
+    /// Head dimension.
+    pub head_dim: u32,
+    /// Vocabulary size.
+    pub vocab: u32,
+    /// Longest context the model supports (the derived `max_model_len`).
+    pub max_len: u32,
+}
+
+impl ModelProfile {
+    /// Bytes of 16-bit weights.
+    pub fn weight_bytes(&self) -> f64 {
+        self.params_b * 1e9 * 2.0
+    }
+
+    /// KV-cache bytes per token over all layers (16-bit K and V), before tensor parallelism.
+    pub fn kv_bytes_per_token(&self) -> f64 {
+        2.0 * f64::from(self.layers) * f64::from(self.kv_heads) * f64::from(self.head_dim) * 2.0
+    }
+}
+
+/// How an engine composes a step from prefills and decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduling {
+    /// Decodes and prefill chunks share each step under the token budget (vLLM V1).
+    Mixed,
+    /// A step either prefills waiting prompts or decodes the running ones (vLLM V0 without
+    /// chunked prefill, MindIE).
+    PrefillFirst,
+}
+
+/// Defaults and calibrated cost constants of one engine generation.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineProfile {
+    /// `vllm-v1`, `vllm-v0` or `mindie`.
+    pub name: String,
+    /// Step composition when chunked prefill is off (with it on, steps are always mixed).
+    pub scheduling: Scheduling,
+    /// Default `max_num_seqs`.
+    pub default_max_num_seqs: u32,
+    /// Default `max_num_seqs` on cards with ≥ 70 GiB (A100 excepted).
+    pub default_max_num_seqs_large_card: u32,
+    /// Default `max_num_batched_tokens` with chunked prefill.
+    pub default_batched_tokens: u32,
+    /// The same on cards with ≥ 70 GiB (A100 excepted).
+    pub default_batched_tokens_large_card: u32,
+    /// Default KV block size, tokens.
+    pub default_block_size: u32,
+    /// Default fraction of device memory the engine may use.
+    pub default_memory_utilization: f64,
+    /// Chunked prefill on by default.
+    pub default_chunked_prefill: bool,
+    /// Prefix caching on by default.
+    pub default_prefix_caching: bool,
+    /// Host time of every step, ms.
+    pub host_base_ms: f64,
+    /// Host time per scheduled sequence, ms.
+    pub host_per_seq_ms: f64,
+    /// Host time per scheduled token, µs.
+    pub host_per_token_us: f64,
+    /// Extra host time per additional tensor-parallel worker, as a fraction.
+    pub host_per_tp_worker: f64,
+    /// Kernel launch cost per layer with graphs, µs.
+    pub layer_launch_us: f64,
+    /// Kernel launch cost per layer in eager mode, µs.
+    pub eager_layer_launch_us: f64,
+    /// Fraction of peak FLOP/s reached by large matrix multiplies.
+    pub mfu: f64,
+    /// Fraction of peak HBM bandwidth reached.
+    pub bw_efficiency: f64,
+    /// Memory kept for activations, graphs and the runtime, GiB per card.
+    pub activation_reserve_gib: f64,
+    /// Seconds from process start to argument validation (imports, config).
+    pub import_s: f64,
+    /// Seconds of compilation and graph capture after loading.
+    pub graph_capture_s: f64,
+    /// Weight loading speed per card, GB/s.
+    pub load_gbps: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+struct Catalog {
+    cards: Vec<CardProfile>,
+    models: Vec<ModelProfile>,
+    engines: Vec<EngineProfile>,
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog {
+        cards: parse_embedded("cards.yaml", include_str!("cards.yaml")),
+        models: parse_embedded("models.yaml", include_str!("models.yaml")),
+        engines: parse_embedded("engines.yaml", include_str!("engines.yaml")),
+    })
+}
+
+fn parse_embedded<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Vec<T> {
+    // The files are compiled in and covered by tests, so a parse error is a build defect.
+    serde_saphyr::from_str(text)
+        .unwrap_or_else(|e| panic!("embedded profile src/sim/profiles/{file} is invalid: {e}"))
+}
+
+/// All card profiles.
+pub fn cards() -> &'static [CardProfile] {
+    &catalog().cards
+}
+
+/// All model profiles.
+pub fn models() -> &'static [ModelProfile] {
+    &catalog().models
+}
+
+/// The card called `name` (or an alias), or an error listing the known cards.
+pub fn card(name: &str) -> Result<&'static CardProfile, String> {
+    find(cards(), name, |c| (&c.name, &c.aliases)).map_err(|hint| unknown("card", name, &hint))
+}
+
+/// The model called `name` (or an alias; a leading `org/` is ignored), or an error listing them.
+pub fn model(name: &str) -> Result<&'static ModelProfile, String> {
+    let bare = name.rsplit('/').next().unwrap_or(name);
+    find(models(), bare, |m| (&m.name, &m.aliases)).map_err(|hint| unknown("model", name, &hint))
+}
+
+/// The engine profile called `name` (`vllm-v1`, `vllm-v0`, `mindie`).
+pub fn engine(name: &str) -> &'static EngineProfile {
+    catalog()
+        .engines
+        .iter()
+        .find(|e| e.name == name)
+        .unwrap_or_else(|| panic!("engine profile `{name}` missing from engines.yaml"))
+}
+
+fn find<'a, T>(
+    items: &'a [T],
+    name: &str,
+    names: impl Fn(&'a T) -> (&'a String, &'a Vec<String>),
+) -> Result<&'a T, String> {
+    let wanted = name.to_ascii_lowercase();
+    let all = || {
+        items.iter().flat_map(|item| {
+            let (canonical, aliases) = names(item);
+            std::iter::once(canonical)
+                .chain(aliases)
+                .map(move |n| (n, item))
+        })
+    };
+    if let Some((_, item)) = all().find(|(n, _)| n.to_ascii_lowercase() == wanted) {
+        return Ok(item);
+    }
+    let best = all()
+        .map(|(n, _)| (strsim::jaro_winkler(&n.to_ascii_lowercase(), &wanted), n))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let known: Vec<&str> = items.iter().map(|i| names(i).0.as_str()).collect();
+    let hint = match best {
+        Some((score, n)) if score > 0.85 => format!("did you mean `{n}`? "),
+        _ => String::new(),
+    };
+    Err(format!("{hint}known: {}", known.join(", ")))
+}
+
+fn unknown(what: &str, name: &str, hint: &str) -> String {
+    format!("unknown {what} `{name}`: {hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_profiles_parse_and_are_sane() {
+        assert!(cards().len() >= 10);
+        assert!(models().len() >= 10);
+        for c in cards() {
+            assert!(
+                c.memory_gib > 10.0 && c.tflops > 10.0 && c.hbm_gbps > 100.0,
+                "{c:?}"
+            );
+            assert!(c.host.local_node < c.host.nodes, "{}", c.name);
+        }
+        for m in models() {
+            assert_eq!(m.heads % m.kv_heads, 0, "{}", m.name);
+        }
+        for e in ["vllm-v1", "vllm-v0", "mindie"] {
+            assert_eq!(engine(e).name, e);
+        }
+    }
+
+    #[test]
+    fn lookups_accept_aliases_and_suggest() {
+        assert_eq!(card("a100").unwrap().name, "A100-80");
+        assert_eq!(
+            model("Qwen/Qwen2.5-7B-Instruct").unwrap().name,
+            "Qwen2.5-7B"
+        );
+        let e = card("H1000").unwrap_err();
+        assert!(e.contains("did you mean `H100`"), "{e}");
+        assert!(model("gpt-5").unwrap_err().contains("known: Qwen2.5-0.5B"));
+    }
+
+    #[test]
+    fn distances_come_from_the_matrix_or_the_default() {
+        let mx = card("MXC500").unwrap();
+        assert_eq!(mx.host.distance(4), 28);
+        let h = card("H100").unwrap();
+        assert_eq!((h.host.distance(0), h.host.distance(1)), (10, 21));
+    }
+}

@@ -1,0 +1,169 @@
+//! The requests a workload sends: lengths from the random dataset, arrival times of open loads.
+
+use super::config::SimFailure;
+use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma};
+
+/// Lengths of one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestShape {
+    /// Prompt tokens, shared prefix included.
+    pub prompt: u32,
+    /// Tokens to generate (`max_tokens`).
+    pub output: u32,
+    /// Leading prompt tokens shared by every request.
+    pub prefix: u32,
+}
+
+/// How many requests to send and when to stop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// Unmeasured requests sent first.
+    pub warmup: u32,
+    /// Measured requests; `None` = until `duration`.
+    pub requests: Option<u32>,
+    /// Stop issuing measured requests this many seconds after the first one.
+    pub duration: Option<f64>,
+}
+
+/// The load shape.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Load {
+    /// Fixed number of workers.
+    Closed { concurrency: u32 },
+    /// Scheduled arrivals at `rate`/s (gamma gaps of shape `burstiness`), at most `cap` in flight.
+    Open {
+        rate: f64,
+        burstiness: f64,
+        cap: Option<u32>,
+    },
+}
+
+/// A seeded source of request shapes and arrival gaps.
+pub struct RequestSource {
+    rng: ChaCha8Rng,
+    input_len: u32,
+    output_len: u32,
+    range_ratio: f64,
+    prefix_len: u32,
+    gaps: Option<Gamma<f64>>,
+}
+
+/// Read `workload` into a request source, its load shape and limits.
+pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Limits), SimFailure> {
+    let DatasetSpec::Random {
+        input_len,
+        output_len,
+        range_ratio,
+        prefix_len,
+        ..
+    } = &workload.dataset
+    else {
+        return Err(SimFailure::invalid(
+            "the simulator generates only `random` datasets (jsonl and sharegpt prompts need real \
+             text); use `dataset: {kind: random, input_len: …, output_len: …}`",
+        ));
+    };
+    if !(0.0..1.0).contains(range_ratio) {
+        return Err(SimFailure::invalid(format!(
+            "dataset.range_ratio must be in [0, 1), got {range_ratio}"
+        )));
+    }
+    let (load, requests, duration) = match &workload.load {
+        LoadSpec::Closed {
+            concurrency,
+            requests,
+            duration,
+        } => {
+            if *concurrency == 0 {
+                return Err(SimFailure::invalid("load.concurrency must be at least 1"));
+            }
+            (
+                Load::Closed {
+                    concurrency: *concurrency,
+                },
+                *requests,
+                *duration,
+            )
+        }
+        LoadSpec::Open {
+            rate,
+            burstiness,
+            max_concurrency,
+            requests,
+            duration,
+        } => {
+            if !(*rate > 0.0 && rate.is_finite()) || *burstiness <= 0.0 {
+                return Err(SimFailure::invalid(
+                    "load.rate and load.burstiness must be positive numbers",
+                ));
+            }
+            let load = Load::Open {
+                rate: *rate,
+                burstiness: *burstiness,
+                cap: *max_concurrency,
+            };
+            (load, *requests, *duration)
+        }
+    };
+    if requests.is_none() && duration.is_none() {
+        return Err(SimFailure::invalid(
+            "the load needs `requests` or `duration` (e.g. `requests: 300`)",
+        ));
+    }
+    let gaps = match load {
+        Load::Open {
+            rate, burstiness, ..
+        } => Some(
+            Gamma::new(burstiness, 1.0 / (rate * burstiness))
+                .map_err(|e| SimFailure::invalid(format!("load.burstiness: {e}")))?,
+        ),
+        Load::Closed { .. } => None,
+    };
+    let source = RequestSource {
+        rng: ChaCha8Rng::seed_from_u64(workload.seed),
+        input_len: *input_len,
+        output_len: *output_len,
+        range_ratio: *range_ratio,
+        prefix_len: *prefix_len,
+        gaps,
+    };
+    let limits = Limits {
+        warmup: workload.warmup,
+        requests,
+        duration: duration.map(|d| d.as_secs_f64()),
+    };
+    Ok((source, load, limits))
+}
+
+impl RequestSource {
+    /// The next request's lengths.
+    pub fn next_shape(&mut self) -> RequestShape {
+        let input = self.draw(self.input_len);
+        RequestShape {
+            prompt: self.prefix_len + input,
+            output: self.draw(self.output_len).max(1),
+            prefix: self.prefix_len,
+        }
+    }
+
+    /// Seconds until the next arrival of an open load (0 for closed loads).
+    pub fn next_gap(&mut self) -> f64 {
+        match &self.gaps {
+            Some(gamma) => gamma.sample(&mut self.rng),
+            None => 0.0,
+        }
+    }
+
+    /// Uniform in `[len·(1−r), len·(1+r)]`, as vLLM's random dataset draws lengths.
+    fn draw(&mut self, len: u32) -> u32 {
+        if self.range_ratio == 0.0 {
+            return len;
+        }
+        let lo = (f64::from(len) * (1.0 - self.range_ratio)) as u32;
+        let hi = (f64::from(len) * (1.0 + self.range_ratio)) as u32;
+        self.rng.random_range(lo..=hi.max(lo))
+    }
+}

@@ -1,0 +1,172 @@
+//! `sim serve`: an OpenAI-compatible streaming server whose timings come from the simulated
+//! engine, stepped in real time. It starts (or refuses to) the way the modelled engine would.
+
+pub mod driver;
+pub mod http;
+pub mod openai;
+pub mod prom;
+
+use super::config::{self, Deployment, SimFailure};
+use super::core::SimEngine;
+use super::memory;
+use crate::launch::FailureKind;
+use crate::space::Params;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+use tokio::sync::mpsc;
+
+/// Everything `sim serve` needs.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Address to bind (a loopback address in tests).
+    pub host: String,
+    /// Port to bind.
+    pub port: u16,
+    /// Engine, card, model, TP.
+    pub deployment: Deployment,
+    /// Name in `/v1/models`; defaults to the model profile name.
+    pub served_model_name: Option<String>,
+    /// Engine parameters (vLLM or MindIE names).
+    pub params: Params,
+    /// Seed of the engine noise and natural output lengths.
+    pub seed: u64,
+    /// Real seconds per modelled second (0.1 = ten times faster).
+    pub time_scale: f64,
+    /// Start-up time override (modelled seconds; scaled like everything else).
+    pub startup_time: Option<Duration>,
+}
+
+/// Run the server until SIGINT/SIGTERM; returns the exit code (1 when the engine refuses to start).
+pub fn run(options: ServeOptions) -> anyhow::Result<i32> {
+    if !(options.time_scale > 0.0 && options.time_scale.is_finite()) {
+        anyhow::bail!(
+            "--time-scale must be a positive number, got {}",
+            options.time_scale
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
+    let scale = options.time_scale;
+    let sleep_modelled =
+        |seconds: f64| tokio::time::sleep(Duration::from_secs_f64(seconds * scale));
+    eprintln!(
+        "INFO: infertune sim serve: {:?} {} on {}×{} (a simulated engine)",
+        options.deployment.engine,
+        options.deployment.model,
+        options.deployment.tp,
+        options.deployment.card
+    );
+    let engine = match SimEngine::start(&options.deployment, &options.params, options.seed) {
+        Ok(engine) => engine,
+        Err(failure) => {
+            sleep_modelled(failure_delay(&options, &failure)).await;
+            report_failure(&failure);
+            return Ok(if failure.message.contains("unrecognized arguments") {
+                2
+            } else {
+                1
+            });
+        }
+    };
+    let kv = engine.kv_capacity();
+    eprintln!(
+        "INFO: KV cache: {:.2} GiB per card, {} blocks, {} tokens",
+        kv.gib_per_card, kv.blocks, kv.tokens
+    );
+    let startup = options
+        .startup_time
+        .map_or_else(|| engine.startup_seconds(), |d| d.as_secs_f64());
+    sleep_modelled(startup).await;
+    let listener = tokio::net::TcpListener::bind((options.host.as_str(), options.port))
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}:{}: {e}", options.host, options.port))?;
+    let (commands, receiver) = mpsc::unbounded_channel();
+    let counters = Arc::new(Mutex::new(prom::Counters::default()));
+    let state = Arc::new(http::AppState {
+        commands,
+        counters: counters.clone(),
+        config: engine.config().clone(),
+        model_name: options
+            .served_model_name
+            .clone()
+            .unwrap_or_else(|| engine.config().model.name.clone()),
+        seed: options.seed,
+        next_id: AtomicU64::new(0),
+        created: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+    });
+    tokio::spawn(driver::run(engine, receiver, scale, counters));
+    eprintln!(
+        "INFO: Started server process; serving on http://{}:{}",
+        options.host, options.port
+    );
+    let app = http::router(state);
+    tokio::select! {
+        served = axum::serve(listener, app) => served?,
+        _ = shutdown_signal() => eprintln!("INFO: Shutting down"),
+    }
+    Ok(0)
+}
+
+/// Modelled seconds until the failure shows: config errors after imports, memory errors
+/// after loading the weights, argument-parser errors at once.
+fn failure_delay(options: &ServeOptions, failure: &SimFailure) -> f64 {
+    if let Some(d) = options.startup_time {
+        return d.as_secs_f64();
+    }
+    if failure.message.contains("unrecognized arguments") {
+        return 0.0;
+    }
+    match failure.kind {
+        FailureKind::Oom => config::EngineConfig::resolve(&options.deployment, &options.params)
+            .map_or(0.0, |cfg| memory::load_done_seconds(&cfg)),
+        _ => config::engine_profile(&options.deployment).map_or(0.0, |e| e.import_s),
+    }
+}
+
+fn report_failure(failure: &SimFailure) {
+    let line = &failure.message;
+    let known_prefix = [
+        "ValueError:",
+        "torch.OutOfMemoryError:",
+        "vllm serve: error:",
+        "NPU out of memory",
+    ];
+    if known_prefix.iter().any(|p| line.starts_with(p)) {
+        eprintln!("{line}");
+    } else {
+        eprintln!("ValueError: {line}");
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    // Without a SIGTERM handler, Ctrl-C still stops the server.
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

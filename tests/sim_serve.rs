@@ -1,0 +1,220 @@
+//! `infertune sim serve` as a process: OpenAI-compatible streaming over raw HTTP, metrics,
+//! many concurrent streams, and start-up refusals with the engine's messages.
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `sim serve`, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut args = vec![
+            "sim",
+            "serve",
+            "--card",
+            "A100-80",
+            "--model",
+            "Qwen2.5-0.5B",
+            "--served-model-name",
+            "tiny",
+            "--time-scale",
+            "0.01",
+            "--startup-time",
+            "1s",
+        ];
+        args.extend_from_slice(extra);
+        let port_text = port.to_string();
+        args.extend_from_slice(&["--port", &port_text]);
+        let child = Command::new(cargo_bin("infertune"))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Server { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if server
+                .get("/health")
+                .map(|r| r.starts_with("HTTP/1.1 200"))
+                .unwrap_or(false)
+            {
+                return server;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("sim serve did not become healthy on port {port}");
+    }
+
+    fn request(&self, head: &str, body: &str) -> std::io::Result<String> {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
+        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+        write!(stream, "{head}\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())?;
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw)?;
+        Ok(String::from_utf8_lossy(&raw).into_owned())
+    }
+
+    fn get(&self, path: &str) -> std::io::Result<String> {
+        self.request(&format!("GET {path} HTTP/1.1"), "")
+    }
+
+    fn post(&self, path: &str, body: &Value) -> String {
+        self.request(&format!("POST {path} HTTP/1.1"), &body.to_string())
+            .unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // The test started this child; stop it by its own pid.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `data:` payloads of an SSE response (chunked transfer decoded).
+fn sse_events(response: &str) -> Vec<String> {
+    let (head, body) = response.split_once("\r\n\r\n").expect("HTTP head");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    let mut decoded = String::new();
+    let mut rest = body;
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).expect("chunk size");
+        if n == 0 {
+            break;
+        }
+        decoded.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    decoded
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn stream_chat(server: &Server, words: &str, max_tokens: u32) -> Vec<String> {
+    let body = serde_json::json!({"model": "tiny", "stream": true, "stream_options": {"include_usage": true},
+        "max_tokens": max_tokens, "messages": [{"role": "user", "content": words}]});
+    sse_events(&server.post("/v1/chat/completions", &body))
+}
+
+#[test]
+fn streams_a_chat_completion_with_usage_then_reports_metrics() {
+    let server = Server::start(&[]);
+    let events = stream_chat(&server, "one two three four five", 12);
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    let first = &chunks[0]["choices"][0]["delta"];
+    assert_eq!(first["role"], "assistant");
+    assert_eq!(first["content"], "");
+    let tokens: Vec<&Value> = chunks
+        .iter()
+        .filter(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .is_some_and(|t| !t.is_empty())
+        })
+        .collect();
+    assert_eq!(tokens.len(), 12);
+    let finish = &chunks[chunks.len() - 2];
+    assert_eq!(finish["choices"][0]["finish_reason"], "length");
+    let usage = &chunks[chunks.len() - 1];
+    assert_eq!(usage["choices"].as_array().map(Vec::len), Some(0));
+    assert_eq!(usage["usage"]["prompt_tokens"], 5);
+    assert_eq!(usage["usage"]["completion_tokens"], 12);
+    assert_eq!(usage["model"], "tiny");
+
+    let plain = server.post(
+        "/v1/completions",
+        &serde_json::json!({"model": "tiny", "prompt": "a b c", "max_tokens": 3}),
+    );
+    let json: Value = serde_json::from_str(plain.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(json["usage"]["completion_tokens"], 3);
+    assert_eq!(
+        json["choices"][0]["text"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .count(),
+        3
+    );
+
+    let models = server.get("/v1/models").unwrap();
+    assert!(models.contains("\"id\":\"tiny\""), "{models}");
+    let metrics = server.get("/metrics").unwrap();
+    assert!(
+        metrics.contains("vllm:generation_tokens_total{model_name=\"tiny\"} 15"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("vllm:num_requests_running"), "{metrics}");
+    let refused = server.post("/v1/chat/completions", &serde_json::json!({"model": "tiny", "max_tokens": 40000, "messages": [{"role": "user", "content": "hi"}]}));
+    assert!(
+        refused.starts_with("HTTP/1.1 400") && refused.contains("maximum context length"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn copes_with_hundreds_of_concurrent_streams() {
+    let server = Server::start(&["--max-num-seqs", "64"]);
+    let results: Vec<usize> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..300)
+            .map(|_| scope.spawn(|| stream_chat(&server, "alpha beta gamma", 16).len()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // role + 16 tokens + finish + usage + [DONE]
+    assert!(results.iter().all(|n| *n == 20), "{results:?}");
+}
+
+#[test]
+fn refuses_to_start_like_the_engine() {
+    let run = |args: &[&str]| {
+        let mut all = vec!["sim", "serve", "--port", "1", "--time-scale", "0.001"];
+        all.extend_from_slice(args);
+        Command::new(cargo_bin("infertune"))
+            .args(&all)
+            .output()
+            .unwrap()
+    };
+    let oom = run(&["--card", "H100", "--model", "Qwen2.5-72B"]);
+    assert_eq!(oom.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&oom.stderr).contains("CUDA out of memory"));
+    let too_long = run(&[
+        "--card",
+        "H100",
+        "--model",
+        "Qwen2.5-7B",
+        "--max-model-len",
+        "65536",
+    ]);
+    assert_eq!(too_long.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&too_long.stderr);
+    assert!(
+        stderr.contains("ValueError: User-specified max_model_len (65536)"),
+        "{stderr}"
+    );
+}
