@@ -1,0 +1,74 @@
+//! Search-efficiency benchmark: every sampler against random search on the synthetic serving
+//! landscape. Run with `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
+
+use clap::Parser;
+use infertune::sampler::bench::{self, plot, report, synthetic, BenchConfig};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Options (cargo bench passes `--bench`, accepted and ignored).
+#[derive(Parser, Debug)]
+struct Args {
+    /// Seeds per sampler and scenario.
+    #[arg(long, default_value_t = 20)]
+    seeds: u64,
+    /// Trials per search.
+    #[arg(long, default_value_t = 60)]
+    trials: usize,
+    /// Samplers to compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "random,qmc,grid,pso,tpe")]
+    samplers: Vec<String>,
+    /// Uniform draws of the reference search per scenario.
+    #[arg(long, default_value_t = 50_000)]
+    reference_draws: usize,
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Output folder for regret.csv, regret.svg and summary.md.
+    #[arg(long, default_value = "target/bench-search")]
+    out: PathBuf,
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let started = Instant::now();
+    let scenarios = synthetic::profiles()
+        .into_iter()
+        .map(synthetic::scenario)
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let config = BenchConfig {
+        samplers: args.samplers.clone(),
+        seeds: args.seeds,
+        trials: args.trials,
+        reference_draws: args.reference_draws,
+        threads,
+    };
+    let results = bench::run(&scenarios, &config)?;
+    std::fs::create_dir_all(&args.out)?;
+    report::write_csv(&results, &args.out.join("regret.csv"))?;
+    std::fs::write(
+        args.out.join("regret.svg"),
+        plot::svg(&results, &args.samplers),
+    )?;
+    let table = report::table(&report::summarise(&results, &args.samplers), args.trials);
+    std::fs::write(args.out.join("summary.md"), &table)?;
+    for r in &results {
+        println!("{}: reference optimum {:.1}", r.name, r.optimum);
+    }
+    println!("\n{table}");
+    println!(
+        "{} scenarios × {} seeds × {} samplers × {} trials in {:.1}s; outputs in {}",
+        results.len(),
+        args.seeds,
+        args.samplers.len(),
+        args.trials,
+        started.elapsed().as_secs_f64(),
+        args.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! Search-efficiency benchmark: samplers against random search on scenarios with a known
+//! (reference) optimum, reported as regret-vs-trials curves and trials-to-3%.
+//!
+//! A scenario is a space plus an [`Objective`] (config → metrics, or a start-up failure). The
+//! synthetic landscape implements it today; the simulator plugs in with one impl that maps
+//! `crate::sim::eval`'s `Result<MetricMap, SimFailure>` onto [`Objective::evaluate`].
+
+pub mod plot;
+pub mod reference;
+pub mod report;
+pub mod space;
+pub mod synthetic;
+
+use super::from_name;
+use crate::launch::FailureKind;
+use crate::probe::{MetricMap, Slo};
+use crate::space::{Feasibility, Params};
+use crate::study::{Outcome, TrialRecord};
+use anyhow::Context;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Something that runs a config and measures it.
+pub trait Objective: Sync {
+    /// Metrics of a run of the resolved config `params`, or why it could not start.
+    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure>;
+}
+
+/// A config that did not start.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StartupFailure {
+    /// Failure class (oom, invalid-config, crash, timeout, ...).
+    pub kind: FailureKind,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// A benchmark scenario: maximise `metric` over `space` subject to `slos`.
+pub struct Scenario {
+    /// Name used in tables, CSV and plots.
+    pub name: String,
+    /// The searched space.
+    pub space: Box<dyn Feasibility + Sync>,
+    /// What a trial measures.
+    pub objective: Box<dyn Objective>,
+    /// Metric maximised (e.g. `output_throughput`).
+    pub metric: String,
+    /// Bounds every feasible trial meets.
+    pub slos: Vec<Slo>,
+}
+
+impl Scenario {
+    /// Runs `params` and records it the way the tune loop would.
+    pub fn trial(&self, number: usize, params: Params) -> TrialRecord {
+        let (outcome, metrics, value, violations) = match self.objective.evaluate(&params) {
+            Err(failure) => {
+                let outcome = Outcome::Failed {
+                    kind: failure.kind,
+                    message: failure.message,
+                };
+                (outcome, MetricMap::new(), None, Vec::new())
+            }
+            Ok(metrics) => {
+                let violations: Vec<String> = self
+                    .slos
+                    .iter()
+                    .filter(|slo| !metrics.get(&slo.metric_key()).is_some_and(|v| slo.holds(*v)))
+                    .map(|slo| slo.to_string())
+                    .collect();
+                let outcome = if violations.is_empty() {
+                    Outcome::Feasible
+                } else {
+                    Outcome::Infeasible
+                };
+                let value = metrics.get(&self.metric).copied();
+                (outcome, metrics, value, violations)
+            }
+        };
+        TrialRecord {
+            number: u32::try_from(number).unwrap_or(u32::MAX),
+            params,
+            outcome,
+            metrics,
+            value,
+            score: value,
+            violations,
+            baseline: false,
+            repeat_of: None,
+            ready_s: None,
+            wall_s: 0.0,
+            started_unix: 0.0,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Sampler names (see [`super::from_name`]); `random` is the baseline of the ratios.
+    pub samplers: Vec<String>,
+    /// Seeds per sampler and scenario.
+    pub seeds: u64,
+    /// Trials per search.
+    pub trials: usize,
+    /// Uniform draws of the reference search (before its local refinement).
+    pub reference_draws: usize,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+/// One search: the best feasible value after each trial.
+#[derive(Clone, Debug)]
+pub struct SearchRun {
+    /// Sampler name.
+    pub sampler: String,
+    /// Seed.
+    pub seed: u64,
+    /// `best[t]` = best feasible value among trials `0..=t`.
+    pub best: Vec<Option<f64>>,
+}
+
+/// All searches of one scenario and its reference optimum.
+#[derive(Clone, Debug)]
+pub struct ScenarioResult {
+    /// Scenario name.
+    pub name: String,
+    /// Best feasible value known (reference search and every benchmark trial).
+    pub optimum: f64,
+    /// Every search.
+    pub runs: Vec<SearchRun>,
+}
+
+impl ScenarioResult {
+    /// Relative regret of `run` after `trials` trials (1 when nothing feasible was found yet).
+    pub fn regret(&self, run: &SearchRun, trials: usize) -> f64 {
+        match run.best.get(trials.saturating_sub(1)).copied().flatten() {
+            Some(best) => ((self.optimum - best) / self.optimum).max(0.0),
+            None => 1.0,
+        }
+    }
+
+    /// Trials `run` needed to get within `tolerance` (relative) of the optimum.
+    pub fn trials_to_reach(&self, run: &SearchRun, tolerance: f64) -> Option<usize> {
+        (1..=run.best.len()).find(|&t| self.regret(run, t) <= tolerance)
+    }
+}
+
+/// Runs every sampler × seed on every scenario.
+pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<ScenarioResult>> {
+    for name in &config.samplers {
+        from_name(name, 0)?;
+    }
+    scenarios
+        .iter()
+        .map(|scenario| {
+            let runs = run_scenario(scenario, config)?;
+            let found = runs
+                .iter()
+                .filter_map(|r| r.best.last().copied().flatten())
+                .fold(f64::NEG_INFINITY, f64::max);
+            let reference = reference::optimum(scenario, config.reference_draws, 0);
+            let optimum = reference.unwrap_or(f64::NEG_INFINITY).max(found);
+            anyhow::ensure!(
+                optimum.is_finite() && optimum > 0.0,
+                "scenario `{}` has no feasible config with a positive `{}`",
+                scenario.name,
+                scenario.metric
+            );
+            Ok(ScenarioResult {
+                name: scenario.name.clone(),
+                optimum,
+                runs,
+            })
+        })
+        .collect()
+}
+
+fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<SearchRun>> {
+    let jobs: Vec<(&String, u64)> = config
+        .samplers
+        .iter()
+        .flat_map(|s| (0..config.seeds).map(move |seed| (s, seed)))
+        .collect();
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::with_capacity(jobs.len()));
+    std::thread::scope(|scope| {
+        for _ in 0..config.threads.max(1) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(sampler, seed)) = jobs.get(i) else {
+                    break;
+                };
+                let run = search(scenario, sampler, seed, config.trials);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, run));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, run)| run).collect()
+}
+
+/// One search of `trials` trials with sampler `name` and `seed`.
+fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
+    let mut sampler = from_name(name, seed)?;
+    let mut records: Vec<TrialRecord> = Vec::with_capacity(trials);
+    let mut best = Vec::with_capacity(trials);
+    let mut top: Option<f64> = None;
+    for t in 0..trials {
+        let params = sampler.ask(&*scenario.space, &records).with_context(|| {
+            format!("{} with sampler {name} (seed {seed}) at trial {t}", scenario.name)
+        })?;
+        let record = scenario.trial(t, params);
+        if let (true, Some(v)) = (record.is_feasible(), record.value) {
+            top = Some(top.map_or(v, |b| b.max(v)));
+        }
+        best.push(top);
+        records.push(record);
+    }
+    Ok(SearchRun {
+        sampler: name.to_string(),
+        seed,
+        best,
+    })
+}

@@ -1,0 +1,198 @@
+//! Shared proposal machinery: the searchable dimensions and their unit-cube coordinates, the
+//! per-call random stream, and the bounded sample-then-reject loop that makes every proposal
+//! resolvable by the space and untried.
+
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, Params, Value};
+use crate::study::TrialRecord;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{BTreeMap, HashSet};
+
+/// How many candidates a sampler draws before it gives up on finding a feasible untried one.
+pub(crate) const MAX_ATTEMPTS: usize = 2000;
+
+/// The parameters a sampler chooses, in declaration order; a config is a point of `[0, 1]^len`.
+pub(crate) struct Dims<'a> {
+    defs: Vec<&'a ParamDef>,
+}
+
+impl<'a> Dims<'a> {
+    /// The searchable parameters of `space` (those with a unit-interval encoding).
+    pub(crate) fn of(space: &'a dyn Feasibility) -> Self {
+        let defs = space
+            .parameters()
+            .iter()
+            .filter(|p| p.kind.from_unit(0.5).is_some())
+            .collect();
+        Dims { defs }
+    }
+
+    /// Number of dimensions.
+    pub(crate) fn len(&self) -> usize {
+        self.defs.len()
+    }
+
+    /// Number of categories of each dimension (choices, bools, NUMA lists); `None` for numeric.
+    pub(crate) fn categories(&self) -> Vec<Option<usize>> {
+        self.defs.iter().map(|def| category_count(&def.kind)).collect()
+    }
+
+    /// The parameter definitions, one per dimension.
+    pub(crate) fn defs(&self) -> &[&'a ParamDef] {
+        &self.defs
+    }
+
+    /// The sampled (unresolved) config at `u`; coordinates outside `[0, 1]` are clamped.
+    pub(crate) fn decode(&self, u: &[f64]) -> Params {
+        self.defs
+            .iter()
+            .zip(u)
+            .filter_map(|(def, &x)| {
+                let x = if x.is_finite() { x } else { 0.5 };
+                Some((def.name.clone(), def.kind.from_unit(x)?))
+            })
+            .collect()
+    }
+
+    /// Coordinates of `params`; NaN where a parameter is absent (inactive) or out of its domain.
+    pub(crate) fn encode(&self, params: &Params) -> Vec<f64> {
+        self.defs
+            .iter()
+            .map(|def| {
+                params
+                    .get(&def.name)
+                    .and_then(|v| def.kind.to_unit(v))
+                    .unwrap_or(f64::NAN)
+            })
+            .collect()
+    }
+}
+
+/// Number of values of a categorical parameter; `None` for numeric ones.
+pub(crate) fn category_count(kind: &ParamKind) -> Option<usize> {
+    match kind {
+        ParamKind::Choice { values } => Some(values.len()),
+        ParamKind::Bool => Some(2),
+        ParamKind::Numa {
+            candidates: NumaCandidates::List(list),
+        } => Some(list.len()),
+        _ => None,
+    }
+}
+
+/// The random stream of one call: a function of the sampler's seed, the number of trials seen
+/// and a purpose tag, so the same trial list always yields the same proposal.
+pub(crate) fn call_rng(seed: u64, trials: usize, purpose: u64) -> ChaCha8Rng {
+    let mut z = seed
+        ^ (trials as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ purpose.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    // splitmix64 finaliser: nearby inputs give unrelated streams.
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ChaCha8Rng::seed_from_u64(z ^ (z >> 31))
+}
+
+/// Configs already tried, compared after resolution.
+pub(crate) struct Tried(HashSet<String>);
+
+impl Tried {
+    /// Every config in `trials`.
+    pub(crate) fn of(trials: &[TrialRecord]) -> Self {
+        Tried(trials.iter().map(|t| config_key(&t.params)).collect())
+    }
+
+    /// Whether `params` was tried.
+    pub(crate) fn contains(&self, params: &Params) -> bool {
+        self.0.contains(&config_key(params))
+    }
+}
+
+/// A canonical text form of a config (parameters are ordered by name).
+fn config_key(params: &Params) -> String {
+    params
+        .iter()
+        .map(|(k, v)| match v {
+            // Tag kinds so that 1, 1.0, true and "1" stay distinct configs.
+            Value::Bool(b) => format!("{k}=b{b}"),
+            Value::Int(i) => format!("{k}=i{i}"),
+            Value::Float(f) => format!("{k}=f{f}"),
+            Value::Str(s) => format!("{k}=s{s:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// Draws candidates from `next(attempt)` until one resolves and was not tried; gives up after
+/// `attempts` candidates with an error naming the most frequent rejection.
+pub(crate) fn first_acceptable(
+    space: &dyn Feasibility,
+    tried: &Tried,
+    attempts: usize,
+    mut next: impl FnMut(usize) -> Params,
+) -> anyhow::Result<Params> {
+    let mut rejections = Rejections::default();
+    for attempt in 0..attempts {
+        match accept(space, tried, &next(attempt)) {
+            Ok(params) => return Ok(params),
+            Err(why) => rejections.count(why),
+        }
+    }
+    Err(rejections.into_error(attempts))
+}
+
+/// Why a candidate was not accepted.
+pub(crate) enum Refusal {
+    /// Already tried.
+    Duplicate,
+    /// Refused by this constraint or rule.
+    Rejected(String),
+}
+
+/// The resolved config of `sampled` when the space accepts it and it is new.
+pub(crate) fn accept(
+    space: &dyn Feasibility,
+    tried: &Tried,
+    sampled: &Params,
+) -> Result<Params, Refusal> {
+    let resolved = space
+        .resolve(sampled)
+        .map_err(|r| Refusal::Rejected(r.rule))?;
+    if tried.contains(&resolved) {
+        return Err(Refusal::Duplicate);
+    }
+    Ok(resolved)
+}
+
+/// Tally of refused candidates, for the exhaustion message.
+#[derive(Default)]
+pub(crate) struct Rejections {
+    duplicates: usize,
+    by_rule: BTreeMap<String, usize>,
+}
+
+impl Rejections {
+    /// Records one refusal.
+    pub(crate) fn count(&mut self, why: Refusal) {
+        match why {
+            Refusal::Duplicate => self.duplicates += 1,
+            Refusal::Rejected(rule) => *self.by_rule.entry(rule).or_default() += 1,
+        }
+    }
+
+    /// The "space exhausted" error after `attempts` candidates.
+    pub(crate) fn into_error(self, attempts: usize) -> anyhow::Error {
+        let top = self
+            .by_rule
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map(|(rule, n)| format!(", most often by `{rule}` ({n}×)"))
+            .unwrap_or_default();
+        anyhow::anyhow!(
+            "no feasible untried config found after {attempts} attempts; the space may be \
+             exhausted or its constraints too tight ({} already tried, {} rejected{top}); \
+             widen parameter ranges or relax constraints",
+            self.duplicates,
+            self.by_rule.values().sum::<usize>()
+        )
+    }
+}

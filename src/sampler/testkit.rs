@@ -1,0 +1,143 @@
+//! Test fixtures: spaces with every parameter kind, conditionals and constraints, and records.
+
+use super::bench::space::{param, FnSpace};
+use crate::launch::FailureKind;
+use crate::space::{ParamDef, ParamKind, Params, Rejection, Value};
+use crate::study::{Outcome, TrialRecord};
+use std::sync::Arc;
+
+/// A predicate over a config.
+type Check = Arc<dyn Fn(&Params) -> bool + Send + Sync>;
+
+/// Builds an [`FnSpace`] whose resolve drops inactive conditionals and applies constraints.
+#[derive(Default)]
+pub struct FnSpaceBuilder {
+    params: Vec<ParamDef>,
+    conditions: Vec<(String, Check)>,
+    constraints: Vec<(String, Check)>,
+}
+
+impl FnSpaceBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn int(mut self, name: &str, low: i64, high: i64, step: Option<i64>, log: bool) -> Self {
+        let kind = ParamKind::Int {
+            low,
+            high,
+            step,
+            log,
+        };
+        self.params.push(param(name, kind));
+        self
+    }
+
+    pub fn float(mut self, name: &str, low: f64, high: f64, step: Option<f64>, log: bool) -> Self {
+        let kind = ParamKind::Float {
+            low,
+            high,
+            step,
+            log,
+        };
+        self.params.push(param(name, kind));
+        self
+    }
+
+    pub fn choice(mut self, name: &str, values: Vec<Value>) -> Self {
+        self.params.push(param(name, ParamKind::Choice { values }));
+        self
+    }
+
+    pub fn boolean(mut self, name: &str) -> Self {
+        self.params.push(param(name, ParamKind::Bool));
+        self
+    }
+
+    /// Makes the last parameter present only when `active` holds.
+    pub fn when(mut self, active: impl Fn(&Params) -> bool + Send + Sync + 'static) -> Self {
+        let last = self.params.last_mut().expect("a parameter before `when`");
+        last.when = Some("condition".into());
+        self.conditions.push((last.name.clone(), Arc::new(active)));
+        self
+    }
+
+    /// Rejects configs where `valid` is false, naming the rule `name`.
+    pub fn constraint(
+        mut self,
+        name: &str,
+        valid: impl Fn(&Params) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.constraints.push((name.into(), Arc::new(valid)));
+        self
+    }
+
+    pub fn build(self) -> FnSpace {
+        let (conditions, constraints) = (self.conditions, self.constraints);
+        FnSpace::new(self.params, move |sampled| {
+            let mut resolved = sampled.clone();
+            for (name, active) in &conditions {
+                if !active(sampled) {
+                    resolved.remove(name);
+                }
+            }
+            match constraints.iter().find(|(_, valid)| !valid(&resolved)) {
+                Some((rule, _)) => Err(Rejection {
+                    rule: rule.clone(),
+                    message: format!("constraint `{rule}` is false"),
+                }),
+                None => Ok(resolved),
+            }
+        })
+    }
+}
+
+/// Every parameter kind: log int, stepped int, stepped float, choice, bool, a conditional int,
+/// and a constraint coupling two parameters.
+pub fn mixed_space() -> FnSpace {
+    FnSpaceBuilder::new()
+        .int("max_num_seqs", 8, 1024, None, true)
+        .int("max_num_batched_tokens", 1024, 16384, Some(512), false)
+        .float("gpu_memory_utilization", 0.5, 0.95, Some(0.05), false)
+        .float("scheduler_delay", 0.001, 1.0, None, true)
+        .choice("block_size", vec![Value::Int(8), Value::Int(16), Value::Int(32)])
+        .boolean("enable_chunked_prefill")
+        .int("max_num_partial_prefills", 1, 8, None, false)
+        .when(|p| p.get("enable_chunked_prefill") == Some(&Value::Bool(true)))
+        .constraint("batched_tokens_ge_seqs", |p| {
+            p["max_num_batched_tokens"].as_i64() >= p["max_num_seqs"].as_i64()
+        })
+        .build()
+}
+
+/// A trial record with `params`, `outcome` and `score`.
+pub fn record(params: Params, outcome: Outcome, score: Option<f64>) -> TrialRecord {
+    TrialRecord {
+        number: 0,
+        params,
+        outcome,
+        metrics: Default::default(),
+        value: score,
+        score,
+        violations: Vec::new(),
+        baseline: false,
+        repeat_of: None,
+        ready_s: None,
+        wall_s: 0.0,
+        started_unix: 0.0,
+    }
+}
+
+/// A feasible trial scoring `score`.
+pub fn feasible(params: Params, score: f64) -> TrialRecord {
+    record(params, Outcome::Feasible, Some(score))
+}
+
+/// A trial that ran out of memory at start-up.
+pub fn oom(params: Params) -> TrialRecord {
+    let outcome = Outcome::Failed {
+        kind: FailureKind::Oom,
+        message: "CUDA out of memory".into(),
+    };
+    record(params, outcome, None)
+}

@@ -1,0 +1,225 @@
+//! Tree-structured Parzen Estimator (multivariate), extended to learn from failures.
+//!
+//! Trials are ranked feasible first (by score), then SLO-breaking ones (by score), then start-up
+//! failures; the top `γ` fraction forms the "good" density `l(x)`, the rest the "bad" density
+//! `g(x)`. Candidates are drawn from `l` and the one maximising
+//! `log l(x) − log g(x) + w · log(1 − P_fail(x))` is proposed, where `P_fail` is a kernel
+//! classifier of start-up failures (oom, invalid-config, crash, timeout) against configs that
+//! started. SLO-breaking trials thus pull the search only when nothing feasible is known, and
+//! failure regions are avoided even where the score model would lead into them.
+
+use super::history::{observations, Observation, Tier};
+use super::kernel::{failure_probability, Parzen};
+use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
+use super::qmc::{check_dims, sobol_point};
+use super::Sampler;
+use crate::space::{Feasibility, Params};
+use crate::study::TrialRecord;
+
+/// Informative trials before the model takes over (earlier ones follow a Sobol sequence).
+const STARTUP_TRIALS: usize = 8;
+/// Candidates drawn from `l(x)` per proposal.
+const CANDIDATES: usize = 64;
+/// Fraction of ranked trials in the good set.
+const GAMMA: f64 = 0.2;
+/// Largest good set.
+const MAX_GOOD: usize = 25;
+/// Weight of the failure log-odds in the acquisition.
+const FAILURE_WEIGHT: f64 = 4.0;
+
+/// Failure probability above which a candidate is only taken when nothing else is left.
+const LIKELY_FAILURE: f64 = 0.35;
+/// Acquisition penalty of such a candidate (larger than any density ratio in practice).
+const LIKELY_FAILURE_PENALTY: f64 = 1e3;
+
+/// TPE with an SLO-aware ranking and a learned start-up-failure region.
+pub struct TpeSampler {
+    seed: u64,
+}
+
+impl TpeSampler {
+    /// A TPE sampler seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        TpeSampler { seed }
+    }
+}
+
+impl Sampler for TpeSampler {
+    fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
+        let dims = Dims::of(space);
+        check_dims(dims.len())?;
+        let tried = Tried::of(trials);
+        let observed = observations(&dims, trials);
+        if observed.len() < STARTUP_TRIALS || dims.len() == 0 {
+            return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
+                dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
+            });
+        }
+        let categories = dims.categories();
+        let model = Model::fit(&observed, &categories);
+        let mut rng = call_rng(self.seed, trials.len(), 2);
+        let mut best: Option<(f64, Params)> = None;
+        let mut rejections = Rejections::default();
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt >= CANDIDATES && best.is_some() {
+                break;
+            }
+            let x = model.good.sample(dims.len(), &mut rng);
+            match accept(space, &tried, &dims.decode(&x)) {
+                Ok(params) => {
+                    let score = model.acquisition(&dims.encode(&params));
+                    if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                        best = Some((score, params));
+                    }
+                }
+                Err(why) => rejections.count(why),
+            }
+        }
+        best.map(|(_, params)| params)
+            .ok_or_else(|| rejections.into_error(MAX_ATTEMPTS))
+    }
+}
+
+/// The fitted densities and failure classifier of one call.
+struct Model<'a> {
+    good: Parzen<'a>,
+    bad: Parzen<'a>,
+    failed: Vec<&'a [f64]>,
+    started: Vec<&'a [f64]>,
+}
+
+impl<'a> Model<'a> {
+    fn fit(observed: &'a [Observation], categories: &'a [Option<usize>]) -> Self {
+        let dims = categories.len();
+        let mut ranked: Vec<&Observation> = observed.iter().collect();
+        ranked.sort_by(|a, b| Observation::better_first(a, b));
+        let started = ranked.iter().filter(|o| o.tier != Tier::StartupFailure).count();
+        let n_good = ((GAMMA * ranked.len() as f64).ceil() as usize)
+            .clamp(1, MAX_GOOD)
+            .min(started);
+        let points = |set: &[&'a Observation]| set.iter().map(|o| o.x.as_slice()).collect();
+        let (good, bad) = ranked.split_at(n_good);
+        let of_tier = |failed: bool| {
+            observed
+                .iter()
+                .filter(|o| (o.tier == Tier::StartupFailure) == failed)
+                .map(|o| o.x.as_slice())
+                .collect()
+        };
+        Model {
+            good: Parzen::new(points(good), bandwidth(good.len(), dims), 1.0, categories),
+            bad: Parzen::new(points(bad), bandwidth(bad.len(), dims), 1.0, categories),
+            failed: of_tier(true),
+            started: of_tier(false),
+        }
+    }
+
+    /// Higher is more promising. A candidate more likely to fail than to start ranks below
+    /// every other candidate.
+    fn acquisition(&self, x: &[f64]) -> f64 {
+        let p_fail = failure_probability(x, &self.failed, &self.started);
+        let value = self.good.log_density(x) - self.bad.log_density(x)
+            + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
+        if p_fail > LIKELY_FAILURE {
+            value - LIKELY_FAILURE_PENALTY
+        } else {
+            value
+        }
+    }
+}
+
+/// Kernel width for `n` points in `dims` dimensions (Scott-like shrinkage, bounded).
+fn bandwidth(n: usize, dims: usize) -> f64 {
+    let n = n.max(1) as f64;
+    (0.3 * n.powf(-1.0 / (dims as f64 + 4.0))).clamp(0.05, 0.3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
+    use crate::sampler::RandomSampler;
+    use crate::space::Value;
+    use crate::study::Outcome;
+
+    fn plane() -> crate::sampler::bench::space::FnSpace {
+        FnSpaceBuilder::new()
+            .float("x", 0.0, 1.0, None, false)
+            .float("y", 0.0, 1.0, None, false)
+            .build()
+    }
+
+    fn point(x: f64, y: f64) -> Params {
+        Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
+    }
+
+    fn x_of(p: &Params) -> f64 {
+        p["x"].as_f64().unwrap()
+    }
+
+    /// Scores rise towards `x = 0.7`; beyond it every config fails with `beyond`.
+    fn history(beyond: impl Fn(Params) -> TrialRecord) -> Vec<TrialRecord> {
+        (0..10)
+            .flat_map(|i| {
+                let (a, b) = ((i as f64 + 0.5) / 10.0, ((i * 7 % 10) as f64 + 0.5) / 10.0);
+                let x = 0.7 * a;
+                [feasible(point(x, b), x + 0.1 * b), beyond(point(0.7 + 0.3 * a, b))]
+            })
+            .collect()
+    }
+
+    fn proposals_beyond(sampler: impl Fn(u64) -> Box<dyn Sampler>, trials: &[TrialRecord]) -> usize {
+        (0..50)
+            .filter(|&seed| x_of(&sampler(seed).ask(&plane(), trials).unwrap()) > 0.7)
+            .count()
+    }
+
+    #[test]
+    fn startup_failures_keep_proposals_out_of_their_region() {
+        let trials = history(oom);
+        let tpe = proposals_beyond(|s| Box::new(TpeSampler::new(s)), &trials);
+        assert!(tpe <= 5, "{tpe} of 50 proposals in the OOM region");
+        // The region is 30% of the space: an uninformed sampler lands there often.
+        let random = proposals_beyond(|s| Box::new(RandomSampler::new(s)), &trials);
+        assert!(random >= 8, "control: random put only {random} of 50 there");
+    }
+
+    #[test]
+    fn failures_met_during_a_search_steer_it_away() {
+        let space = plane();
+        let mut sampler = TpeSampler::new(9);
+        let mut trials: Vec<TrialRecord> = Vec::new();
+        let (mut failures, mut later, mut later_in_region) = (0, 0, 0);
+        while later < 40 {
+            let p = sampler.ask(&space, &trials).unwrap();
+            let x = x_of(&p);
+            if failures >= 10 {
+                later += 1;
+                later_in_region += usize::from(x > 0.7);
+            }
+            if x > 0.7 {
+                failures += 1;
+                trials.push(oom(p));
+            } else {
+                let y = p["y"].as_f64().unwrap();
+                trials.push(feasible(p, x + 0.1 * y));
+            }
+            assert!(trials.len() < 400, "never saw 10 failures");
+        }
+        assert!(later_in_region <= 4, "{later_in_region} of 40 later proposals in the region");
+    }
+
+    #[test]
+    fn slo_breaking_trials_do_not_attract_even_with_high_throughput() {
+        let broken = |p| record(p, Outcome::Infeasible, Some(100.0));
+        let tpe = proposals_beyond(|s| Box::new(TpeSampler::new(s)), &history(broken));
+        assert!(tpe <= 10, "{tpe} of 50 proposals among SLO-breaking configs");
+    }
+
+    #[test]
+    fn bandwidth_shrinks_with_data_within_bounds() {
+        assert!(bandwidth(50, 4) < bandwidth(5, 4));
+        assert!((0.05..=0.3).contains(&bandwidth(1, 1)));
+        assert!((0.05..=0.3).contains(&bandwidth(100_000, 1)));
+    }
+}
