@@ -112,11 +112,15 @@ impl Feed {
     }
 }
 
+/// Idle keep-alive connections, shared by the phases of a run (warmup opens them).
+pub(crate) type Pool = Arc<Mutex<Vec<Conn>>>;
+
 /// Starts the tasks of one phase in `tasks`; they report on `tx` and end with the feed.
 pub(crate) fn spawn(
     shape: Shape,
     feed: Arc<Feed>,
     exchange: Arc<Exchange>,
+    pool: Pool,
     tx: UnboundedSender<Message>,
     tasks: &mut JoinSet<()>,
 ) {
@@ -124,7 +128,9 @@ pub(crate) fn spawn(
     match shape {
         Shape::Closed { concurrency } => {
             for _ in 0..concurrency {
-                tasks.spawn(closed_worker(feed.clone(), exchange.clone(), tx.clone()));
+                let worker =
+                    closed_worker(feed.clone(), exchange.clone(), pool.clone(), tx.clone());
+                tasks.spawn(worker);
             }
         }
         Shape::Open {
@@ -138,27 +144,44 @@ pub(crate) fn spawn(
                 max_concurrency,
                 feed,
                 exchange,
+                pool,
                 tx,
             ));
         }
     }
 }
 
-async fn closed_worker(feed: Arc<Feed>, exchange: Arc<Exchange>, tx: UnboundedSender<Message>) {
-    let mut conn: Option<Conn> = None;
+async fn closed_worker(
+    feed: Arc<Feed>,
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    tx: UnboundedSender<Message>,
+) {
+    let mut conn = take_idle(&pool);
     loop {
         let request = match feed.next(Instant::now()) {
             Ok(Some(request)) => request,
-            Ok(None) => return,
+            Ok(None) => break,
             Err(e) => {
                 let _ = tx.send(Message::Fatal(e));
-                return;
+                break;
             }
         };
         let record = exchange.execute(&mut conn, request).await;
         if tx.send(Message::Record(record)).is_err() {
-            return;
+            break;
         }
+    }
+    give_back(&pool, conn);
+}
+
+fn take_idle(pool: &Pool) -> Option<Conn> {
+    pool.lock().expect("pool lock").pop()
+}
+
+fn give_back(pool: &Pool, conn: Option<Conn>) {
+    if let Some(conn) = conn.filter(Conn::reusable) {
+        pool.lock().expect("pool lock").push(conn);
     }
 }
 
@@ -167,9 +190,9 @@ async fn open_dispatcher(
     max_concurrency: Option<u32>,
     feed: Arc<Feed>,
     exchange: Arc<Exchange>,
+    pool: Pool,
     tx: UnboundedSender<Message>,
 ) {
-    let idle: Arc<Mutex<Vec<Conn>>> = Arc::default();
     let limit = max_concurrency.map(|n| Arc::new(Semaphore::new(n as usize)));
     let mut requests = JoinSet::new();
     let mut due = Instant::now();
@@ -187,13 +210,11 @@ async fn open_dispatcher(
             Some(semaphore) => semaphore.clone().acquire_owned().await.ok(),
             None => None,
         };
-        let (idle, exchange, tx) = (idle.clone(), exchange.clone(), tx.clone());
+        let (pool, exchange, tx) = (pool.clone(), exchange.clone(), tx.clone());
         requests.spawn(async move {
-            let mut conn = idle.lock().expect("pool lock").pop();
+            let mut conn = take_idle(&pool);
             let record = exchange.execute(&mut conn, request).await;
-            if let Some(conn) = conn {
-                idle.lock().expect("pool lock").push(conn);
-            }
+            give_back(&pool, conn);
             drop(permit);
             let _ = tx.send(Message::Record(record));
         });

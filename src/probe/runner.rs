@@ -3,7 +3,7 @@
 use super::dataset::Planner;
 use super::exchange::Exchange;
 use super::http::Endpoint;
-use super::load::{self, Feed, Message, Shape};
+use super::load::{self, Feed, Message, Pool, Shape};
 use super::metrics::Collector;
 use super::record::RequestRecord;
 use super::workload::{LoadSpec, WorkloadSpec};
@@ -95,6 +95,13 @@ impl Plan {
     }
 }
 
+/// What every phase of a run shares.
+struct Phases<'a> {
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    options: &'a RunOptions,
+}
+
 /// Runs `workload` against `target`, handing every measured request to `on_record`.
 pub(crate) async fn run(
     target: &Target,
@@ -105,13 +112,28 @@ pub(crate) async fn run(
     let plan = Plan::new(workload)?;
     limits::ensure_open_files(plan.max_in_flight())?;
     let mut planner = Planner::new(workload)?;
-    let exchange = Arc::new(Exchange {
-        endpoint: Endpoint::new(target, workload.api)?,
-        stream: workload.stream,
-        timeout: workload.timeout,
-        stall_timeout: workload.stall_timeout,
-        tokenizer: planner.tokenizer(),
-    });
+    let phases = Phases {
+        exchange: Arc::new(Exchange {
+            endpoint: Endpoint::new(target, workload.api)?,
+            stream: workload.stream,
+            timeout: workload.timeout,
+            stall_timeout: workload.stall_timeout,
+            tokenizer: planner.tokenizer(),
+        }),
+        pool: Pool::default(),
+        options: &options,
+    };
+    let report = |collector: &Collector, pruned: Option<String>| {
+        let metrics = collector.metrics();
+        let path = phases.exchange.endpoint.path();
+        let json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        ProbeReport {
+            metrics,
+            pruned,
+            json,
+        }
+    };
+    let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
     if workload.warmup > 0 {
         let requests = (0..workload.warmup)
             .map(|_| planner.next_request())
@@ -120,37 +142,14 @@ pub(crate) async fn run(
             .max_in_flight()
             .unwrap_or(workload.warmup)
             .min(workload.warmup);
-        let feed = Arc::new(Feed::prebuilt(requests, &target.model));
-        let mut discard = |_: &RequestRecord| {};
-        let mut collector = Collector::new(workload.stream, &[], false);
-        let warmup = Shape::Closed { concurrency };
-        let pruned = phase(
-            warmup,
-            feed,
-            exchange.clone(),
-            &mut collector,
-            &options,
-            0,
-            &mut discard,
-            false,
-        )
-        .await?;
+        let feed = Feed::prebuilt(requests, &target.model);
+        let mut warmup = Collector::new(workload.stream, &[], false);
+        let shape = Shape::Closed { concurrency };
+        let pruned = phases
+            .run(shape, feed, &mut warmup, 0, &mut |_| {}, false)
+            .await?;
         if pruned.is_some() {
-            let metrics = Collector::new(workload.stream, &workload.slo, false).metrics();
-            let json = report::json(
-                target,
-                workload,
-                &plan,
-                exchange.endpoint.path(),
-                &collector,
-                &metrics,
-                &pruned,
-            );
-            return Ok(ProbeReport {
-                metrics,
-                pruned,
-                json,
-            });
+            return Ok(report(&collector, pruned));
         }
     }
     let feed = match plan.requests {
@@ -158,88 +157,69 @@ pub(crate) async fn run(
             let requests = (0..n)
                 .map(|_| planner.next_request())
                 .collect::<Result<_>>()?;
-            let mut feed = Feed::prebuilt(requests, &target.model);
-            if let Some(duration) = plan.duration {
-                feed = feed.with_duration(duration);
+            let feed = Feed::prebuilt(requests, &target.model);
+            match plan.duration {
+                Some(duration) => feed.with_duration(duration),
+                None => feed,
             }
-            feed
         }
         None => Feed::timed(planner, &target.model, plan.duration.unwrap_or_default()),
     };
-    let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
     let planned = u64::from(plan.requests.unwrap_or(0));
-    let pruned = phase(
-        plan.shape,
-        Arc::new(feed),
-        exchange.clone(),
-        &mut collector,
-        &options,
-        planned,
-        on_record,
-        options.progress,
-    )
-    .await?;
-    let metrics = collector.metrics();
-    let json = report::json(
-        target,
-        workload,
-        &plan,
-        exchange.endpoint.path(),
-        &collector,
-        &metrics,
-        &pruned,
-    );
-    Ok(ProbeReport {
-        metrics,
-        pruned,
-        json,
-    })
+    let pruned = phases
+        .run(
+            plan.shape,
+            feed,
+            &mut collector,
+            planned,
+            on_record,
+            options.progress,
+        )
+        .await?;
+    Ok(report(&collector, pruned))
 }
 
-/// Runs one phase to its end (or until the pruning hook stops it); returns the prune reason.
-#[allow(clippy::too_many_arguments)]
-async fn phase(
-    shape: Shape,
-    feed: Arc<Feed>,
-    exchange: Arc<Exchange>,
-    collector: &mut Collector,
-    options: &RunOptions,
-    planned: u64,
-    on_record: &mut (dyn FnMut(&RequestRecord) + Send),
-    show_progress: bool,
-) -> Result<Option<String>> {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut tasks = JoinSet::new();
-    let started = Instant::now();
-    load::spawn(shape, feed, exchange, tx, &mut tasks);
-    let bar = progress::bar(show_progress, planned);
-    let mut tick = tokio::time::interval(PRUNE_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        tokio::select! {
-            message = rx.recv() => match message {
-                Some(Message::Record(record)) => {
-                    collector.add(&record);
-                    on_record(&record);
-                    bar.inc(1);
-                }
-                Some(Message::Fatal(error)) => {
-                    tasks.abort_all();
-                    bar.finish_and_clear();
-                    return Err(error);
-                }
-                None => break,
-            },
-            _ = tick.tick(), if options.prune.is_some() => {
-                let stats = collector.live_stats(planned, started.elapsed());
-                if let Some(reason) = options.prune.as_ref().and_then(|hook| hook(&stats)) {
-                    tasks.abort_all();
-                    bar.finish_and_clear();
-                    return Ok(Some(reason));
+impl Phases<'_> {
+    /// Runs one phase to its end (or until the pruning hook stops it); returns the reason.
+    async fn run(
+        &self,
+        shape: Shape,
+        feed: Feed,
+        collector: &mut Collector,
+        planned: u64,
+        on_record: &mut (dyn FnMut(&RequestRecord) + Send),
+        show_progress: bool,
+    ) -> Result<Option<String>> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut tasks = JoinSet::new();
+        let started = Instant::now();
+        let (exchange, pool) = (self.exchange.clone(), self.pool.clone());
+        load::spawn(shape, Arc::new(feed), exchange, pool, tx, &mut tasks);
+        let bar = progress::bar(show_progress, planned);
+        let mut tick = tokio::time::interval(PRUNE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let prune = self.options.prune.as_ref();
+        let outcome = loop {
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(Message::Record(record)) => {
+                        collector.add(&record);
+                        on_record(&record);
+                        bar.inc(1);
+                    }
+                    Some(Message::Fatal(error)) => break Err(error),
+                    None => break Ok(None),
+                },
+                _ = tick.tick(), if prune.is_some() => {
+                    let stats = collector.live_stats(planned, started.elapsed());
+                    if let Some(reason) = prune.and_then(|hook| hook(&stats)) {
+                        break Ok(Some(reason));
+                    }
                 }
             }
-        }
+        };
+        tasks.abort_all();
+        bar.finish_and_clear();
+        outcome
     }
-    bar.finish_and_clear();
-    Ok(None)
 }

@@ -70,7 +70,9 @@ impl LatencyStats {
     /// Adds one sample.
     pub fn record(&mut self, latency: Duration) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-        self.histogram.saturating_record(micros);
+        if self.histogram.record(micros).is_err() {
+            self.histogram.saturating_record(micros);
+        }
         let ms = latency.as_secs_f64() * 1000.0;
         self.count += 1;
         let delta = ms - self.mean_ms;
@@ -145,6 +147,22 @@ mod tests {
         assert!((s.median - 50.0).abs() <= 0.05, "{}", s.median);
         assert!(
             (s.percentiles[3] - 99.0).abs() <= 0.1,
+            "{:?}",
+            s.percentiles
+        );
+    }
+
+    #[test]
+    fn percentiles_follow_large_values() {
+        let s = stats(&[10, 10, 10, 3_000_000]).summary().unwrap();
+        assert!(
+            (s.percentiles[0] - 10.0).abs() < 0.01,
+            "{:?}",
+            s.percentiles
+        );
+        assert!((s.max - 3_000_000.0).abs() < 1e-6);
+        assert!(
+            (s.percentiles[3] / 3_000_000.0 - 1.0).abs() < 0.001,
             "{:?}",
             s.percentiles
         );
