@@ -9,9 +9,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Arguments of `infertune bench`.
+/// Arguments of `infertune bench` (boxed: they are many).
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
+    #[command(flatten)]
+    options: Box<BenchOptions>,
+}
+
+/// The options of `infertune bench`.
+#[derive(clap::Args, Debug)]
+struct BenchOptions {
     /// Base URL of the server.
     #[arg(long, default_value = "http://127.0.0.1:8000")]
     url: String,
@@ -137,6 +144,7 @@ impl fmt::Debug for Secret {
 
 /// Runs `infertune bench`; exits non-zero only when every request failed.
 pub fn run(args: BenchArgs) -> Result<i32> {
+    let args = *args.options;
     let workloads = workloads(&args)?;
     let target = Target {
         base_url: args.url.clone(),
@@ -210,7 +218,7 @@ fn write_json(path: &std::path::Path, reports: &[ProbeReport]) -> Result<()> {
 }
 
 /// One workload per run, each with a label naming its load level.
-fn workloads(args: &BenchArgs) -> Result<Vec<(String, WorkloadSpec)>> {
+fn workloads(args: &BenchOptions) -> Result<Vec<(String, WorkloadSpec)>> {
     let base = WorkloadSpec {
         api: match args.api {
             ApiArg::Chat => Api::Chat,
@@ -255,7 +263,7 @@ fn workloads(args: &BenchArgs) -> Result<Vec<(String, WorkloadSpec)>> {
         .collect())
 }
 
-fn loads(args: &BenchArgs) -> Result<Vec<(String, LoadSpec)>> {
+fn loads(args: &BenchOptions) -> Result<Vec<(String, LoadSpec)>> {
     if let Some(rate) = args.rate {
         if args.requests.len() > 1 {
             bail!(
@@ -303,7 +311,7 @@ fn loads(args: &BenchArgs) -> Result<Vec<(String, LoadSpec)>> {
         .collect())
 }
 
-fn dataset(args: &BenchArgs) -> Result<DatasetSpec> {
+fn dataset(args: &BenchOptions) -> Result<DatasetSpec> {
     let output_len = match (args.max_tokens, args.output_len) {
         (Some(a), Some(b)) if a != b => {
             bail!("--max-tokens {a} and --output-len {b} disagree; give one")

@@ -38,7 +38,7 @@ pub(crate) enum Shape {
 
 enum Requests {
     Prebuilt(VecDeque<PlannedRequest>),
-    Lazy(Planner),
+    Lazy(Box<Planner>),
 }
 
 /// The requests of one phase, handed out in order.
@@ -57,7 +57,7 @@ impl Feed {
 
     /// Requests drawn from `planner` until `duration` has passed since [`Feed::start`].
     pub fn timed(planner: Planner, model: &str, duration: Duration) -> Self {
-        Self::new(Requests::Lazy(planner), model, Some(duration))
+        Self::new(Requests::Lazy(Box::new(planner)), model, Some(duration))
     }
 
     /// Also stop issuing `duration` after [`Feed::start`].

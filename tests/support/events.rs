@@ -16,6 +16,7 @@ const CHAT_FINISH: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.com
 const TEXT_TOKEN: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\" tok\",\"finish_reason\":null}]}\n\n";
 const TEXT_FINISH: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n";
 const MALFORMED: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}\n\n";
+const FAULT_DELAY: Duration = Duration::from_millis(50);
 const DONE: &str = "data: [DONE]\n\n";
 
 /// Which endpoint was called.
@@ -89,7 +90,8 @@ impl EventBody {
                 _ => None,
             };
             if let Some(step) = broken {
-                steps.push((at, step));
+                // Late enough that the tokens before it are flushed first.
+                steps.push((at + FAULT_DELAY, step));
                 return Self::with_steps(steps);
             }
             steps.push((at, Step::Send(Bytes::from_static(token.as_bytes()))));

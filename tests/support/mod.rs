@@ -177,7 +177,7 @@ fn respond(shared: &Shared, body: Bytes, api: events::Api) -> Response {
         shared.bodies.lock().unwrap().push(body.clone());
     }
     let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let fault = if config.fault_every > 0 && number % config.fault_every == 0 {
+    let fault = if config.fault_every > 0 && number.is_multiple_of(config.fault_every) {
         config.fault
     } else {
         Fault::None
