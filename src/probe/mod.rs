@@ -1,9 +1,24 @@
 //! The probe: a fixed workload driven against an OpenAI-compatible streaming API, and its metrics.
 
+mod chunk;
 pub mod cli;
+mod csv_out;
+pub mod dataset;
+mod exchange;
+mod http;
+mod limits;
+mod load;
+pub mod metrics;
+mod progress;
+mod record;
+mod report;
+mod runner;
 pub mod slo;
+mod sse;
+mod summary;
 pub mod workload;
 
+pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 pub use slo::{Slo, SloOp};
 pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 
@@ -71,9 +86,20 @@ pub struct ProbeReport {
 
 /// Run `workload` against `target`.
 pub async fn run(
-    _target: &Target,
-    _workload: &WorkloadSpec,
-    _options: RunOptions,
+    target: &Target,
+    workload: &WorkloadSpec,
+    options: RunOptions,
 ) -> anyhow::Result<ProbeReport> {
-    anyhow::bail!("the probe is not available yet")
+    runner::run(target, workload, options, &mut |_| {}).await
+}
+
+/// Like [`run`], and hands every measured request to `on_record` as it finishes (e.g. to
+/// write one CSV row per request).
+pub async fn run_with_records(
+    target: &Target,
+    workload: &WorkloadSpec,
+    options: RunOptions,
+    on_record: &mut (dyn FnMut(&RequestRecord) + Send),
+) -> anyhow::Result<ProbeReport> {
+    runner::run(target, workload, options, on_record).await
 }

@@ -1,0 +1,275 @@
+//! Probe benchmark: drives a fake streaming server running in another process (this binary
+//! re-executed in server mode) and reports token events/s, % of ideal throughput at 1,000
+//! and 2,000 concurrent streams, TTFT error against the injected 150 ms (mean and p99, with a
+//! concurrency-1 baseline from the same invocation) and client CPU per event (getrusage).
+//!
+//! `cargo bench --bench probe` (release). Scenarios can be picked: `cargo bench --bench probe
+//! -- baseline c1000 c2000 peak`.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use infertune::probe::{
+    self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
+};
+use nix::sys::resource::{getrusage, UsageWho};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{FakeConfig, FakeServer};
+
+const SERVE: &str = "serve";
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if args.first().map(String::as_str) == Some(SERVE) {
+        serve(&args[1..]);
+        return;
+    }
+    let wanted = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
+    let paced = Server::spawn(150, 10, 64);
+    println!(
+        "fake server: TTFT 150 ms, 10 ms between tokens, 64 tokens, in process {}",
+        paced.child.id()
+    );
+    let mut baseline_ttft = None;
+    if wanted("baseline") {
+        let result = measure(&paced, 1, 20, 1);
+        baseline_ttft = Some(result.mean_ttft);
+        result.print("concurrency 1 (baseline)", None);
+    }
+    for (name, concurrency) in [("c1000", 1000), ("c2000", 2000)] {
+        if wanted(name) {
+            let result = measure(&paced, concurrency, concurrency * 3, concurrency);
+            result.print(&format!("concurrency {concurrency}"), baseline_ttft);
+        }
+    }
+    drop(paced);
+    if wanted("peak") {
+        let burst = Server::spawn(0, 0, 256);
+        println!(
+            "fake server: no delays, 256 tokens per response, in process {}",
+            burst.child.id()
+        );
+        for concurrency in [64, 256] {
+            let result = measure(&burst, concurrency, concurrency * 8, concurrency);
+            result.print(&format!("peak, concurrency {concurrency}"), None);
+        }
+    }
+}
+
+/// A fake server in a child process, killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn spawn(ttft_ms: u64, itl_ms: u64, tokens: u32) -> Server {
+        let exe = std::env::current_exe().expect("own path");
+        let mut child = Command::new(exe)
+            .args([
+                SERVE,
+                &ttft_ms.to_string(),
+                &itl_ms.to_string(),
+                &tokens.to_string(),
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the fake server process");
+        let stdout = child.stdout.take().expect("server stdout");
+        let mut url = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut url)
+            .expect("server address");
+        Server {
+            child,
+            url: url.trim().to_string(),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Server mode: serve until stdin closes.
+fn serve(args: &[String]) {
+    let number = |i: usize| {
+        args.get(i)
+            .and_then(|a| a.parse::<u64>().ok())
+            .expect("serve TTFT_MS ITL_MS TOKENS")
+    };
+    let config = FakeConfig {
+        ttft: Duration::from_millis(number(0)),
+        itl: Duration::from_millis(number(1)),
+        tokens: Some(number(2) as u32),
+        ..FakeConfig::default()
+    };
+    let server = FakeServer::start_with_threads(config, 2);
+    println!("{}", server.url);
+    std::io::stdout().flush().expect("flush");
+    let mut sink = String::new();
+    while std::io::stdin()
+        .read_line(&mut sink)
+        .map(|n| n > 0)
+        .unwrap_or(false)
+    {}
+}
+
+struct Measured {
+    report: ProbeReport,
+    concurrency: u32,
+    cpu: Duration,
+    server_cpu: Duration,
+    wall: Duration,
+    mean_ttft: f64,
+}
+
+/// CPU time used so far by process `pid` (from /proc, in clock ticks of 10 ms).
+fn process_cpu(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+fn measure(server: &Server, concurrency: u32, requests: u32, warmup: u32) -> Measured {
+    let workload = WorkloadSpec {
+        api: probe::Api::Chat,
+        dataset: DatasetSpec::Random {
+            input_len: 16,
+            output_len: 64,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            tokenizer: None,
+        },
+        load: LoadSpec::Closed {
+            concurrency,
+            requests: Some(requests),
+            duration: None,
+        },
+        warmup,
+        min_tokens: None,
+        ignore_eos: true,
+        stream: true,
+        extra_body: None,
+        timeout: Duration::from_secs(60),
+        stall_timeout: None,
+        seed: 0,
+        slo: Vec::new(),
+    };
+    let target = Target {
+        base_url: server.url.clone(),
+        model: "fake".into(),
+        api_key: None,
+    };
+    let runtime = if std::env::var("RT").as_deref() == Ok("current") {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    } else {
+        tokio::runtime::Runtime::new().expect("runtime")
+    };
+    let cpu_before = cpu_time();
+    let server_before = process_cpu(server.child.id());
+    let started = Instant::now();
+    let report = runtime
+        .block_on(probe::run(&target, &workload, RunOptions::default()))
+        .expect("probe run");
+    let wall = started.elapsed();
+    let cpu = cpu_time() - cpu_before;
+    let server_cpu = process_cpu(server.child.id()) - server_before;
+    let mean_ttft = report
+        .metrics
+        .get("mean_ttft_ms")
+        .copied()
+        .unwrap_or(f64::NAN);
+    Measured {
+        report,
+        concurrency,
+        cpu,
+        server_cpu,
+        wall,
+        mean_ttft,
+    }
+}
+
+fn cpu_time() -> Duration {
+    let usage = getrusage(UsageWho::RUSAGE_SELF).expect("getrusage");
+    let micros = |t: nix::sys::time::TimeVal| {
+        Duration::from_micros((t.tv_sec() * 1_000_000 + t.tv_usec()) as u64)
+    };
+    micros(usage.user_time()) + micros(usage.system_time())
+}
+
+impl Measured {
+    fn print(&self, title: &str, baseline_ttft: Option<f64>) {
+        let m = &self.report.metrics;
+        let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+        let tokens = get("total_output_tokens");
+        let duration = get("duration_s");
+        let events_per_s = tokens / duration;
+        // Includes warmup and the bench's own work: an upper bound on the probe's cost.
+        let warmup_tokens = tokens / get("completed") * f64::from(self.concurrency);
+        let cpu_per_event = self.cpu.as_secs_f64() * 1e6 / (tokens + warmup_tokens);
+        println!("== {title}");
+        println!(
+            "  completed {} failed {}, duration {duration:.3} s (wall incl. warmup {:.2} s)",
+            get("completed"),
+            get("failed"),
+            self.wall.as_secs_f64()
+        );
+        println!(
+            "  token events/s {events_per_s:.0}, client CPU {:.2} µs/event ({:.2} s CPU; server process {:.2} s CPU)",
+            cpu_per_event,
+            self.cpu.as_secs_f64(),
+            self.server_cpu.as_secs_f64()
+        );
+        if get("mean_ttft_ms") > 100.0 {
+            let ideal = f64::from(self.concurrency) * 64.0 / 0.780;
+            println!(
+                "  output throughput {:.0} tok/s = {:.1}% of ideal {ideal:.0}",
+                get("output_throughput"),
+                100.0 * get("output_throughput") / ideal
+            );
+            let (mean, p99) = (get("mean_ttft_ms"), get("p99_ttft_ms"));
+            println!(
+                "  TTFT mean {mean:.2} ms (error {:+.2} ms), p99 {p99:.2} ms (error {:+.2} ms)",
+                mean - 150.0,
+                p99 - 150.0
+            );
+            if let Some(base) = baseline_ttft {
+                println!(
+                    "  TTFT mean vs concurrency-1 baseline: {:+.2} ms",
+                    mean - base
+                );
+            }
+            println!(
+                "  TPOT mean {:.3} ms, p99 {:.3} ms; ITL p99 {:.3} ms",
+                get("mean_tpot_ms"),
+                get("p99_tpot_ms"),
+                get("p99_itl_ms")
+            );
+        }
+    }
+}

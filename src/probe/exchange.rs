@@ -1,0 +1,344 @@
+//! Sends one request and times its response. Every byte is timestamped when its frame
+//! arrives, before any parsing; events are classified after that.
+
+use super::chunk::{self, Event, Usage};
+use super::http::{Conn, ConnDriver, Driven, Endpoint};
+use super::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use super::sse::SseSplitter;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokenizers::Tokenizer;
+use tokio::time::Sleep;
+
+/// Bytes of an error response kept for the report.
+const ERROR_BODY_LIMIT: usize = 2048;
+
+/// How every request of a run is sent.
+pub(crate) struct Exchange {
+    /// Where requests go.
+    pub endpoint: Endpoint,
+    /// Stream responses (SSE).
+    pub stream: bool,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Give up when a started stream is silent this long.
+    pub stall_timeout: Option<Duration>,
+    /// Counts output tokens when the server reports no usage.
+    pub tokenizer: Option<Arc<Tokenizer>>,
+}
+
+/// Request to send: index, body and planned prompt length.
+pub(crate) struct Outgoing {
+    pub index: u64,
+    pub body: Bytes,
+    pub input_tokens: u32,
+    pub scheduled: Instant,
+}
+
+impl Exchange {
+    /// Sends `request` over `slot` (reusing its connection when it can) and measures it.
+    pub async fn execute(&self, slot: &mut Option<Conn>, request: Outgoing) -> RequestRecord {
+        let now = Instant::now();
+        let deadline = now + self.timeout;
+        let mut timer = Box::pin(tokio::time::sleep_until(deadline.into()));
+        let mut record = RequestRecord {
+            index: request.index,
+            scheduled: request.scheduled,
+            start: now,
+            first_token: None,
+            last_token: None,
+            end: now,
+            itl: Vec::new(),
+            input_tokens: u64::from(request.input_tokens),
+            output_tokens: 0,
+            output_source: TokenSource::Events,
+            token_events: 0,
+            streamed: self.stream,
+            error: None,
+        };
+        let outcome = self
+            .exchange(slot, request.body, deadline, timer.as_mut(), &mut record)
+            .await;
+        record.end = Instant::now();
+        if let Err(error) = outcome {
+            record.error = Some(error);
+            *slot = None;
+        }
+        record
+    }
+
+    async fn exchange(
+        &self,
+        slot: &mut Option<Conn>,
+        body: Bytes,
+        deadline: Instant,
+        mut timer: Pin<&mut Sleep>,
+        record: &mut RequestRecord,
+    ) -> Result<(), RequestError> {
+        let Conn { sender, driver } = self.connection(slot, deadline, timer.as_mut()).await?;
+        record.start = Instant::now();
+        let response = match driver
+            .run(
+                sender.send_request(self.endpoint.request(body)),
+                timer.as_mut(),
+            )
+            .await
+        {
+            Driven::TimerFired => return Err(timeout(self.timeout)),
+            Driven::Done(Err(e)) => {
+                return Err(fail(ErrorKind::Disconnect, format!("no response: {e}")))
+            }
+            Driven::Done(Ok(response)) => response,
+        };
+        let status = response.status();
+        let mut body = response.into_body();
+        if status != hyper::StatusCode::OK {
+            let (bytes, _) =
+                read_body(driver, &mut body, timer, ERROR_BODY_LIMIT, self.timeout).await;
+            return Err(RequestError {
+                kind: ErrorKind::Http,
+                status: Some(status.as_u16()),
+                message: format!("HTTP {status}: {}", chunk::excerpt(&bytes)),
+            });
+        }
+        let mut reply = Reply::new(self.tokenizer.is_some());
+        let read = if self.stream {
+            self.read_stream(driver, &mut body, deadline, timer, &mut reply)
+                .await
+        } else {
+            match read_body(driver, &mut body, timer, usize::MAX, self.timeout).await {
+                (_, Some(error)) => Err(error),
+                (bytes, None) => reply.read_whole(&bytes),
+            }
+        };
+        let failure = read.err().or_else(|| reply.failure.take());
+        reply.apply(record, self.tokenizer.as_deref());
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// A ready connection: the slot's own when it is still usable, else a new one.
+    async fn connection<'a>(
+        &self,
+        slot: &'a mut Option<Conn>,
+        deadline: Instant,
+        timer: Pin<&mut Sleep>,
+    ) -> Result<&'a mut Conn, RequestError> {
+        if let Some(conn) = slot.as_mut().filter(|c| c.reusable()) {
+            let Conn { sender, driver } = conn;
+            if let Driven::Done(Ok(())) =
+                driver.run(poll_fn(|cx| sender.poll_ready(cx)), timer).await
+            {
+                return Ok(slot.as_mut().expect("checked above"));
+            }
+        }
+        *slot = None;
+        let conn = tokio::time::timeout_at(deadline.into(), Conn::open(&self.endpoint))
+            .await
+            .map_err(|_| timeout(self.timeout))?
+            .map_err(|e| {
+                fail(
+                    ErrorKind::Connect,
+                    format!("cannot connect to {}: {e}", self.endpoint.address),
+                )
+            })?;
+        Ok(slot.insert(conn))
+    }
+
+    async fn read_stream(
+        &self,
+        driver: &mut ConnDriver,
+        body: &mut Incoming,
+        deadline: Instant,
+        mut timer: Pin<&mut Sleep>,
+        reply: &mut Reply,
+    ) -> Result<(), RequestError> {
+        let mut splitter = SseSplitter::new();
+        let mut last_bytes: Option<Instant> = None;
+        loop {
+            match driver.run(body.frame(), timer.as_mut()).await {
+                Driven::Done(Some(Ok(frame))) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    let at = Instant::now();
+                    if let (None, Some(stall)) = (last_bytes, self.stall_timeout) {
+                        timer.as_mut().reset(deadline.min(at + stall).into());
+                    }
+                    last_bytes = Some(at);
+                    splitter.feed(&data, at, &mut |data, at| reply.on_event(data, at));
+                    if reply.failure.is_some() {
+                        return Ok(());
+                    }
+                }
+                Driven::Done(None) => break,
+                Driven::Done(Some(Err(e))) => {
+                    return Err(fail(ErrorKind::Disconnect, format!("stream cut: {e}")));
+                }
+                Driven::TimerFired => {
+                    let now = Instant::now();
+                    let stall_end = last_bytes.zip(self.stall_timeout).map(|(t, s)| t + s);
+                    match stall_end {
+                        _ if now >= deadline => return Err(timeout(self.timeout)),
+                        Some(end) if end <= now => {
+                            let silent = now - last_bytes.unwrap_or(now);
+                            return Err(fail(
+                                ErrorKind::Stall,
+                                format!("no data for {silent:.1?}"),
+                            ));
+                        }
+                        Some(end) => timer.as_mut().reset(deadline.min(end).into()),
+                        None => timer.as_mut().reset(deadline.into()),
+                    }
+                }
+            }
+        }
+        splitter.finish(&mut |data, at| reply.on_event(data, at));
+        Ok(())
+    }
+}
+
+/// What a response said so far.
+struct Reply {
+    first: Option<Instant>,
+    last: Option<Instant>,
+    itl: Vec<Duration>,
+    events: u64,
+    usage: Option<Usage>,
+    text: Option<String>,
+    failure: Option<RequestError>,
+}
+
+impl Reply {
+    fn new(capture_text: bool) -> Self {
+        Reply {
+            first: None,
+            last: None,
+            itl: Vec::with_capacity(64),
+            events: 0,
+            usage: None,
+            text: capture_text.then(String::new),
+            failure: None,
+        }
+    }
+
+    fn on_event(&mut self, data: &[u8], at: Instant) {
+        if self.failure.is_some() {
+            return;
+        }
+        let info = match chunk::classify(data) {
+            Ok(Event::Chunk(info)) => info,
+            Ok(Event::Done) => return,
+            Err(message) => {
+                self.failure = Some(fail(ErrorKind::Malformed, message));
+                return;
+            }
+        };
+        if info.token {
+            match self.last {
+                Some(last) => self.itl.push(at - last),
+                None => self.first = Some(at),
+            }
+            self.last = Some(at);
+            self.events += 1;
+            if let Some(text) = &mut self.text {
+                chunk::text_of(data, text);
+            }
+        }
+        if info.usage.is_some() {
+            self.usage = info.usage;
+        }
+        if let Some(message) = info.error {
+            self.failure = Some(fail(ErrorKind::StreamError, message));
+        }
+    }
+
+    fn read_whole(&mut self, body: &[u8]) -> Result<(), RequestError> {
+        let info = chunk::parse(body).map_err(|m| fail(ErrorKind::Malformed, m))?;
+        if let Some(message) = info.error {
+            return Err(fail(ErrorKind::StreamError, message));
+        }
+        self.usage = info.usage;
+        if info.token {
+            self.events = 1;
+            if let Some(text) = &mut self.text {
+                chunk::text_of(body, text);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves timings and token counts into `record` (streaming timestamps only if streamed).
+    fn apply(&mut self, record: &mut RequestRecord, tokenizer: Option<&Tokenizer>) {
+        if record.streamed {
+            record.first_token = self.first;
+            record.last_token = self.last;
+            record.itl = std::mem::take(&mut self.itl);
+        }
+        record.token_events = self.events;
+        let usage = self.usage.unwrap_or_default();
+        if let Some(prompt) = usage.prompt_tokens {
+            record.input_tokens = prompt;
+        }
+        let counted = match (&self.text, tokenizer) {
+            (Some(text), Some(tokenizer)) => tokenizer
+                .encode(text.as_str(), false)
+                .ok()
+                .map(|e| e.len() as u64),
+            _ => None,
+        };
+        (record.output_tokens, record.output_source) = match (usage.completion_tokens, counted) {
+            (Some(n), _) => (n, TokenSource::Usage),
+            (None, Some(n)) => (n, TokenSource::Tokenizer),
+            (None, None) => (self.events, TokenSource::Events),
+        };
+    }
+}
+
+/// Reads up to `limit` bytes of `body`; the error tells why it ended early.
+async fn read_body(
+    driver: &mut ConnDriver,
+    body: &mut Incoming,
+    mut timer: Pin<&mut Sleep>,
+    limit: usize,
+    time_limit: Duration,
+) -> (Vec<u8>, Option<RequestError>) {
+    let mut bytes = Vec::new();
+    while bytes.len() < limit {
+        match driver.run(body.frame(), timer.as_mut()).await {
+            Driven::Done(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    bytes.extend_from_slice(&data);
+                }
+            }
+            Driven::Done(None) => return (bytes, None),
+            Driven::Done(Some(Err(e))) => {
+                return (
+                    bytes,
+                    Some(fail(ErrorKind::Disconnect, format!("response cut: {e}"))),
+                );
+            }
+            Driven::TimerFired => return (bytes, Some(timeout(time_limit))),
+        }
+    }
+    (bytes, None)
+}
+
+fn fail(kind: ErrorKind, message: String) -> RequestError {
+    RequestError {
+        kind,
+        status: None,
+        message,
+    }
+}
+
+fn timeout(limit: Duration) -> RequestError {
+    fail(
+        ErrorKind::Timeout,
+        format!("no complete response within {limit:?}"),
+    )
+}

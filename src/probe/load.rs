@@ -1,0 +1,272 @@
+//! Load shapes: closed loop (fixed workers) and open loop (scheduled arrivals).
+
+use super::dataset::{PlannedRequest, Planner};
+use super::exchange::{Exchange, Outgoing};
+use super::http::Conn;
+use super::record::RequestRecord;
+use anyhow::{Context, Result};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Gamma};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc::UnboundedSender, Semaphore};
+use tokio::task::JoinSet;
+
+/// What load tasks report to the run.
+pub(crate) enum Message {
+    /// A finished request.
+    Record(RequestRecord),
+    /// The dataset could not produce the next request.
+    Fatal(anyhow::Error),
+}
+
+/// How requests are issued in one phase.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape {
+    /// `concurrency` workers, each sending its next request when the last one ends.
+    Closed { concurrency: u32 },
+    /// Arrivals at gamma-distributed gaps (Poisson when `burstiness` = 1).
+    Open {
+        rate: f64,
+        burstiness: f64,
+        max_concurrency: Option<u32>,
+        seed: u64,
+    },
+}
+
+enum Requests {
+    Prebuilt(VecDeque<PlannedRequest>),
+    Lazy(Box<Planner>),
+}
+
+/// The requests of one phase, handed out in order.
+pub(crate) struct Feed {
+    requests: Mutex<(Requests, u64)>,
+    model: String,
+    stop_at: Mutex<Option<Instant>>,
+    duration: Option<Duration>,
+}
+
+impl Feed {
+    /// Exactly these requests.
+    pub fn prebuilt(requests: Vec<PlannedRequest>, model: &str) -> Self {
+        Self::new(Requests::Prebuilt(requests.into()), model, None)
+    }
+
+    /// Requests drawn from `planner` until `duration` has passed since [`Feed::start`].
+    pub fn timed(planner: Planner, model: &str, duration: Duration) -> Self {
+        Self::new(Requests::Lazy(Box::new(planner)), model, Some(duration))
+    }
+
+    /// Also stop issuing `duration` after [`Feed::start`].
+    pub fn with_duration(mut self, duration: Duration) -> Self {
+        self.duration = Some(duration);
+        self
+    }
+
+    fn new(requests: Requests, model: &str, duration: Option<Duration>) -> Self {
+        Feed {
+            requests: Mutex::new((requests, 0)),
+            model: model.to_string(),
+            stop_at: Mutex::new(None),
+            duration,
+        }
+    }
+
+    /// Starts the clock of a duration-bound feed.
+    pub fn start(&self, now: Instant) {
+        *self.stop_at.lock().expect("feed lock") = self.duration.map(|d| now + d);
+    }
+
+    /// The request due at `scheduled`, or `None` when the phase is over.
+    pub fn next(&self, scheduled: Instant) -> Result<Option<Outgoing>> {
+        if self
+            .stop_at
+            .lock()
+            .expect("feed lock")
+            .is_some_and(|stop| scheduled >= stop)
+        {
+            return Ok(None);
+        }
+        let mut guard = self.requests.lock().expect("feed lock");
+        let (requests, issued) = &mut *guard;
+        let planned = match requests {
+            Requests::Prebuilt(queue) => match queue.pop_front() {
+                Some(planned) => planned,
+                None => return Ok(None),
+            },
+            Requests::Lazy(planner) => planner
+                .next_request()
+                .context("building the next request")?,
+        };
+        let index = *issued;
+        *issued += 1;
+        Ok(Some(Outgoing {
+            index,
+            body: planned.body_with_model(&self.model),
+            input_tokens: planned.input_tokens,
+            scheduled,
+        }))
+    }
+}
+
+/// Idle keep-alive connections, shared by the phases of a run (warmup opens them).
+pub(crate) type Pool = Arc<Mutex<Vec<Conn>>>;
+
+/// Starts the tasks of one phase in `tasks`; they report on `tx` and end with the feed.
+pub(crate) fn spawn(
+    shape: Shape,
+    feed: Arc<Feed>,
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    tx: UnboundedSender<Message>,
+    tasks: &mut JoinSet<()>,
+) {
+    feed.start(Instant::now());
+    match shape {
+        Shape::Closed { concurrency } => {
+            for _ in 0..concurrency {
+                let worker =
+                    closed_worker(feed.clone(), exchange.clone(), pool.clone(), tx.clone());
+                tasks.spawn(worker);
+            }
+        }
+        Shape::Open {
+            rate,
+            burstiness,
+            max_concurrency,
+            seed,
+        } => {
+            tasks.spawn(open_dispatcher(
+                Arrivals::new(rate, burstiness, seed),
+                max_concurrency,
+                feed,
+                exchange,
+                pool,
+                tx,
+            ));
+        }
+    }
+}
+
+async fn closed_worker(
+    feed: Arc<Feed>,
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    tx: UnboundedSender<Message>,
+) {
+    let mut conn = take_idle(&pool);
+    loop {
+        let request = match feed.next(Instant::now()) {
+            Ok(Some(request)) => request,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Message::Fatal(e));
+                break;
+            }
+        };
+        let record = exchange.execute(&mut conn, request).await;
+        if tx.send(Message::Record(record)).is_err() {
+            break;
+        }
+    }
+    give_back(&pool, conn);
+}
+
+fn take_idle(pool: &Pool) -> Option<Conn> {
+    pool.lock().expect("pool lock").pop()
+}
+
+fn give_back(pool: &Pool, conn: Option<Conn>) {
+    if let Some(conn) = conn.filter(Conn::reusable) {
+        pool.lock().expect("pool lock").push(conn);
+    }
+}
+
+async fn open_dispatcher(
+    mut arrivals: Arrivals,
+    max_concurrency: Option<u32>,
+    feed: Arc<Feed>,
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    tx: UnboundedSender<Message>,
+) {
+    let limit = max_concurrency.map(|n| Arc::new(Semaphore::new(n as usize)));
+    let mut requests = JoinSet::new();
+    let mut due = Instant::now();
+    loop {
+        let request = match feed.next(due) {
+            Ok(Some(request)) => request,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Message::Fatal(e));
+                break;
+            }
+        };
+        tokio::time::sleep_until(due.into()).await;
+        let permit = match &limit {
+            Some(semaphore) => semaphore.clone().acquire_owned().await.ok(),
+            None => None,
+        };
+        let (pool, exchange, tx) = (pool.clone(), exchange.clone(), tx.clone());
+        requests.spawn(async move {
+            let mut conn = take_idle(&pool);
+            let record = exchange.execute(&mut conn, request).await;
+            give_back(&pool, conn);
+            drop(permit);
+            let _ = tx.send(Message::Record(record));
+        });
+        while requests.try_join_next().is_some() {}
+        due += arrivals.next_gap();
+    }
+    while requests.join_next().await.is_some() {}
+}
+
+/// Seeded inter-arrival gaps: gamma with shape `burstiness` and mean `1/rate`.
+pub(crate) struct Arrivals {
+    gamma: Gamma<f64>,
+    rng: ChaCha8Rng,
+}
+
+impl Arrivals {
+    /// Gaps for `rate` requests per second (both arguments checked by the workload).
+    pub fn new(rate: f64, burstiness: f64, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(1);
+        Arrivals {
+            gamma: Gamma::new(burstiness, 1.0 / (rate * burstiness)).expect("checked positive"),
+            rng,
+        }
+    }
+
+    /// The next gap.
+    pub fn next_gap(&mut self) -> Duration {
+        Duration::from_secs_f64(self.gamma.sample(&mut self.rng).min(3600.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaps_have_the_requested_mean_and_are_seeded() {
+        let mut a = Arrivals::new(50.0, 1.0, 7);
+        let gaps: Vec<f64> = (0..20_000).map(|_| a.next_gap().as_secs_f64()).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.02).abs() < 0.001, "mean gap {mean}");
+        let mut b = Arrivals::new(50.0, 1.0, 7);
+        assert_eq!(b.next_gap().as_secs_f64(), gaps[0]);
+        let mut bursty = Arrivals::new(50.0, 0.25, 7);
+        let gaps: Vec<f64> = (0..20_000)
+            .map(|_| bursty.next_gap().as_secs_f64())
+            .collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.02).abs() < 0.002, "mean gap {mean}");
+        // Gamma variance = mean² / shape: four times Poisson's at shape 0.25.
+        assert!(var > 2.5 * 0.02 * 0.02, "variance {var}");
+    }
+}

@@ -1,0 +1,194 @@
+//! Accumulates request records into run metrics.
+
+use super::stats::LatencyStats;
+use crate::probe::record::{ErrorKind, RequestRecord, TokenSource};
+use crate::probe::{LiveStats, MetricMap, Slo};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Per-kind error count with the first message seen.
+#[derive(Clone, Debug)]
+pub(crate) struct ErrorTally {
+    pub count: u64,
+    pub example: String,
+}
+
+/// Running totals of the measured requests of one run.
+pub(crate) struct Collector {
+    streamed: bool,
+    slos: Vec<Slo>,
+    pub latencies: BTreeMap<&'static str, LatencyStats>,
+    pub completed: u64,
+    pub failed: u64,
+    pub incomplete: u64,
+    good: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub incomplete_output_tokens: u64,
+    pub errors: BTreeMap<ErrorKind, ErrorTally>,
+    pub sources: BTreeMap<TokenSource, u64>,
+    first_start: Option<Instant>,
+    last_end: Option<Instant>,
+    live: Option<LiveStats>,
+}
+
+impl Collector {
+    /// A collector; `keep_samples` keeps per-request latencies for the pruning hook.
+    pub fn new(streamed: bool, slos: &[Slo], keep_samples: bool) -> Self {
+        Collector {
+            streamed,
+            slos: slos.iter().filter(|s| s.is_latency()).cloned().collect(),
+            latencies: super::LATENCY_METRICS
+                .into_iter()
+                .map(|name| (name, LatencyStats::default()))
+                .collect(),
+            completed: 0,
+            failed: 0,
+            incomplete: 0,
+            good: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            incomplete_output_tokens: 0,
+            errors: BTreeMap::new(),
+            sources: BTreeMap::new(),
+            first_start: None,
+            last_end: None,
+            live: keep_samples.then(LiveStats::default),
+        }
+    }
+
+    /// Adds one measured request.
+    pub fn add(&mut self, record: &RequestRecord) {
+        self.first_start = Some(
+            self.first_start
+                .map_or(record.start, |t| t.min(record.start)),
+        );
+        self.last_end = Some(self.last_end.map_or(record.end, |t| t.max(record.end)));
+        if let Some(live) = &mut self.live {
+            live.finished += 1;
+            live.failed += u64::from(!record.ok());
+        }
+        if let Some(error) = &record.error {
+            self.failed += 1;
+            let tally = self.errors.entry(error.kind).or_insert_with(|| ErrorTally {
+                count: 0,
+                example: error.message.clone(),
+            });
+            tally.count += 1;
+            if record.incomplete() {
+                self.incomplete += 1;
+                self.incomplete_output_tokens += record.output_tokens;
+            }
+            return;
+        }
+        self.completed += 1;
+        self.input_tokens += record.input_tokens;
+        self.output_tokens += record.output_tokens;
+        *self.sources.entry(record.output_source).or_default() += 1;
+        let samples = [
+            ("ttft", record.ttft()),
+            ("ttft_queued", record.ttft_queued()),
+            ("tpot", record.tpot()),
+            ("e2el", Some(record.e2el())),
+        ];
+        for (name, value) in samples {
+            if let (Some(value), Some(stats)) = (value, self.latencies.get_mut(name)) {
+                stats.record(value);
+            }
+        }
+        if let Some(itl) = self.latencies.get_mut("itl") {
+            record.itl.iter().for_each(|gap| itl.record(*gap));
+        }
+        if self.meets_slos(record) {
+            self.good += 1;
+        }
+        if let Some(live) = &mut self.live {
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            live.ttft_ms.extend(record.ttft().map(ms));
+            live.tpot_ms.extend(record.tpot().map(ms));
+            live.e2el_ms.push(ms(record.e2el()));
+        }
+    }
+
+    fn meets_slos(&self, record: &RequestRecord) -> bool {
+        self.slos.iter().all(|slo| {
+            let value = match slo.metric.as_str() {
+                "ttft" => record.ttft(),
+                "ttft_queued" => record.ttft_queued(),
+                "e2el" => Some(record.e2el()),
+                "tpot" => Some(record.tpot().unwrap_or_default()),
+                _ => Some(record.itl.iter().max().copied().unwrap_or_default()),
+            };
+            value.is_some_and(|v| slo.holds(v.as_secs_f64() * 1000.0))
+        })
+    }
+
+    /// Whether goodput can be judged: without streaming only `e2el` SLOs can.
+    fn goodput_available(&self) -> bool {
+        self.streamed || self.slos.iter().all(|s| s.metric == "e2el")
+    }
+
+    /// Last request end − first request start.
+    pub fn duration(&self) -> Duration {
+        match (self.first_start, self.last_end) {
+            (Some(start), Some(end)) => end.saturating_duration_since(start),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// A snapshot for the pruning hook.
+    pub fn live_stats(&self, planned: u64, elapsed: Duration) -> LiveStats {
+        let mut live = self.live.clone().unwrap_or_default();
+        live.planned = planned;
+        live.elapsed = elapsed;
+        live
+    }
+
+    /// The summary metrics (names as in `vllm bench serve`).
+    pub fn metrics(&self) -> MetricMap {
+        let duration = self.duration().as_secs_f64();
+        let per_second = |x: u64| {
+            if duration > 0.0 {
+                x as f64 / duration
+            } else {
+                0.0
+            }
+        };
+        let finished = self.completed + self.failed;
+        let mut m = MetricMap::new();
+        m.insert("completed".into(), self.completed as f64);
+        m.insert("failed".into(), self.failed as f64);
+        m.insert("incomplete".into(), self.incomplete as f64);
+        let error_rate = if finished > 0 {
+            self.failed as f64 / finished as f64
+        } else {
+            0.0
+        };
+        m.insert("error_rate".into(), error_rate);
+        m.insert("duration_s".into(), duration);
+        m.insert("total_input_tokens".into(), self.input_tokens as f64);
+        m.insert("total_output_tokens".into(), self.output_tokens as f64);
+        m.insert(
+            "incomplete_output_tokens".into(),
+            self.incomplete_output_tokens as f64,
+        );
+        m.insert("request_throughput".into(), per_second(self.completed));
+        m.insert("output_throughput".into(), per_second(self.output_tokens));
+        m.insert(
+            "total_token_throughput".into(),
+            per_second(self.input_tokens + self.output_tokens),
+        );
+        if self.goodput_available() {
+            m.insert("request_goodput".into(), per_second(self.good));
+        }
+        for (name, stats) in &self.latencies {
+            let Some(summary) = stats.summary() else {
+                continue;
+            };
+            for (stat, value) in summary.entries() {
+                m.insert(format!("{stat}_{name}_ms"), value);
+            }
+        }
+        m
+    }
+}

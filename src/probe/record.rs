@@ -1,0 +1,146 @@
+//! The outcome of one request, with the timestamps its metrics derive from.
+
+use serde::Serialize;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Why a request failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The server answered with a non-200 status.
+    Http,
+    /// The connection could not be opened.
+    Connect,
+    /// The request took longer than the per-request timeout.
+    Timeout,
+    /// The stream sent nothing for the stall timeout.
+    Stall,
+    /// An event or response was not valid JSON.
+    Malformed,
+    /// The server closed the connection before the response ended.
+    Disconnect,
+    /// The server sent an `error` object in the stream.
+    StreamError,
+}
+
+impl ErrorKind {
+    /// The name used in reports (`http`, `connect`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Http => "http",
+            ErrorKind::Connect => "connect",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Stall => "stall",
+            ErrorKind::Malformed => "malformed",
+            ErrorKind::Disconnect => "disconnect",
+            ErrorKind::StreamError => "stream_error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A failed request: its kind and a short explanation (with a body excerpt for HTTP errors).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestError {
+    /// The kind, counted in the report.
+    pub kind: ErrorKind,
+    /// HTTP status, for [`ErrorKind::Http`].
+    pub status: Option<u16>,
+    /// What happened.
+    pub message: String,
+}
+
+/// Where a request's output token count came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenSource {
+    /// `usage.completion_tokens` reported by the server.
+    Usage,
+    /// The generated text counted with the dataset's tokenizer.
+    Tokenizer,
+    /// The number of token-bearing events.
+    Events,
+}
+
+impl TokenSource {
+    /// The name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenSource::Usage => "usage",
+            TokenSource::Tokenizer => "tokenizer",
+            TokenSource::Events => "events",
+        }
+    }
+}
+
+/// Everything measured about one request.
+#[derive(Clone, Debug)]
+pub struct RequestRecord {
+    /// Position in the run (0 = first measured request).
+    pub index: u64,
+    /// When the request was due to be sent (open loop: its scheduled time).
+    pub scheduled: Instant,
+    /// When writing the request began.
+    pub start: Instant,
+    /// First token-bearing event (streaming only).
+    pub first_token: Option<Instant>,
+    /// Last token-bearing event (streaming only).
+    pub last_token: Option<Instant>,
+    /// When the response ended (or the request failed).
+    pub end: Instant,
+    /// Gaps between consecutive token-bearing events.
+    pub itl: Vec<Duration>,
+    /// Prompt tokens: `usage.prompt_tokens`, else the planned length.
+    pub input_tokens: u64,
+    /// Output tokens (see `output_source`).
+    pub output_tokens: u64,
+    /// Where `output_tokens` came from.
+    pub output_source: TokenSource,
+    /// Token-bearing events received.
+    pub token_events: u64,
+    /// Whether the response was streamed.
+    pub streamed: bool,
+    /// `None` when the request succeeded.
+    pub error: Option<RequestError>,
+}
+
+impl RequestRecord {
+    /// Succeeded.
+    pub fn ok(&self) -> bool {
+        self.error.is_none()
+    }
+
+    /// Failed after some tokens arrived.
+    pub fn incomplete(&self) -> bool {
+        self.error.is_some() && self.token_events > 0
+    }
+
+    /// Time to first token, from write start (streaming only).
+    pub fn ttft(&self) -> Option<Duration> {
+        self.first_token.map(|t| t - self.start)
+    }
+
+    /// Time to first token, from the scheduled send time (streaming only).
+    pub fn ttft_queued(&self) -> Option<Duration> {
+        self.first_token.map(|t| t - self.scheduled)
+    }
+
+    /// End-to-end latency: to the last token-bearing event, or to the end of the response
+    /// when there was none (non-streamed, or no output).
+    pub fn e2el(&self) -> Duration {
+        self.last_token.unwrap_or(self.end) - self.start
+    }
+
+    /// Time per output token after the first: (E2E − TTFT)/(N − 1), streaming with N ≥ 2.
+    pub fn tpot(&self) -> Option<Duration> {
+        let ttft = self.ttft()?;
+        let n = u32::try_from(self.output_tokens).ok()?;
+        (n >= 2).then(|| (self.e2el() - ttft) / (n - 1))
+    }
+}

@@ -1,0 +1,100 @@
+//! The run report as JSON, with the field names of `vllm bench serve` plus the extras this
+//! probe measures (queued TTFT, error kinds, token-count sources, pruning).
+
+use super::load::Shape;
+use super::metrics::Collector;
+use super::runner::Plan;
+use super::workload::{Api, DatasetSpec, WorkloadSpec};
+use super::{MetricMap, Target};
+use serde_json::{json, Map, Value};
+
+/// Metrics that are whole numbers.
+const COUNTS: [&str; 6] = [
+    "completed",
+    "failed",
+    "incomplete",
+    "total_input_tokens",
+    "total_output_tokens",
+    "incomplete_output_tokens",
+];
+
+/// The report of one run.
+pub(crate) fn json(
+    target: &Target,
+    workload: &WorkloadSpec,
+    plan: &Plan,
+    endpoint: &str,
+    collector: &Collector,
+    metrics: &MetricMap,
+    pruned: &Option<String>,
+) -> Value {
+    let (rate, burstiness, max_concurrency) = match plan.shape {
+        Shape::Closed { concurrency } => (Value::Null, Value::Null, json!(concurrency)),
+        Shape::Open {
+            rate,
+            burstiness,
+            max_concurrency,
+            ..
+        } => (json!(rate), json!(burstiness), json!(max_concurrency)),
+    };
+    let tokenizer = match &workload.dataset {
+        DatasetSpec::Random {
+            tokenizer: Some(path),
+            ..
+        } => json!(path.display().to_string()),
+        _ => Value::Null,
+    };
+    let errors: Map<String, Value> = collector
+        .errors
+        .iter()
+        .map(|(kind, tally)| {
+            (
+                kind.name().to_string(),
+                json!({"count": tally.count, "example": tally.example}),
+            )
+        })
+        .collect();
+    let sources: Map<String, Value> = collector
+        .sources
+        .iter()
+        .map(|(source, n)| (source.name().to_string(), json!(n)))
+        .collect();
+    let mut report = json!({
+        "date": humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        "backend": match workload.api { Api::Chat => "openai-chat", Api::Completions => "openai" },
+        "endpoint": endpoint,
+        "model_id": target.model,
+        "tokenizer_id": tokenizer,
+        "num_prompts": plan.requests,
+        "request_rate": rate,
+        "burstiness": burstiness,
+        "max_concurrency": max_concurrency,
+        "stream": workload.stream,
+        "seed": workload.seed,
+        "warmup": workload.warmup,
+        "duration": metrics.get("duration_s"),
+        "errors_by_kind": errors,
+        "output_tokens_source": sources,
+        "goodput_slo": workload.slo.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "pruned": pruned,
+    });
+    let fields = report.as_object_mut().expect("built as an object");
+    for (key, value) in metrics {
+        if key == "duration_s" {
+            continue;
+        }
+        let value = if COUNTS.contains(&key.as_str()) {
+            json!(*value as u64)
+        } else {
+            json!(value)
+        };
+        fields.insert(key.clone(), value);
+    }
+    if !workload.stream {
+        fields.insert(
+            "unavailable_metrics".into(),
+            json!(["ttft", "ttft_queued", "tpot", "itl"]),
+        );
+    }
+    report
+}

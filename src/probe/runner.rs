@@ -1,0 +1,225 @@
+//! One probe run: warmup, the measured phase, pruning checks, and the report.
+
+use super::dataset::Planner;
+use super::exchange::Exchange;
+use super::http::Endpoint;
+use super::load::{self, Feed, Message, Pool, Shape};
+use super::metrics::Collector;
+use super::record::RequestRecord;
+use super::workload::{LoadSpec, WorkloadSpec};
+use super::{limits, progress, report, ProbeReport, RunOptions, Target};
+use anyhow::{bail, Result};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+/// How often the pruning hook is consulted.
+const PRUNE_EVERY: Duration = Duration::from_millis(250);
+
+/// A run's load, checked.
+pub(crate) struct Plan {
+    pub shape: Shape,
+    pub requests: Option<u32>,
+    pub duration: Option<Duration>,
+}
+
+impl Plan {
+    /// Checks the load description of `workload`.
+    pub fn new(workload: &WorkloadSpec) -> Result<Self> {
+        let (shape, requests, duration) = match &workload.load {
+            LoadSpec::Closed {
+                concurrency,
+                requests,
+                duration,
+            } => {
+                if *concurrency == 0 {
+                    bail!("closed-loop load: concurrency must be at least 1");
+                }
+                (
+                    Shape::Closed {
+                        concurrency: *concurrency,
+                    },
+                    *requests,
+                    *duration,
+                )
+            }
+            LoadSpec::Open {
+                rate,
+                burstiness,
+                max_concurrency,
+                requests,
+                duration,
+            } => {
+                if !(rate.is_finite() && *rate > 0.0) {
+                    bail!(
+                        "open-loop load: rate must be a positive number of requests/s, got {rate}"
+                    );
+                }
+                if !(burstiness.is_finite() && *burstiness > 0.0) {
+                    bail!("open-loop load: burstiness must be positive (1 = Poisson), got {burstiness}");
+                }
+                if *max_concurrency == Some(0) {
+                    bail!("open-loop load: max_concurrency must be at least 1");
+                }
+                let shape = Shape::Open {
+                    rate: *rate,
+                    burstiness: *burstiness,
+                    max_concurrency: *max_concurrency,
+                    seed: workload.seed,
+                };
+                (shape, *requests, *duration)
+            }
+        };
+        if requests.is_none() && duration.is_none() {
+            bail!("the load needs a number of requests or a duration (e.g. --requests 100 or --duration 60s)");
+        }
+        if requests == Some(0) || duration == Some(Duration::ZERO) {
+            bail!("the load's requests and duration must be more than zero");
+        }
+        Ok(Plan {
+            shape,
+            requests,
+            duration,
+        })
+    }
+
+    /// Most requests in flight at once, when bounded.
+    pub fn max_in_flight(&self) -> Option<u32> {
+        match self.shape {
+            Shape::Closed { concurrency } => Some(concurrency),
+            Shape::Open {
+                max_concurrency, ..
+            } => max_concurrency,
+        }
+    }
+}
+
+/// What every phase of a run shares.
+struct Phases<'a> {
+    exchange: Arc<Exchange>,
+    pool: Pool,
+    options: &'a RunOptions,
+}
+
+/// Runs `workload` against `target`, handing every measured request to `on_record`.
+pub(crate) async fn run(
+    target: &Target,
+    workload: &WorkloadSpec,
+    options: RunOptions,
+    on_record: &mut (dyn FnMut(&RequestRecord) + Send),
+) -> Result<ProbeReport> {
+    let plan = Plan::new(workload)?;
+    limits::ensure_open_files(plan.max_in_flight())?;
+    let mut planner = Planner::new(workload)?;
+    let phases = Phases {
+        exchange: Arc::new(Exchange {
+            endpoint: Endpoint::new(target, workload.api)?,
+            stream: workload.stream,
+            timeout: workload.timeout,
+            stall_timeout: workload.stall_timeout,
+            tokenizer: planner.tokenizer(),
+        }),
+        pool: Pool::default(),
+        options: &options,
+    };
+    let report = |collector: &Collector, pruned: Option<String>| {
+        let metrics = collector.metrics();
+        let path = phases.exchange.endpoint.path();
+        let json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        ProbeReport {
+            metrics,
+            pruned,
+            json,
+        }
+    };
+    let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
+    if workload.warmup > 0 {
+        let requests = (0..workload.warmup)
+            .map(|_| planner.next_request())
+            .collect::<Result<_>>()?;
+        let concurrency = plan
+            .max_in_flight()
+            .unwrap_or(workload.warmup)
+            .min(workload.warmup);
+        let feed = Feed::prebuilt(requests, &target.model);
+        let mut warmup = Collector::new(workload.stream, &[], false);
+        let shape = Shape::Closed { concurrency };
+        let pruned = phases
+            .run(shape, feed, &mut warmup, 0, &mut |_| {}, false)
+            .await?;
+        if pruned.is_some() {
+            return Ok(report(&collector, pruned));
+        }
+    }
+    let feed = match plan.requests {
+        Some(n) => {
+            let requests = (0..n)
+                .map(|_| planner.next_request())
+                .collect::<Result<_>>()?;
+            let feed = Feed::prebuilt(requests, &target.model);
+            match plan.duration {
+                Some(duration) => feed.with_duration(duration),
+                None => feed,
+            }
+        }
+        None => Feed::timed(planner, &target.model, plan.duration.unwrap_or_default()),
+    };
+    let planned = u64::from(plan.requests.unwrap_or(0));
+    let pruned = phases
+        .run(
+            plan.shape,
+            feed,
+            &mut collector,
+            planned,
+            on_record,
+            options.progress,
+        )
+        .await?;
+    Ok(report(&collector, pruned))
+}
+
+impl Phases<'_> {
+    /// Runs one phase to its end (or until the pruning hook stops it); returns the reason.
+    async fn run(
+        &self,
+        shape: Shape,
+        feed: Feed,
+        collector: &mut Collector,
+        planned: u64,
+        on_record: &mut (dyn FnMut(&RequestRecord) + Send),
+        show_progress: bool,
+    ) -> Result<Option<String>> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut tasks = JoinSet::new();
+        let started = Instant::now();
+        let (exchange, pool) = (self.exchange.clone(), self.pool.clone());
+        load::spawn(shape, Arc::new(feed), exchange, pool, tx, &mut tasks);
+        let bar = progress::bar(show_progress, planned);
+        let mut tick = tokio::time::interval(PRUNE_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let prune = self.options.prune.as_ref();
+        let outcome = loop {
+            tokio::select! {
+                message = rx.recv() => match message {
+                    Some(Message::Record(record)) => {
+                        collector.add(&record);
+                        on_record(&record);
+                        bar.inc(1);
+                    }
+                    Some(Message::Fatal(error)) => break Err(error),
+                    None => break Ok(None),
+                },
+                _ = tick.tick(), if prune.is_some() => {
+                    let stats = collector.live_stats(planned, started.elapsed());
+                    if let Some(reason) = prune.and_then(|hook| hook(&stats)) {
+                        break Ok(Some(reason));
+                    }
+                }
+            }
+        };
+        tasks.abort_all();
+        bar.finish_and_clear();
+        outcome
+    }
+}

@@ -1,0 +1,138 @@
+//! The terminal summary of a run, laid out like `vllm bench serve`, plus a percentile table.
+
+use super::metrics::LATENCY_METRICS;
+use super::ProbeReport;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use std::fmt::Write;
+
+const WIDTH: usize = 50;
+const STATS: [&str; 9] = [
+    "mean", "median", "std", "min", "p50", "p90", "p95", "p99", "max",
+];
+
+/// The summary of `report` as text; `title` names the run (e.g. `concurrency 64`).
+pub fn render(report: &ProbeReport, title: &str) -> String {
+    let m = &report.metrics;
+    let get = |key: &str| m.get(key).copied().unwrap_or(0.0);
+    let mut out = String::new();
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(out, "{label:<40}{value:>10}");
+    };
+    let header = format!(" Serving Benchmark Result ({title}) ");
+    line("Successful requests:", format!("{}", get("completed")));
+    line("Failed requests:", format!("{}", get("failed")));
+    line(
+        "  of which incomplete (partial streams):",
+        format!("{}", get("incomplete")),
+    );
+    line(
+        "Benchmark duration (s):",
+        format!("{:.2}", get("duration_s")),
+    );
+    line(
+        "Total input tokens:",
+        format!("{}", get("total_input_tokens")),
+    );
+    line(
+        "Total generated tokens:",
+        format!("{}", get("total_output_tokens")),
+    );
+    line(
+        "Tokens of incomplete requests:",
+        format!("{}", get("incomplete_output_tokens")),
+    );
+    line(
+        "Request throughput (req/s):",
+        format!("{:.2}", get("request_throughput")),
+    );
+    if let Some(goodput) = m.get("request_goodput") {
+        line("Request goodput (req/s):", format!("{goodput:.2}"));
+    }
+    line(
+        "Output token throughput (tok/s):",
+        format!("{:.2}", get("output_throughput")),
+    );
+    line(
+        "Total token throughput (tok/s):",
+        format!("{:.2}", get("total_token_throughput")),
+    );
+    let mut result = format!("{header:=^WIDTH$}\n{out}");
+    if let Some(sources) = report
+        .json
+        .get("output_tokens_source")
+        .and_then(|s| s.as_object())
+    {
+        let list: Vec<String> = sources.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        if !list.is_empty() {
+            let _ = writeln!(result, "Output tokens counted from: {}", list.join(", "));
+        }
+    }
+    result.push_str(&latency_table(report));
+    result.push_str(&error_table(report));
+    if let Some(reason) = &report.pruned {
+        let _ = writeln!(result, "Stopped early: {reason}");
+    }
+    let _ = writeln!(result, "{}", "=".repeat(WIDTH));
+    result
+}
+
+fn latency_table(report: &ProbeReport) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    let mut head = vec!["latency (ms)".to_string()];
+    head.extend(STATS.iter().map(|s| s.to_string()));
+    table.set_header(head);
+    let mut rows = 0;
+    for metric in LATENCY_METRICS {
+        let values: Option<Vec<String>> = STATS
+            .iter()
+            .map(|stat| {
+                report
+                    .metrics
+                    .get(&format!("{stat}_{metric}_ms"))
+                    .map(|v| format!("{v:.2}"))
+            })
+            .collect();
+        let Some(values) = values else { continue };
+        let mut row = vec![metric.to_string()];
+        row.extend(values);
+        table.add_row(row);
+        rows += 1;
+    }
+    let mut out = String::new();
+    if rows > 0 {
+        let _ = writeln!(out, "{table}");
+    }
+    if report.json.get("unavailable_metrics").is_some() {
+        out.push_str("TTFT, queued TTFT, TPOT and ITL: unavailable (responses not streamed)\n");
+    }
+    out
+}
+
+fn error_table(report: &ProbeReport) -> String {
+    let Some(errors) = report
+        .json
+        .get("errors_by_kind")
+        .and_then(|e| e.as_object())
+    else {
+        return String::new();
+    };
+    if errors.is_empty() {
+        return String::new();
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header(vec!["error", "count", "example"]);
+    for (kind, tally) in errors {
+        let count = tally
+            .get("count")
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let example = tally
+            .get("example")
+            .and_then(|e| e.as_str())
+            .unwrap_or_default();
+        table.add_row(vec![kind.as_str(), count.as_str(), example]);
+    }
+    format!("{table}\n")
+}

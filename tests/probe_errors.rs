@@ -1,0 +1,179 @@
+//! Each failure mode is counted by kind, and one failure never stops the run.
+
+mod support;
+
+use infertune::probe::{
+    self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
+};
+use std::time::Duration;
+use support::{FakeConfig, FakeServer, Fault};
+
+fn workload(requests: u32) -> WorkloadSpec {
+    WorkloadSpec {
+        api: probe::Api::Chat,
+        dataset: DatasetSpec::Random {
+            input_len: 8,
+            output_len: 16,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            tokenizer: None,
+        },
+        load: LoadSpec::Closed {
+            concurrency: 2,
+            requests: Some(requests),
+            duration: None,
+        },
+        warmup: 0,
+        min_tokens: None,
+        ignore_eos: false,
+        stream: true,
+        extra_body: None,
+        timeout: Duration::from_secs(10),
+        stall_timeout: Some(Duration::from_millis(300)),
+        seed: 3,
+        slo: Vec::new(),
+    }
+}
+
+fn quick(fault: Fault) -> FakeConfig {
+    FakeConfig {
+        ttft: Duration::from_millis(5),
+        itl: Duration::from_millis(2),
+        tokens: Some(16),
+        fault,
+        ..FakeConfig::default()
+    }
+}
+
+fn run_against(url: &str, workload: &WorkloadSpec) -> ProbeReport {
+    let target = Target {
+        base_url: url.into(),
+        model: "fake".into(),
+        api_key: None,
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime
+        .block_on(probe::run(&target, workload, RunOptions::default()))
+        .unwrap()
+}
+
+fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
+    let server = FakeServer::start(config);
+    run_against(&server.url, workload)
+}
+
+/// Asserts every request failed with `kind`; returns the example message.
+fn all_failed_with(report: &ProbeReport, kind: &str, requests: u32) -> String {
+    assert_eq!(report.metrics["completed"], 0.0, "{:?}", report.json);
+    assert_eq!(report.metrics["failed"], f64::from(requests));
+    assert_eq!(report.metrics["error_rate"], 1.0);
+    let tally = &report.json["errors_by_kind"][kind];
+    assert_eq!(
+        tally["count"], requests,
+        "{}",
+        report.json["errors_by_kind"]
+    );
+    tally["example"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn server_errors_are_http_errors_with_the_body() {
+    let report = run(quick(Fault::Status(503)), &workload(4));
+    let example = all_failed_with(&report, "http", 4);
+    assert!(
+        example.contains("503") && example.contains("overloaded"),
+        "{example}"
+    );
+}
+
+#[test]
+fn refused_connections_are_connect_errors() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let report = run_against(&url, &workload(3));
+    let example = all_failed_with(&report, "connect", 3);
+    assert!(example.contains("cannot connect"), "{example}");
+}
+
+#[test]
+fn a_stream_cut_midway_is_a_disconnect_and_incomplete() {
+    let report = run(quick(Fault::DisconnectAfter(5)), &workload(4));
+    all_failed_with(&report, "disconnect", 4);
+    assert_eq!(report.metrics["incomplete"], 4.0);
+    assert_eq!(report.metrics["incomplete_output_tokens"], 20.0);
+    assert_eq!(report.metrics["total_output_tokens"], 0.0);
+}
+
+#[test]
+fn a_silent_stream_is_a_stall() {
+    let report = run(quick(Fault::StallAfter(3)), &workload(2));
+    let example = all_failed_with(&report, "stall", 2);
+    assert!(example.contains("no data"), "{example}");
+    assert_eq!(report.metrics["incomplete_output_tokens"], 6.0);
+}
+
+#[test]
+fn invalid_json_is_malformed() {
+    let report = run(quick(Fault::MalformedAfter(2)), &workload(2));
+    let example = all_failed_with(&report, "malformed", 2);
+    assert!(example.contains("malformed JSON"), "{example}");
+}
+
+#[test]
+fn slow_requests_time_out() {
+    let mut spec = workload(2);
+    spec.timeout = Duration::from_millis(100);
+    spec.stall_timeout = None;
+    let report = run(
+        FakeConfig {
+            ttft: Duration::from_millis(400),
+            ..quick(Fault::None)
+        },
+        &spec,
+    );
+    all_failed_with(&report, "timeout", 2);
+}
+
+#[test]
+fn failures_do_not_stop_the_other_requests() {
+    let config = FakeConfig {
+        fault_every: 2,
+        ..quick(Fault::Status(500))
+    };
+    let report = run(config, &workload(10));
+    assert_eq!(report.metrics["completed"], 5.0);
+    assert_eq!(report.metrics["failed"], 5.0);
+    assert_eq!(report.metrics["error_rate"], 0.5);
+    assert_eq!(report.metrics["total_output_tokens"], 80.0);
+}
+
+#[test]
+fn the_pruning_hook_stops_the_run() {
+    let mut spec = workload(1000);
+    spec.load = LoadSpec::Closed {
+        concurrency: 1,
+        requests: Some(1000),
+        duration: None,
+    };
+    let server = FakeServer::start(quick(Fault::None));
+    let target = Target {
+        base_url: server.url.clone(),
+        model: "fake".into(),
+        api_key: None,
+    };
+    let options = RunOptions {
+        progress: false,
+        prune: Some(std::sync::Arc::new(|live: &probe::LiveStats| {
+            (live.finished >= 3).then(|| format!("enough after {}", live.finished))
+        })),
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let report = runtime
+        .block_on(probe::run(&target, &spec, options))
+        .unwrap();
+    let reason = report.pruned.expect("pruned");
+    assert!(reason.starts_with("enough after"), "{reason}");
+    assert!(report.metrics["completed"] < 1000.0);
+    assert!(server.served() < 1000);
+}

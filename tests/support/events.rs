@@ -1,0 +1,206 @@
+//! Response bodies of the fake server: SSE events (or one JSON body) released at absolute
+//! times after the request arrived.
+
+use super::{FakeConfig, Fault, UsageMode};
+use axum::body::Bytes;
+use hyper::body::{Body, Frame};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+
+const CHAT_ROLE: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n";
+const CHAT_TOKEN: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"},\"finish_reason\":null}]}\n\n";
+const CHAT_FINISH: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n";
+const TEXT_TOKEN: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\" tok\",\"finish_reason\":null}]}\n\n";
+const TEXT_FINISH: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n";
+const MALFORMED: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}\n\n";
+const FAULT_DELAY: Duration = Duration::from_millis(50);
+const DONE: &str = "data: [DONE]\n\n";
+
+/// Which endpoint was called.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Api {
+    Chat,
+    Completions,
+}
+
+/// What one response holds.
+pub struct Plan {
+    pub api: Api,
+    pub tokens: u32,
+    pub prompt_tokens: u64,
+    pub fault: Fault,
+}
+
+/// Whitespace words of the prompt (or of every message's content).
+pub fn prompt_words(request: &serde_json::Value) -> u64 {
+    let words = |v: &serde_json::Value| v.as_str().map_or(0, |s| s.split_whitespace().count());
+    let messages = request["messages"].as_array().into_iter().flatten();
+    (words(&request["prompt"]) + messages.map(|m| words(&m["content"])).sum::<usize>()) as u64
+}
+
+fn usage(plan: &Plan) -> Bytes {
+    Bytes::from(format!(
+        "data: {{\"id\":\"fake\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{},\"completion_tokens\":{},\"total_tokens\":{}}}}}\n\n",
+        plan.prompt_tokens,
+        plan.tokens,
+        plan.prompt_tokens + u64::from(plan.tokens)
+    ))
+}
+
+enum Step {
+    Send(Bytes),
+    Cut,
+    Stall,
+}
+
+/// A streamed response.
+pub struct EventBody {
+    steps: Vec<(Duration, Step)>,
+    next: usize,
+    reached: Duration,
+    start: Instant,
+    sleep: Pin<Box<Sleep>>,
+    stalled: bool,
+}
+
+impl EventBody {
+    pub fn new(config: &FakeConfig, plan: Plan) -> Self {
+        let (token, finish) = match plan.api {
+            Api::Chat => (CHAT_TOKEN, CHAT_FINISH),
+            Api::Completions => (TEXT_TOKEN, TEXT_FINISH),
+        };
+        let mut steps = Vec::with_capacity(plan.tokens as usize + 4);
+        if config.role_chunk && plan.api == Api::Chat {
+            steps.push((
+                Duration::ZERO,
+                Step::Send(Bytes::from_static(CHAT_ROLE.as_bytes())),
+            ));
+        }
+        for i in 0..plan.tokens {
+            let at = config.ttft + config.itl * i;
+            let broken = match plan.fault {
+                Fault::DisconnectAfter(k) if k == i => Some(Step::Cut),
+                Fault::StallAfter(k) if k == i => Some(Step::Stall),
+                Fault::MalformedAfter(k) if k == i => {
+                    Some(Step::Send(Bytes::from_static(MALFORMED.as_bytes())))
+                }
+                _ => None,
+            };
+            if let Some(step) = broken {
+                // Late enough that the tokens before it are flushed first.
+                steps.push((at + FAULT_DELAY, step));
+                return Self::with_steps(steps);
+            }
+            steps.push((at, Step::Send(Bytes::from_static(token.as_bytes()))));
+        }
+        let last = config.ttft + config.itl * plan.tokens.saturating_sub(1);
+        steps.push((last, Step::Send(Bytes::from_static(finish.as_bytes()))));
+        let end = match config.usage {
+            UsageMode::Omit => last,
+            UsageMode::AtEnd => {
+                steps.push((last, Step::Send(usage(&plan))));
+                last
+            }
+            UsageMode::Late(delay) => {
+                steps.push((last + delay, Step::Send(usage(&plan))));
+                last + delay
+            }
+        };
+        steps.push((end, Step::Send(Bytes::from_static(DONE.as_bytes()))));
+        Self::with_steps(steps)
+    }
+
+    fn with_steps(steps: Vec<(Duration, Step)>) -> Self {
+        let start = Instant::now();
+        EventBody {
+            steps,
+            next: 0,
+            reached: Duration::ZERO,
+            start,
+            sleep: Box::pin(tokio::time::sleep_until(start)),
+            stalled: false,
+        }
+    }
+}
+
+impl Body for EventBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if this.stalled {
+            return Poll::Pending;
+        }
+        let Some((offset, _)) = this.steps.get(this.next) else {
+            return Poll::Ready(None);
+        };
+        if *offset > this.reached {
+            let deadline = this.start + *offset;
+            if this.sleep.deadline() != deadline {
+                this.sleep.as_mut().reset(deadline);
+            }
+            ready!(this.sleep.as_mut().poll(cx));
+            this.reached = *offset;
+        }
+        let step = &this.steps[this.next].1;
+        this.next += 1;
+        match step {
+            Step::Send(bytes) => Poll::Ready(Some(Ok(Frame::data(bytes.clone())))),
+            Step::Cut => Poll::Ready(Some(Err(std::io::Error::other("fake disconnect")))),
+            Step::Stall => {
+                this.stalled = true;
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// A non-streamed response, sent whole when the last token would have been.
+pub struct WholeBody {
+    body: Option<Bytes>,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl WholeBody {
+    pub fn new(config: &FakeConfig, plan: Plan) -> Self {
+        let text = " tok".repeat(plan.tokens as usize);
+        let choice = match plan.api {
+            Api::Chat => {
+                serde_json::json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"})
+            }
+            Api::Completions => {
+                serde_json::json!({"index": 0, "text": text, "finish_reason": "length"})
+            }
+        };
+        let body = serde_json::json!({
+            "id": "fake",
+            "choices": [choice],
+            "usage": {"prompt_tokens": plan.prompt_tokens, "completion_tokens": plan.tokens},
+        });
+        let done = config.ttft + config.itl * plan.tokens.saturating_sub(1);
+        WholeBody {
+            body: Some(Bytes::from(body.to_string())),
+            sleep: Box::pin(tokio::time::sleep(done)),
+        }
+    }
+}
+
+impl Body for WholeBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        ready!(self.sleep.as_mut().poll(cx));
+        Poll::Ready(self.body.take().map(|b| Ok(Frame::data(b))))
+    }
+}

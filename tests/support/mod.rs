@@ -1,0 +1,211 @@
+//! A fake OpenAI-compatible streaming server with injected timings and faults, for the
+//! probe's tests and benchmark. Bind 127.0.0.1 only.
+#![allow(dead_code)]
+
+mod events;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::serve::ListenerExt;
+use axum::Router;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What goes wrong, on the requests picked by `FakeConfig::fault_every`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fault {
+    /// Nothing.
+    None,
+    /// Answer with this HTTP status and a short body.
+    Status(u16),
+    /// Close the connection after this many tokens.
+    DisconnectAfter(u32),
+    /// Go silent (connection open) after this many tokens.
+    StallAfter(u32),
+    /// Send an invalid JSON event after this many tokens.
+    MalformedAfter(u32),
+}
+
+/// When the usage chunk is sent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UsageMode {
+    /// Never (clients must count tokens themselves).
+    Omit,
+    /// With the finish chunk, right after the last token.
+    AtEnd,
+    /// This long after the last token (followed by `[DONE]`).
+    Late(Duration),
+}
+
+/// Behaviour of the fake server.
+#[derive(Clone, Debug)]
+pub struct FakeConfig {
+    /// Delay before the first token.
+    pub ttft: Duration,
+    /// Delay between tokens.
+    pub itl: Duration,
+    /// Tokens per response (`None`: the request's `max_tokens`).
+    pub tokens: Option<u32>,
+    /// Send a role-only chunk (empty content) at once, before the first token.
+    pub role_chunk: bool,
+    /// When usage is reported.
+    pub usage: UsageMode,
+    /// Injected failure.
+    pub fault: Fault,
+    /// The fault hits request numbers divisible by this (1 = every request).
+    pub fault_every: u64,
+    /// Keep every request body.
+    pub capture_bodies: bool,
+}
+
+impl Default for FakeConfig {
+    fn default() -> Self {
+        FakeConfig {
+            ttft: Duration::from_millis(150),
+            itl: Duration::from_millis(10),
+            tokens: Some(64),
+            role_chunk: true,
+            usage: UsageMode::AtEnd,
+            fault: Fault::None,
+            fault_every: 1,
+            capture_bodies: false,
+        }
+    }
+}
+
+struct Shared {
+    config: FakeConfig,
+    served: AtomicU64,
+    bodies: Mutex<Vec<Bytes>>,
+}
+
+/// A running fake server; it stops when dropped.
+pub struct FakeServer {
+    /// Base URL, e.g. `http://127.0.0.1:41234`.
+    pub url: String,
+    shared: Arc<Shared>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl FakeServer {
+    /// Starts a server on its own thread and runtime (usable from sync code).
+    pub fn start(config: FakeConfig) -> FakeServer {
+        Self::start_with_threads(config, 1)
+    }
+
+    /// Like `start`, with `threads` runtime workers.
+    pub fn start_with_threads(config: FakeConfig, threads: usize) -> FakeServer {
+        let shared = Arc::new(Shared {
+            config,
+            served: AtomicU64::new(0),
+            bodies: Mutex::new(Vec::new()),
+        });
+        let (url_tx, url_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let state = shared.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads)
+                .enable_all()
+                .build()
+                .expect("fake server runtime");
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind 127.0.0.1");
+                let addr = listener.local_addr().expect("local address");
+                url_tx
+                    .send(format!("http://{addr}"))
+                    .expect("report address");
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                let app = Router::new()
+                    .route("/v1/chat/completions", post(chat))
+                    .route("/v1/completions", post(completions))
+                    .with_state(state);
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        let url = url_rx.recv().expect("fake server started");
+        FakeServer {
+            url,
+            shared,
+            stop: Some(stop),
+        }
+    }
+
+    /// Requests received so far.
+    pub fn served(&self) -> u64 {
+        self.shared.served.load(Ordering::SeqCst)
+    }
+
+    /// The bodies received (with `capture_bodies`).
+    pub fn bodies(&self) -> Vec<Bytes> {
+        self.shared.bodies.lock().unwrap().clone()
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    respond(&shared, body, events::Api::Chat)
+}
+
+async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    respond(&shared, body, events::Api::Completions)
+}
+
+fn respond(shared: &Shared, body: Bytes, api: events::Api) -> Response {
+    let number = shared.served.fetch_add(1, Ordering::SeqCst);
+    let config = &shared.config;
+    if config.capture_bodies {
+        shared.bodies.lock().unwrap().push(body.clone());
+    }
+    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+    let fault = if config.fault_every > 0 && number.is_multiple_of(config.fault_every) {
+        config.fault
+    } else {
+        Fault::None
+    };
+    if let Fault::Status(code) = fault {
+        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        return (status, "fake failure: the server is overloaded").into_response();
+    }
+    let tokens = config
+        .tokens
+        .unwrap_or_else(|| request["max_tokens"].as_u64().unwrap_or(16) as u32);
+    let prompt_tokens = events::prompt_words(&request);
+    let streamed = request["stream"].as_bool().unwrap_or(false);
+    let plan = events::Plan {
+        api,
+        tokens,
+        prompt_tokens,
+        fault,
+    };
+    if streamed {
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::new(events::EventBody::new(config, plan)))
+            .expect("valid response")
+    } else {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::new(events::WholeBody::new(config, plan)))
+            .expect("valid response")
+    }
+}
