@@ -166,6 +166,9 @@ mod tests {
         a.dedup();
         assert_eq!(a, [1, 51, 100]);
         let err = sampler.ask(&space, &trials).unwrap_err().to_string();
-        assert!(err.contains("no feasible untried config found after 6 attempts"), "{err}");
+        assert!(
+            err.contains("no feasible untried config found after 6 attempts"),
+            "{err}"
+        );
     }
 }

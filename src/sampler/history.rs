@@ -48,7 +48,10 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
                 Outcome::Failed { .. } if t.is_startup_failure() => Tier::StartupFailure,
                 Outcome::Failed { .. } | Outcome::Rejected { .. } => return None,
             };
-            let score = t.score.filter(|s| s.is_finite()).unwrap_or(f64::NEG_INFINITY);
+            let score = t
+                .score
+                .filter(|s| s.is_finite())
+                .unwrap_or(f64::NEG_INFINITY);
             Some(Observation {
                 x: dims.encode(&t.params),
                 tier,

@@ -90,10 +90,11 @@ impl<'a> Parzen<'a> {
                 Some(k) if *k > 1 => {
                     let k = *k;
                     // Density on [0, 1]: probability of the cell times the number of cells.
+                    let eps = h;
                     let p = if cell_of(*a, k) == cell_of(*b, k) {
-                        1.0 - h
+                        1.0 - eps
                     } else {
-                        h / (k - 1) as f64
+                        eps / (k - 1) as f64
                     };
                     (p * k as f64).ln()
                 }
@@ -140,7 +141,9 @@ fn squared_distance(x: &[f64], c: &[f64]) -> f64 {
         .iter()
         .zip(c)
         .filter(|(a, b)| a.is_finite() && b.is_finite())
-        .fold((0.0, 0usize), |(s, n), (a, b)| (s + (a - b) * (a - b), n + 1));
+        .fold((0.0, 0usize), |(s, n), (a, b)| {
+            (s + (a - b) * (a - b), n + 1)
+        });
     if n == 0 {
         0.0
     } else {
@@ -195,7 +198,10 @@ mod tests {
         let draws: Vec<f64> = (0..1000).map(|_| p.sample(1, &mut rng)[0]).collect();
         assert!(draws.iter().all(|&u| u == 0.25 || u == 0.75));
         let switched = draws.iter().filter(|&&u| u == 0.75).count();
-        assert!((120..280).contains(&switched), "{switched} of 1000 switched");
+        assert!(
+            (120..280).contains(&switched),
+            "{switched} of 1000 switched"
+        );
         assert!((p.log_density(&[0.1]) - (0.8f64 * 2.0).ln()).abs() < 1e-12);
         assert!((p.log_density(&[0.9]) - (0.2f64 * 2.0).ln()).abs() < 1e-12);
     }
@@ -203,7 +209,9 @@ mod tests {
     #[test]
     fn failure_probability_tracks_the_failed_side() {
         let around = |cx: f64| -> Vec<[f64; 2]> {
-            (0..6).map(|i| [cx + 0.02 * i as f64, 0.4 + 0.04 * i as f64]).collect()
+            (0..6)
+                .map(|i| [cx + 0.02 * i as f64, 0.4 + 0.04 * i as f64])
+                .collect()
         };
         let (f, s) = (around(0.8), around(0.2));
         let failed: Vec<&[f64]> = f.iter().map(|p| p.as_slice()).collect();

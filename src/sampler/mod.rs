@@ -57,7 +57,9 @@ pub trait Sampler {
 /// Names accepted by [`from_name`].
 pub const SAMPLER_NAMES: [&str; 6] = ["default", "grid", "random", "qmc", "tpe", "pso"];
 
-/// The sampler the benchmark found best (see `scripts/bench-search.sh`).
+/// The sampler the benchmark found best (see `scripts/bench-search.sh`): on the synthetic
+/// landscape, 20 seeds × 4 scenarios, TPE reached within 3% of the optimum in a median of 25
+/// trials against >100 for random search, and was the only sampler to get there in most runs.
 pub const DEFAULT_SAMPLER: &str = "tpe";
 
 /// The sampler called `name`, seeded with `seed`.

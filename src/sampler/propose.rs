@@ -34,7 +34,10 @@ impl<'a> Dims<'a> {
 
     /// Number of categories of each dimension (choices, bools, NUMA lists); `None` for numeric.
     pub(crate) fn categories(&self) -> Vec<Option<usize>> {
-        self.defs.iter().map(|def| category_count(&def.kind)).collect()
+        self.defs
+            .iter()
+            .map(|def| category_count(&def.kind))
+            .collect()
     }
 
     /// The parameter definitions, one per dimension.

@@ -18,10 +18,12 @@ pub struct FnSpaceBuilder {
 }
 
 impl FnSpaceBuilder {
+    /// An empty space.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds an integer parameter.
     pub fn int(mut self, name: &str, low: i64, high: i64, step: Option<i64>, log: bool) -> Self {
         let kind = ParamKind::Int {
             low,
@@ -33,6 +35,7 @@ impl FnSpaceBuilder {
         self
     }
 
+    /// Adds a real parameter.
     pub fn float(mut self, name: &str, low: f64, high: f64, step: Option<f64>, log: bool) -> Self {
         let kind = ParamKind::Float {
             low,
@@ -44,11 +47,13 @@ impl FnSpaceBuilder {
         self
     }
 
+    /// Adds a choice parameter.
     pub fn choice(mut self, name: &str, values: Vec<Value>) -> Self {
         self.params.push(param(name, ParamKind::Choice { values }));
         self
     }
 
+    /// Adds a bool parameter.
     pub fn boolean(mut self, name: &str) -> Self {
         self.params.push(param(name, ParamKind::Bool));
         self
@@ -72,6 +77,7 @@ impl FnSpaceBuilder {
         self
     }
 
+    /// The space.
     pub fn build(self) -> FnSpace {
         let (conditions, constraints) = (self.conditions, self.constraints);
         FnSpace::new(self.params, move |sampled| {
@@ -100,7 +106,10 @@ pub fn mixed_space() -> FnSpace {
         .int("max_num_batched_tokens", 1024, 16384, Some(512), false)
         .float("gpu_memory_utilization", 0.5, 0.95, Some(0.05), false)
         .float("scheduler_delay", 0.001, 1.0, None, true)
-        .choice("block_size", vec![Value::Int(8), Value::Int(16), Value::Int(32)])
+        .choice(
+            "block_size",
+            vec![Value::Int(8), Value::Int(16), Value::Int(32)],
+        )
         .boolean("enable_chunked_prefill")
         .int("max_num_partial_prefills", 1, 8, None, false)
         .when(|p| p.get("enable_chunked_prefill") == Some(&Value::Bool(true)))

@@ -1,8 +1,8 @@
 //! The contract every sampler keeps, checked for each one: domains (bounds, steps, log scales,
 //! choices), conditionals, constraints, no duplicates, determinism, batches, exhaustion.
 
+use super::from_name;
 use super::testkit::{feasible, mixed_space, record, FnSpaceBuilder};
-use super::{from_name, Sampler};
 use crate::space::{Params, Value};
 use crate::study::{Outcome, TrialRecord};
 use std::collections::HashSet;
@@ -33,11 +33,17 @@ fn check_domains(trials: &[TrialRecord]) {
         let seqs = p["max_num_seqs"].as_i64().unwrap();
         assert!((8..=1024).contains(&seqs), "max_num_seqs {seqs}");
         let mnbt = p["max_num_batched_tokens"].as_i64().unwrap();
-        assert!((1024..=16384).contains(&mnbt) && (mnbt - 1024) % 512 == 0, "{mnbt}");
+        assert!(
+            (1024..=16384).contains(&mnbt) && (mnbt - 1024) % 512 == 0,
+            "{mnbt}"
+        );
         assert!(mnbt >= seqs, "constraint broken: {p:?}");
         let util = p["gpu_memory_utilization"].as_f64().unwrap();
         assert!((0.5..=0.95 + 1e-9).contains(&util), "util {util}");
-        assert!(((util / 0.05) - (util / 0.05).round()).abs() < 1e-9, "util step {util}");
+        assert!(
+            ((util / 0.05) - (util / 0.05).round()).abs() < 1e-9,
+            "util step {util}"
+        );
         let delay = p["scheduler_delay"].as_f64().unwrap();
         assert!((0.001..=1.0).contains(&delay), "delay {delay}");
         let block = &p["block_size"];

@@ -93,7 +93,10 @@ impl<'a> Model<'a> {
         let dims = categories.len();
         let mut ranked: Vec<&Observation> = observed.iter().collect();
         ranked.sort_by(|a, b| Observation::better_first(a, b));
-        let started = ranked.iter().filter(|o| o.tier != Tier::StartupFailure).count();
+        let started = ranked
+            .iter()
+            .filter(|o| o.tier != Tier::StartupFailure)
+            .count();
         let n_good = ((GAMMA * ranked.len() as f64).ceil() as usize)
             .clamp(1, MAX_GOOD)
             .min(started);
@@ -163,12 +166,18 @@ mod tests {
             .flat_map(|i| {
                 let (a, b) = ((i as f64 + 0.5) / 10.0, ((i * 7 % 10) as f64 + 0.5) / 10.0);
                 let x = 0.7 * a;
-                [feasible(point(x, b), x + 0.1 * b), beyond(point(0.7 + 0.3 * a, b))]
+                [
+                    feasible(point(x, b), x + 0.1 * b),
+                    beyond(point(0.7 + 0.3 * a, b)),
+                ]
             })
             .collect()
     }
 
-    fn proposals_beyond(sampler: impl Fn(u64) -> Box<dyn Sampler>, trials: &[TrialRecord]) -> usize {
+    fn proposals_beyond(
+        sampler: impl Fn(u64) -> Box<dyn Sampler>,
+        trials: &[TrialRecord],
+    ) -> usize {
         (0..50)
             .filter(|&seed| x_of(&sampler(seed).ask(&plane(), trials).unwrap()) > 0.7)
             .count()
@@ -206,14 +215,20 @@ mod tests {
             }
             assert!(trials.len() < 400, "never saw 10 failures");
         }
-        assert!(later_in_region <= 4, "{later_in_region} of 40 later proposals in the region");
+        assert!(
+            later_in_region <= 4,
+            "{later_in_region} of 40 later proposals in the region"
+        );
     }
 
     #[test]
     fn slo_breaking_trials_do_not_attract_even_with_high_throughput() {
         let broken = |p| record(p, Outcome::Infeasible, Some(100.0));
         let tpe = proposals_beyond(|s| Box::new(TpeSampler::new(s)), &history(broken));
-        assert!(tpe <= 10, "{tpe} of 50 proposals among SLO-breaking configs");
+        assert!(
+            tpe <= 10,
+            "{tpe} of 50 proposals among SLO-breaking configs"
+        );
     }
 
     #[test]

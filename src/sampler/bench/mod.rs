@@ -64,7 +64,11 @@ impl Scenario {
                 let violations: Vec<String> = self
                     .slos
                     .iter()
-                    .filter(|slo| !metrics.get(&slo.metric_key()).is_some_and(|v| slo.holds(*v)))
+                    .filter(|slo| {
+                        !metrics
+                            .get(&slo.metric_key())
+                            .is_some_and(|v| slo.holds(*v))
+                    })
                     .map(|slo| slo.to_string())
                     .collect();
                 let outcome = if violations.is_empty() {
@@ -191,7 +195,10 @@ fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec
                     break;
                 };
                 let run = search(scenario, sampler, seed, config.trials);
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, run));
+                results
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((i, run));
             });
         }
     });
@@ -208,7 +215,10 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
     let mut top: Option<f64> = None;
     for t in 0..trials {
         let params = sampler.ask(&*scenario.space, &records).with_context(|| {
-            format!("{} with sampler {name} (seed {seed}) at trial {t}", scenario.name)
+            format!(
+                "{} with sampler {name} (seed {seed}) at trial {t}",
+                scenario.name
+            )
         })?;
         let record = scenario.trial(t, params);
         if let (true, Some(v)) = (record.is_feasible(), record.value) {

@@ -66,7 +66,10 @@ fn panel(out: &mut String, result: &ScenarioResult, samplers: &[String], x0: f64
         r##"<line x1="{x0}" x2="{}" y1="{tol}" y2="{tol}" stroke="#444" stroke-dasharray="4 3"/>"##,
         x0 + PANEL_W
     );
-    for t in (0..=trials).step_by((trials / 5).max(1)).filter(|&t| t >= 1) {
+    for t in (0..=trials)
+        .step_by((trials / 5).max(1))
+        .filter(|&t| t >= 1)
+    {
         let _ = writeln!(
             out,
             r#"<text x="{}" y="{}" text-anchor="middle">{t}</text>"#,

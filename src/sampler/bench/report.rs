@@ -23,6 +23,8 @@ pub struct Summary {
     pub censored: bool,
     /// `median_trials` of this sampler / that of `random` on the same rows.
     pub vs_random: Option<f64>,
+    /// Whether random's median is censored, making `vs_random` an upper bound.
+    pub random_censored: bool,
     /// Median relative regret after [`REGRET_AT`] trials.
     pub median_regret_at: f64,
     /// Runs that got within the tolerance, and all runs.
@@ -35,7 +37,10 @@ pub fn summarise(results: &[ScenarioResult], order: &[String]) -> Vec<Summary> {
     let per_scenario: Vec<(String, Vec<&ScenarioResult>)> = results
         .iter()
         .map(|r| (r.name.clone(), vec![r]))
-        .chain(std::iter::once(("all".to_string(), results.iter().collect())))
+        .chain(std::iter::once((
+            "all".to_string(),
+            results.iter().collect(),
+        )))
         .collect();
     for (scenario, group) in per_scenario {
         let stats: Vec<(String, Vec<f64>, Vec<f64>, usize)> = order
@@ -53,10 +58,9 @@ pub fn summarise(results: &[ScenarioResult], order: &[String]) -> Vec<Summary> {
                 (sampler.clone(), trials, regrets, budget)
             })
             .collect();
-        let random = stats
-            .iter()
-            .find(|(s, ..)| s == "random")
-            .map(|(_, t, ..)| median(t));
+        let random_row = stats.iter().find(|(s, ..)| s == "random");
+        let random = random_row.map(|(_, t, ..)| median(t));
+        let random_censored = random_row.is_some_and(|(_, t, _, b)| median(t) > *b as f64);
         for (sampler, trials, regrets, budget) in stats {
             let m = median(&trials);
             rows.push(Summary {
@@ -65,6 +69,7 @@ pub fn summarise(results: &[ScenarioResult], order: &[String]) -> Vec<Summary> {
                 median_trials: m,
                 censored: m > budget as f64,
                 vs_random: random.filter(|r| *r > 0.0).map(|r| m / r),
+                random_censored,
                 median_regret_at: median(&regrets),
                 reached: (
                     trials.iter().filter(|&&t| t <= budget as f64).count(),
@@ -100,7 +105,11 @@ pub fn table(rows: &[Summary], budget: usize) -> String {
         } else {
             format!("{:.1}", r.median_trials)
         };
-        let ratio = r.vs_random.map_or("–".into(), |x| format!("{x:.2}"));
+        let ratio = match (r.vs_random, r.random_censored, r.censored) {
+            (Some(_), true, true) | (None, ..) => "–".to_string(),
+            (Some(x), true, false) => format!("<{x:.2}"),
+            (Some(x), false, _) => format!("{x:.2}"),
+        };
         let _ = writeln!(
             out,
             "| {} | {} | {trials} | {ratio} | {:.2}% | {}/{} |",
@@ -148,7 +157,11 @@ pub fn write_csv(results: &[ScenarioResult], path: &Path) -> anyhow::Result<()> 
 
 /// Median regret per trial count of each sampler on `result`.
 pub fn median_curve(result: &ScenarioResult, sampler: &str) -> Vec<f64> {
-    let runs: Vec<_> = result.runs.iter().filter(|r| r.sampler == sampler).collect();
+    let runs: Vec<_> = result
+        .runs
+        .iter()
+        .filter(|r| r.sampler == sampler)
+        .collect();
     let len = runs.iter().map(|r| r.best.len()).max().unwrap_or(0);
     (1..=len)
         .map(|t| {
