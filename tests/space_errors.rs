@@ -113,3 +113,12 @@ fn missing_file_is_an_error_not_a_panic() {
         "{err}"
     );
 }
+
+#[test]
+fn enqueued_config_with_an_unknown_parameter() {
+    assert_error(
+        "enqueue_unknown.yaml",
+        "14:7",
+        &["search.enqueue", "`max_num_seq`", "max_num_seqs"],
+    );
+}

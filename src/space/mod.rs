@@ -144,6 +144,9 @@ pub struct SearchSettings {
     pub revalidate_top: u32,
     /// Repeats per re-validated config.
     pub repeats: u32,
+    /// Configs to try first, in order, after the baseline (each overlays the defaults); a
+    /// config the engine would refuse is recorded as rejected and never launched.
+    pub enqueue: Vec<Params>,
 }
 
 /// Why a config was refused before launch.

@@ -232,8 +232,13 @@ impl Study<'_> {
                 return Ok(true);
             }
             let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
+            let queued = originals.len() - usize::from(search.baseline);
             let proposed = if needs_baseline {
                 baseline_config(self.space)
+            } else if let Some(overlay) = search.enqueue.get(queued) {
+                let mut config = baseline_config(self.space);
+                config.extend(overlay.clone());
+                config
             } else {
                 match self.sampler.ask(self.backends.check, &originals) {
                     Ok(p) => p,

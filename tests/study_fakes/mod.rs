@@ -119,6 +119,7 @@ pub fn space(seed: u64, trials: u32) -> Space {
             baseline: true,
             revalidate_top: 2,
             repeats: 2,
+            enqueue: Vec::new(),
         },
     }
 }

@@ -48,6 +48,22 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots),
         });
         spots.constraints.push(Pos::of(&c.expr.referenced));
     }
+    for queued in &raw.search.enqueue {
+        if let Some(unknown) = queued
+            .value
+            .keys()
+            .find(|k| !parameters.iter().any(|p| &p.name == *k))
+        {
+            let names: Vec<&str> = parameters.iter().map(|p| p.name.as_str()).collect();
+            return Err(fail(
+                Pos::of(&queued.referenced),
+                format!(
+                    "search.enqueue: unknown parameter `{unknown}`; use one of {}",
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
     let space = Space {
         origin: file.to_string(),
@@ -171,5 +187,6 @@ fn search(raw: RawSearch) -> Located<SearchSettings> {
         baseline: raw.baseline.unwrap_or(true),
         revalidate_top: raw.revalidate_top.unwrap_or(3),
         repeats: raw.repeats.unwrap_or(3),
+        enqueue: raw.enqueue.into_iter().map(|e| e.value).collect(),
     })
 }

@@ -141,4 +141,6 @@ pub struct RawSearch {
     pub baseline: Option<bool>,
     pub revalidate_top: Option<u32>,
     pub repeats: Option<u32>,
+    #[serde(default)]
+    pub enqueue: Vec<Spanned<crate::space::Params>>,
 }
