@@ -182,14 +182,8 @@ fn measure(server: &Server, concurrency: u32, requests: u32, warmup: u32) -> Mea
         model: "fake".into(),
         api_key: None,
     };
-    let runtime = if std::env::var("RT").as_deref() == Ok("current") {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    } else {
-        tokio::runtime::Runtime::new().expect("runtime")
-    };
+    // The same runtime `infertune bench` uses.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let cpu_before = cpu_time();
     let server_before = process_cpu(server.child.id());
     let started = Instant::now();
