@@ -39,12 +39,12 @@ fn main() {
     if wanted("baseline") {
         let result = measure(&paced, 1, 20, 1);
         baseline_ttft = Some(result.mean_ttft);
-        result.print("concurrency 1 (baseline)", None);
+        result.print("concurrency 1 (baseline)", Some(None));
     }
     for (name, concurrency) in [("c1000", 1000), ("c2000", 2000)] {
         if wanted(name) {
             let result = measure(&paced, concurrency, concurrency * 3, concurrency);
-            result.print(&format!("concurrency {concurrency}"), baseline_ttft);
+            result.print(&format!("concurrency {concurrency}"), Some(baseline_ttft));
         }
     }
     drop(paced);
@@ -182,14 +182,8 @@ fn measure(server: &Server, concurrency: u32, requests: u32, warmup: u32) -> Mea
         model: "fake".into(),
         api_key: None,
     };
-    let runtime = if std::env::var("RT").as_deref() == Ok("current") {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    } else {
-        tokio::runtime::Runtime::new().expect("runtime")
-    };
+    // The same runtime `infertune bench` uses.
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let cpu_before = cpu_time();
     let server_before = process_cpu(server.child.id());
     let started = Instant::now();
@@ -223,7 +217,8 @@ fn cpu_time() -> Duration {
 }
 
 impl Measured {
-    fn print(&self, title: &str, baseline_ttft: Option<f64>) {
+    /// `paced` is `Some(baseline TTFT)` for runs against the paced server (TTFT 150 ms).
+    fn print(&self, title: &str, paced: Option<Option<f64>>) {
         let m = &self.report.metrics;
         let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
         let tokens = get("total_output_tokens");
@@ -245,7 +240,7 @@ impl Measured {
             self.cpu.as_secs_f64(),
             self.server_cpu.as_secs_f64()
         );
-        if get("mean_ttft_ms") > 100.0 {
+        if let Some(baseline_ttft) = paced {
             let ideal = f64::from(self.concurrency) * 64.0 / 0.780;
             println!(
                 "  output throughput {:.0} tok/s = {:.1}% of ideal {ideal:.0}",

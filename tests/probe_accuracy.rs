@@ -6,7 +6,7 @@ mod support;
 use infertune::probe::{
     self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
 };
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::{FakeConfig, FakeServer, UsageMode};
 
 fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
@@ -36,7 +36,13 @@ fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
     }
 }
 
+/// Timing tests run one at a time so they do not compete for the CPU.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let server = FakeServer::start(config);
     let target = Target {
         base_url: server.url.clone(),
@@ -56,14 +62,56 @@ fn metric(report: &ProbeReport, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no metric {key}: {:?}", report.metrics))
 }
 
-fn assert_known_timings(concurrency: u32, requests: u32) {
-    let report = run(FakeConfig::default(), &workload(concurrency, requests));
+/// Runs at `concurrency` against the default fake server; returns the report and the mean
+/// gap between the server handing each first token to its connection and the probe
+/// timestamping it (the probe's own TTFT error, free of the server's lateness).
+fn run_timed(concurrency: u32, requests: u32) -> (ProbeReport, f64) {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FakeServer::start(FakeConfig::default());
+    let target = Target {
+        base_url: server.url.clone(),
+        model: "fake".into(),
+        api_key: None,
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut firsts = Vec::new();
+    let mut keep = |r: &probe::RequestRecord| firsts.extend(r.first_token);
+    let spec = workload(concurrency, requests);
+    let report = runtime
+        .block_on(probe::run_with_records(
+            &target,
+            &spec,
+            RunOptions::default(),
+            &mut keep,
+        ))
+        .unwrap();
+    let sent = server.first_token_times();
+    let sent = &sent[sent.len() - firsts.len()..];
+    let epoch = *sent.iter().min().unwrap();
+    let mean_ms = |times: &[Instant]| {
+        times
+            .iter()
+            .map(|t| t.saturating_duration_since(epoch).as_secs_f64() * 1000.0)
+            .sum::<f64>()
+            / times.len() as f64
+    };
+    (report, mean_ms(&firsts) - mean_ms(sent))
+}
+
+fn assert_known_timings(concurrency: u32, requests: u32, ttft_margin_ms: f64) {
+    let (report, probe_error) = run_timed(concurrency, requests);
     assert_eq!(metric(&report, "completed"), f64::from(requests));
     assert_eq!(metric(&report, "failed"), 0.0);
+    assert!(
+        (0.0..=3.0).contains(&probe_error),
+        "the probe's own mean TTFT error: {probe_error} ms"
+    );
     let ttft = metric(&report, "mean_ttft_ms");
     let tpot = metric(&report, "mean_tpot_ms");
     assert!(
-        (ttft - 150.0).abs() <= 3.0,
+        (ttft - 150.0).abs() <= ttft_margin_ms,
         "mean TTFT {ttft} ms at concurrency {concurrency}"
     );
     assert!(
@@ -85,7 +133,7 @@ fn assert_known_timings(concurrency: u32, requests: u32) {
 
 #[test]
 fn known_timings_at_concurrency_1() {
-    assert_known_timings(1, 4);
+    assert_known_timings(1, 4, 3.0);
 }
 
 #[test]
@@ -94,7 +142,9 @@ fn known_timings_at_concurrency_1() {
     ignore = "256 concurrent streams need optimised code: cargo test --release --test probe_accuracy"
 )]
 fn known_timings_at_concurrency_256() {
-    assert_known_timings(256, 256);
+    // 256 requests reach the fake server at once and it starts them one after another, so
+    // its own lateness adds a few ms here; the probe's share is checked to be within 3 ms.
+    assert_known_timings(256, 256, 15.0);
 }
 
 #[test]

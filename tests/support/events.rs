@@ -6,9 +6,10 @@ use axum::body::Bytes;
 use hyper::body::{Body, Frame};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
-use tokio::time::{Instant, Sleep};
+use std::time::{Duration, Instant};
+use tokio::time::Sleep;
 
 const CHAT_ROLE: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n";
 const CHAT_TOKEN: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"},\"finish_reason\":null}]}\n\n";
@@ -28,6 +29,8 @@ pub enum Api {
 
 /// What one response holds.
 pub struct Plan {
+    /// Where the time the first token is handed to the connection gets logged.
+    pub first_token_log: Arc<Mutex<Vec<Instant>>>,
     pub api: Api,
     pub tokens: u32,
     pub prompt_tokens: u64,
@@ -62,8 +65,9 @@ pub struct EventBody {
     next: usize,
     reached: Duration,
     start: Instant,
-    sleep: Pin<Box<Sleep>>,
+    waiting_for: Option<Instant>,
     stalled: bool,
+    first_token: Option<(usize, Arc<Mutex<Vec<Instant>>>)>,
 }
 
 impl EventBody {
@@ -79,6 +83,7 @@ impl EventBody {
                 Step::Send(Bytes::from_static(CHAT_ROLE.as_bytes())),
             ));
         }
+        let first_token = (plan.tokens > 0).then(|| (steps.len(), plan.first_token_log.clone()));
         for i in 0..plan.tokens {
             let at = config.ttft + config.itl * i;
             let broken = match plan.fault {
@@ -92,7 +97,7 @@ impl EventBody {
             if let Some(step) = broken {
                 // Late enough that the tokens before it are flushed first.
                 steps.push((at + FAULT_DELAY, step));
-                return Self::with_steps(steps);
+                return Self::with_steps(steps, first_token);
             }
             steps.push((at, Step::Send(Bytes::from_static(token.as_bytes()))));
         }
@@ -110,18 +115,21 @@ impl EventBody {
             }
         };
         steps.push((end, Step::Send(Bytes::from_static(DONE.as_bytes()))));
-        Self::with_steps(steps)
+        Self::with_steps(steps, first_token)
     }
 
-    fn with_steps(steps: Vec<(Duration, Step)>) -> Self {
-        let start = Instant::now();
+    fn with_steps(
+        steps: Vec<(Duration, Step)>,
+        first_token: Option<(usize, Arc<Mutex<Vec<Instant>>>)>,
+    ) -> Self {
         EventBody {
             steps,
             next: 0,
             reached: Duration::ZERO,
-            start,
-            sleep: Box::pin(tokio::time::sleep_until(start)),
+            start: Instant::now(),
+            waiting_for: None,
             stalled: false,
+            first_token,
         }
     }
 }
@@ -143,11 +151,17 @@ impl Body for EventBody {
         };
         if *offset > this.reached {
             let deadline = this.start + *offset;
-            if this.sleep.deadline() != deadline {
-                this.sleep.as_mut().reset(deadline);
+            if Instant::now() < deadline {
+                if this.waiting_for != Some(deadline) {
+                    this.waiting_for = Some(deadline);
+                    super::clock::wake_at(deadline, cx.waker());
+                }
+                return Poll::Pending;
             }
-            ready!(this.sleep.as_mut().poll(cx));
             this.reached = *offset;
+        }
+        if let Some((_, log)) = this.first_token.as_ref().filter(|(i, _)| *i == this.next) {
+            log.lock().unwrap().push(Instant::now());
         }
         let step = &this.steps[this.next].1;
         this.next += 1;

@@ -2,6 +2,7 @@
 //! probe's tests and benchmark. Bind 127.0.0.1 only.
 #![allow(dead_code)]
 
+mod clock;
 mod events;
 
 use axum::body::{Body, Bytes};
@@ -13,7 +14,7 @@ use axum::serve::ListenerExt;
 use axum::Router;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What goes wrong, on the requests picked by `FakeConfig::fault_every`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -81,6 +82,7 @@ struct Shared {
     config: FakeConfig,
     served: AtomicU64,
     bodies: Mutex<Vec<Bytes>>,
+    first_tokens: Arc<Mutex<Vec<Instant>>>,
 }
 
 /// A running fake server; it stops when dropped.
@@ -94,7 +96,7 @@ pub struct FakeServer {
 impl FakeServer {
     /// Starts a server on its own thread and runtime (usable from sync code).
     pub fn start(config: FakeConfig) -> FakeServer {
-        Self::start_with_threads(config, 1)
+        Self::start_with_threads(config, 2)
     }
 
     /// Like `start`, with `threads` runtime workers.
@@ -103,6 +105,7 @@ impl FakeServer {
             config,
             served: AtomicU64::new(0),
             bodies: Mutex::new(Vec::new()),
+            first_tokens: Arc::default(),
         });
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -146,6 +149,11 @@ impl FakeServer {
     /// Requests received so far.
     pub fn served(&self) -> u64 {
         self.shared.served.load(Ordering::SeqCst)
+    }
+
+    /// When the first token of each streamed response was handed to its connection.
+    pub fn first_token_times(&self) -> Vec<Instant> {
+        self.shared.first_tokens.lock().unwrap().clone()
     }
 
     /// The bodies received (with `capture_bodies`).
@@ -192,6 +200,7 @@ fn respond(shared: &Shared, body: Bytes, api: events::Api) -> Response {
     let prompt_tokens = events::prompt_words(&request);
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let plan = events::Plan {
+        first_token_log: shared.first_tokens.clone(),
         api,
         tokens,
         prompt_tokens,
