@@ -8,7 +8,7 @@ use super::metrics::Collector;
 use super::record::RequestRecord;
 use super::workload::{LoadSpec, WorkloadSpec};
 use super::{limits, progress, report, ProbeReport, RunOptions, Target};
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -27,56 +27,24 @@ pub(crate) struct Plan {
 impl Plan {
     /// Checks the load description of `workload`.
     pub fn new(workload: &WorkloadSpec) -> Result<Self> {
-        let (shape, requests, duration) = match &workload.load {
-            LoadSpec::Closed {
-                concurrency,
-                requests,
-                duration,
-            } => {
-                if *concurrency == 0 {
-                    bail!("closed-loop load: concurrency must be at least 1");
-                }
-                (
-                    Shape::Closed {
-                        concurrency: *concurrency,
-                    },
-                    *requests,
-                    *duration,
-                )
-            }
+        workload.load.validate().map_err(anyhow::Error::msg)?;
+        let shape = match &workload.load {
+            LoadSpec::Closed { concurrency, .. } => Shape::Closed {
+                concurrency: *concurrency,
+            },
             LoadSpec::Open {
                 rate,
                 burstiness,
                 max_concurrency,
-                requests,
-                duration,
-            } => {
-                if !(rate.is_finite() && *rate > 0.0) {
-                    bail!(
-                        "open-loop load: rate must be a positive number of requests/s, got {rate}"
-                    );
-                }
-                if !(burstiness.is_finite() && *burstiness > 0.0) {
-                    bail!("open-loop load: burstiness must be positive (1 = Poisson), got {burstiness}");
-                }
-                if *max_concurrency == Some(0) {
-                    bail!("open-loop load: max_concurrency must be at least 1");
-                }
-                let shape = Shape::Open {
-                    rate: *rate,
-                    burstiness: *burstiness,
-                    max_concurrency: *max_concurrency,
-                    seed: workload.seed,
-                };
-                (shape, *requests, *duration)
-            }
+                ..
+            } => Shape::Open {
+                rate: *rate,
+                burstiness: *burstiness,
+                max_concurrency: *max_concurrency,
+                seed: workload.seed,
+            },
         };
-        if requests.is_none() && duration.is_none() {
-            bail!("the load needs a number of requests or a duration (e.g. --requests 100 or --duration 60s)");
-        }
-        if requests == Some(0) || duration == Some(Duration::ZERO) {
-            bail!("the load's requests and duration must be more than zero");
-        }
+        let (requests, duration) = workload.load.limits();
         Ok(Plan {
             shape,
             requests,

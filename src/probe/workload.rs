@@ -141,3 +141,89 @@ fn one() -> f64 {
 fn default_timeout() -> Duration {
     Duration::from_secs(600)
 }
+
+impl LoadSpec {
+    /// How many measured requests, and for how long, the load runs (either may be absent).
+    pub fn limits(&self) -> (Option<u32>, Option<Duration>) {
+        match self {
+            LoadSpec::Closed {
+                requests, duration, ..
+            }
+            | LoadSpec::Open {
+                requests, duration, ..
+            } => (*requests, *duration),
+        }
+    }
+
+    /// Checks the numbers of the load; the error says which value is wrong and what it must be.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            LoadSpec::Closed { concurrency: 0, .. } => {
+                return Err("closed-loop load: concurrency must be at least 1".into())
+            }
+            LoadSpec::Closed { .. } => {}
+            LoadSpec::Open {
+                rate,
+                burstiness,
+                max_concurrency,
+                ..
+            } => {
+                if !(rate.is_finite() && *rate > 0.0) {
+                    return Err(format!(
+                        "open-loop load: rate must be a positive number of requests/s, got {rate}"
+                    ));
+                }
+                if !(burstiness.is_finite() && *burstiness > 0.0) {
+                    return Err(format!(
+                        "open-loop load: burstiness must be positive (1 = Poisson), got {burstiness}"
+                    ));
+                }
+                if *max_concurrency == Some(0) {
+                    return Err("open-loop load: max_concurrency must be at least 1".into());
+                }
+            }
+        }
+        match self.limits() {
+            (None, None) => Err("the load needs a number of requests or a duration (e.g. `requests: 100` or `duration: 60s`)".into()),
+            (Some(0), _) | (_, Some(Duration::ZERO)) => {
+                Err("the load's requests and duration must be more than zero".into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_names_the_wrong_value() {
+        let closed = |concurrency, requests| LoadSpec::Closed {
+            concurrency,
+            requests,
+            duration: None,
+        };
+        assert!(closed(4, Some(10)).validate().is_ok());
+        assert!(closed(0, Some(10))
+            .validate()
+            .unwrap_err()
+            .contains("concurrency"));
+        assert!(closed(4, None)
+            .validate()
+            .unwrap_err()
+            .contains("requests or a duration"));
+        assert!(closed(4, Some(0))
+            .validate()
+            .unwrap_err()
+            .contains("more than zero"));
+        let open = LoadSpec::Open {
+            rate: 0.0,
+            burstiness: 1.0,
+            max_concurrency: None,
+            requests: Some(5),
+            duration: None,
+        };
+        assert!(open.validate().unwrap_err().contains("rate"));
+    }
+}

@@ -71,48 +71,23 @@ pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Li
             "dataset.range_ratio must be in [0, 1), got {range_ratio}"
         )));
     }
-    let (load, requests, duration) = match &workload.load {
-        LoadSpec::Closed {
-            concurrency,
-            requests,
-            duration,
-        } => {
-            if *concurrency == 0 {
-                return Err(SimFailure::invalid("load.concurrency must be at least 1"));
-            }
-            (
-                Load::Closed {
-                    concurrency: *concurrency,
-                },
-                *requests,
-                *duration,
-            )
-        }
+    workload.load.validate().map_err(SimFailure::invalid)?;
+    let load = match &workload.load {
+        LoadSpec::Closed { concurrency, .. } => Load::Closed {
+            concurrency: *concurrency,
+        },
         LoadSpec::Open {
             rate,
             burstiness,
             max_concurrency,
-            requests,
-            duration,
-        } => {
-            if !(*rate > 0.0 && rate.is_finite()) || *burstiness <= 0.0 {
-                return Err(SimFailure::invalid(
-                    "load.rate and load.burstiness must be positive numbers",
-                ));
-            }
-            let load = Load::Open {
-                rate: *rate,
-                burstiness: *burstiness,
-                cap: *max_concurrency,
-            };
-            (load, *requests, *duration)
-        }
+            ..
+        } => Load::Open {
+            rate: *rate,
+            burstiness: *burstiness,
+            cap: *max_concurrency,
+        },
     };
-    if requests.is_none() && duration.is_none() {
-        return Err(SimFailure::invalid(
-            "the load needs `requests` or `duration` (e.g. `requests: 300`)",
-        ));
-    }
+    let (requests, duration) = workload.load.limits();
     let gaps = match load {
         Load::Open {
             rate, burstiness, ..
