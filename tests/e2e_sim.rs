@@ -6,8 +6,7 @@ mod e2e_sim_common;
 
 use assert_cmd::Command;
 use e2e_sim_common::{
-    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under,
-    STUDY,
+    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::launch::FailureKind;
 use infertune::study::{Outcome, TrialRecord};
@@ -54,7 +53,10 @@ fn a_study_on_the_simulator_agrees_across_every_view_and_its_winner_starts() {
         stdout.contains(&format!("winner: trial {winner}")),
         "{stdout}"
     );
-    assert!(stdout.contains("gain"), "the gain over the baseline: {stdout}");
+    assert!(
+        stdout.contains("gain"),
+        "the gain over the baseline: {stdout}"
+    );
     start_best_sh(&dir);
 }
 
@@ -67,7 +69,10 @@ fn assert_outcomes(all: &[TrialRecord]) {
         "{:?}",
         rejected.outcome
     );
-    assert!(rejected.ready_s.is_none(), "a rejected config is never launched");
+    assert!(
+        rejected.ready_s.is_none(),
+        "a rejected config is never launched"
+    );
     let oom = &all[2];
     assert!(
         matches!(&oom.outcome, Outcome::Failed { kind: FailureKind::Oom, message } if message.contains("KV cache")),
@@ -94,14 +99,20 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
     let mean = best["objective"]["mean"].as_f64().unwrap();
     let record = all.iter().find(|r| r.number == number).unwrap();
     assert!(record.is_feasible(), "{record:?}");
-    assert_eq!(best["params"], serde_json::to_value(&record.params).unwrap());
+    assert_eq!(
+        best["params"],
+        serde_json::to_value(&record.params).unwrap()
+    );
     let runs: Vec<f64> = all
         .iter()
         .filter(|r| r.number == number || r.repeat_of == Some(number))
         .map(|r| r.value.unwrap())
         .collect();
     let journal_mean = runs.iter().sum::<f64>() / runs.len() as f64;
-    assert!((journal_mean - mean).abs() <= 1e-6 * mean, "{journal_mean} vs {mean}");
+    assert!(
+        (journal_mean - mean).abs() <= 1e-6 * mean,
+        "{journal_mean} vs {mean}"
+    );
 
     let mut csv = csv::Reader::from_path(dir.join("trials.csv")).unwrap();
     let header = csv.headers().unwrap().clone();
@@ -171,7 +182,10 @@ fn start_best_sh(dir: &Path) {
     let models = get(&authority, "/v1/models");
     let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGTERM);
     let _ = child.wait();
-    assert!(health.is_some(), "best.sh never served /health on {authority}");
+    assert!(
+        health.is_some(),
+        "best.sh never served /health on {authority}"
+    );
     let models = models.unwrap_or_default();
     assert!(models.contains("qwen2.5-32b"), "{models}");
     let deadline = Instant::now() + Duration::from_secs(5);

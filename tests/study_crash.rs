@@ -7,8 +7,7 @@
 mod e2e_sim_common;
 
 use e2e_sim_common::{
-    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under,
-    STUDY,
+    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
 use infertune::study::TrialRecord;

@@ -222,14 +222,15 @@ impl TrialRunner<'_> {
             return self.measure_load(&target, search, workdir);
         }
         let probing = Instant::now();
-        let mut report = match self
-            .backends
-            .prober
-            .probe(&target, &self.space.probe, self.options())
-        {
-            Ok(r) => r,
-            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
-        };
+        let mut report =
+            match self
+                .backends
+                .prober
+                .probe(&target, &self.space.probe, self.options())
+            {
+                Ok(r) => r,
+                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+            };
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
