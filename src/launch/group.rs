@@ -22,13 +22,33 @@ pub fn members(pgid: i32) -> Vec<i32> {
 
 /// `(state, pgrp)` of a process from `/proc/<pid>/stat`.
 fn stat_of(pid: i32) -> Option<(char, i32)> {
+    let fields = stat_fields(pid)?;
+    let state = fields.first()?.chars().next()?;
+    let pgrp = fields.get(2)?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+/// When process `pid` started, in clock ticks after boot (`/proc/<pid>/stat` field 22); with
+/// the pid it identifies a process even after the pid is reused.
+pub fn start_ticks(pid: i32) -> Option<u64> {
+    stat_fields(pid)?.get(19)?.parse().ok()
+}
+
+/// The fields of `/proc/<pid>/stat` after the command name, from the state (field 3) on.
+fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses; fields resume after the last ')'.
-    let mut fields = text[text.rfind(')')? + 1..].split_whitespace();
-    let state = fields.next()?.chars().next()?;
-    let _ppid = fields.next()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((state, pgrp))
+    Some(
+        text[text.rfind(')')? + 1..]
+            .split_whitespace()
+            .map(String::from)
+            .collect(),
+    )
+}
+
+/// The process group of `pid`, when it is alive (not a zombie).
+pub fn group_of(pid: i32) -> Option<i32> {
+    stat_of(pid).and_then(|(state, group)| (state != 'Z').then_some(group))
 }
 
 /// Send `signal` to every member of group `pgid`; a group that is already gone is fine.
@@ -37,11 +57,13 @@ pub fn signal(pgid: i32, signal: Signal) {
     let _ = killpg(Pid::from_raw(pgid), signal);
 }
 
-/// Wait until group `pgid` has no live member (reaping `leader` when it exits) or `deadline`.
-/// Returns true when the group is empty.
-pub fn wait_empty(pgid: i32, leader: &mut Child, deadline: Instant) -> bool {
+/// Wait until group `pgid` has no live member (reaping `leader`, our child, when it exits) or
+/// `deadline`. Returns true when the group is empty.
+pub fn wait_empty(pgid: i32, mut leader: Option<&mut Child>, deadline: Instant) -> bool {
     loop {
-        let _ = leader.try_wait();
+        if let Some(child) = leader.as_deref_mut() {
+            let _ = child.try_wait();
+        }
         if members(pgid).is_empty() {
             return true;
         }

@@ -6,6 +6,7 @@ pub mod cli;
 mod command_line;
 pub mod failure;
 pub mod group;
+pub mod leftover;
 pub mod overrides;
 pub mod port;
 mod process;

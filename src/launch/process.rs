@@ -4,13 +4,13 @@
 use super::classify::{classify, diagnose};
 use super::readiness::{wait_ready, Outcome};
 use super::teardown::teardown;
-use super::{group, port, FailureKind, LaunchSpec, Launcher, Server, StartFailure};
+use super::{group, leftover, port, FailureKind, LaunchSpec, Launcher, Server, StartFailure};
 use nix::sys::signal::Signal;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -64,9 +64,11 @@ impl ProcessLauncher {
             ));
         }
         let child = start_process(spec, log_path).map_err(|m| fail(FailureKind::Unknown, m))?;
+        let pgid = child.id() as i32;
         let mut server = ProcessServer {
-            pgid: child.id() as i32,
+            pgid,
             child,
+            record: record_group(pgid, log_path),
             host: spec.host.clone(),
             port: spec.port,
             ready_after: Duration::ZERO,
@@ -181,6 +183,25 @@ fn start_process(spec: &LaunchSpec, log_path: &Path) -> Result<Child, String> {
     })
 }
 
+/// Record the group in the trial folder, so that a later run can stop it should this tuner die
+/// before its teardown; `None` (with a warning) when it cannot be recorded.
+fn record_group(pgid: i32, log_path: &Path) -> Option<PathBuf> {
+    let path = leftover::record_path(log_path);
+    // The leader may already have exited (a failed start): then nothing can be left behind.
+    let record = leftover::GroupRecord::of_running(pgid)?;
+    match leftover::write(&path, &record) {
+        Ok(()) => Some(path),
+        Err(e) => {
+            eprintln!(
+                "warning: cannot record server process group {pgid} in {}: {e}; should this \
+                 tuner be killed, stop that group by hand",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
 /// Write `contents` to `path` readable by owner and group only (MindIE refuses looser configs).
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
@@ -212,6 +233,8 @@ fn read_tail(path: &Path) -> String {
 pub struct ProcessServer {
     child: Child,
     pgid: i32,
+    /// The group's record in the trial folder (see [`leftover`]), removed once it is gone.
+    record: Option<PathBuf>,
     host: String,
     port: u16,
     ready_after: Duration,
@@ -235,7 +258,15 @@ impl ProcessServer {
             self.port,
         )?;
         self.stopped = true;
+        self.forget_record();
         Ok(())
+    }
+
+    /// Remove the group's record: the group is gone.
+    fn forget_record(&mut self) {
+        if let Some(path) = self.record.take() {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
@@ -257,12 +288,15 @@ impl Drop for ProcessServer {
     fn drop(&mut self) {
         if !self.stopped {
             group::signal(self.pgid, Signal::SIGKILL);
-            group::wait_empty(
+            let gone = group::wait_empty(
                 self.pgid,
-                &mut self.child,
+                Some(&mut self.child),
                 Instant::now() + Duration::from_secs(5),
             );
             let _ = self.child.wait();
+            if gone {
+                self.forget_record();
+            }
         }
     }
 }

@@ -25,9 +25,9 @@ pub(crate) fn teardown(
     let mut pids = group::members(pgid);
     pids.push(pgid);
     group::signal(pgid, Signal::SIGTERM);
-    if !group::wait_empty(pgid, leader, Instant::now() + grace) {
+    if !group::wait_empty(pgid, Some(&mut *leader), Instant::now() + grace) {
         group::signal(pgid, Signal::SIGKILL);
-        if !group::wait_empty(pgid, leader, Instant::now() + AFTER_KILL) {
+        if !group::wait_empty(pgid, Some(&mut *leader), Instant::now() + AFTER_KILL) {
             bail!(
                 "process group {pgid} still has members {:?} after SIGKILL",
                 group::members(pgid)

@@ -10,6 +10,7 @@ pub mod export;
 pub mod interrupt;
 pub mod journal;
 pub mod loadsearch;
+pub mod lock;
 pub mod objective;
 pub mod prober;
 pub mod progress;

@@ -9,7 +9,7 @@ use super::record::TrialRecord;
 use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{loadsearch, views};
+use super::{loadsearch, lock, views};
 use crate::sampler::Sampler;
 use crate::space::{ParamKind, Params, Space};
 use anyhow::{bail, Context as _};
@@ -55,6 +55,13 @@ pub fn run(
         loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
     }
     let meta = meta_for(space, &options.dir);
+    std::fs::create_dir_all(&options.dir)
+        .with_context(|| format!("cannot create {}", options.dir.display()))?;
+    let _lock = lock::acquire(&options.dir)?;
+    // Before any port is chosen: servers that a killed earlier run of this study left running.
+    for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
+        eprintln!("note: {note}");
+    }
     let (journal, records) = open_study(&options.dir, &meta, options.resume)?;
     let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
     let mut study = Study {
@@ -149,7 +156,6 @@ fn open_study(
     meta: &StudyMeta,
     resume: bool,
 ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if dir.join(journal::META_FILE).exists() {
         let stored = journal::load_meta(dir)?;
         if resume {

@@ -15,6 +15,10 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+/// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
+/// pruned probes included: what pruning saves.
+pub const PROBE_WALL_S: &str = "probe_wall_s";
+
 /// The side effects a study drives, each behind a trait so tests can substitute fakes.
 #[derive(Clone, Copy)]
 pub struct Backends<'a> {
@@ -217,14 +221,19 @@ impl TrialRunner<'_> {
         if let Some(search) = &self.objective.spec().load_search {
             return self.measure_load(&target, search, workdir);
         }
-        let report = match self
-            .backends
-            .prober
-            .probe(&target, &self.space.probe, self.options())
-        {
-            Ok(r) => r,
-            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
-        };
+        let probing = Instant::now();
+        let mut report =
+            match self
+                .backends
+                .prober
+                .probe(&target, &self.space.probe, self.options())
+            {
+                Ok(r) => r,
+                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+            };
+        report
+            .metrics
+            .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         write_probe_json(workdir, &report.json)?;
         if report.pruned.as_deref() == Some(INTERRUPTED) {
             return Ok(Measured::Interrupted);
@@ -253,6 +262,7 @@ impl TrialRunner<'_> {
         let mut runs: Vec<(f64, ProbeReport, Vec<String>)> = Vec::new();
         let mut interrupted = false;
         let mut probe_failure = None;
+        let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(&self.space.probe, search.over, load)?;
             let report = match self
@@ -301,6 +311,7 @@ impl TrialRunner<'_> {
         let value = best.unwrap_or(0.0);
         metrics.insert("load_search_value".into(), value);
         metrics.insert("load_search_rounds".into(), rounds.len() as f64);
+        metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         Ok(Measured::Probed {
             metrics,
             value: Some(value),

@@ -1,0 +1,174 @@
+//! Servers left behind by a tuner that died (`kill -9`, power loss of the terminal, OOM killer).
+//!
+//! Every server runs in its own process group, so it outlives a tuner killed without warning.
+//! Right after the spawn the launcher records the group in `server.pid` next to the server log:
+//! the group id, the leader's start time (clock ticks after boot) and the boot id, so the record
+//! still identifies that very process after a reboot or once the pid is reused. A clean teardown
+//! removes the record. [`reclaim`] runs when a study starts or resumes: it tears down each
+//! recorded group whose leader is still the recorded process, and never touches anything else.
+
+use super::group;
+use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The record's file name, in the folder of the server log (the trial folder).
+pub const PID_FILE: &str = "server.pid";
+
+/// How long the group may take to vanish after SIGKILL.
+const AFTER_KILL: Duration = Duration::from_secs(5);
+
+/// A live server's process group, as recorded in [`PID_FILE`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupRecord {
+    /// Process group id (= the leader's pid).
+    pub pgid: i32,
+    /// The leader's start time in clock ticks after boot (`/proc/<pid>/stat` field 22).
+    pub start_ticks: u64,
+    /// `/proc/sys/kernel/random/boot_id` when recorded.
+    pub boot_id: String,
+}
+
+impl GroupRecord {
+    /// The record of the running group led by `pgid`, or `None` when the leader is gone.
+    pub fn of_running(pgid: i32) -> Option<Self> {
+        Some(GroupRecord {
+            pgid,
+            start_ticks: group::start_ticks(pgid)?,
+            boot_id: boot_id(),
+        })
+    }
+
+    /// True while the recorded leader is alive, still leads its group, and is the very process
+    /// recorded (same boot, same start time), not a later process that got the same pid.
+    pub fn still_running(&self) -> bool {
+        self.boot_id == boot_id()
+            && group::group_of(self.pgid) == Some(self.pgid)
+            && group::start_ticks(self.pgid) == Some(self.start_ticks)
+    }
+}
+
+/// The record's path for a server logging to `log_path`.
+pub fn record_path(log_path: &Path) -> PathBuf {
+    log_path
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(PID_FILE)
+}
+
+/// Write `record` to `path` (whole or not at all: a temporary file renamed over it).
+pub fn write(path: &Path, record: &GroupRecord) -> std::io::Result<()> {
+    let tmp = path.with_extension("pid.tmp");
+    std::fs::write(&tmp, serde_json::to_string(record)?)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Tear down every server recorded under `study_dir/*/server.pid` that is still running, and
+/// remove the records. Returns one line per record handled, for the user.
+pub fn reclaim(study_dir: &Path, grace: Duration) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(study_dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| Some(e.ok()?.path().join(PID_FILE)))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .filter_map(|path| reclaim_one(path, grace))
+        .collect()
+}
+
+fn reclaim_one(path: &Path, grace: Duration) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let note = match serde_json::from_str::<GroupRecord>(&text) {
+        Err(e) => Some(format!(
+            "ignoring the unreadable server record {}: {e}",
+            path.display()
+        )),
+        Ok(record) if record.still_running() => Some(stop_group(&record, path, grace)),
+        // The leader is gone or its pid now belongs to another process: nothing of ours to stop.
+        Ok(_) => None,
+    };
+    let _ = std::fs::remove_file(path);
+    note
+}
+
+fn stop_group(record: &GroupRecord, path: &Path, grace: Duration) -> String {
+    let pgid = record.pgid;
+    group::signal(pgid, Signal::SIGTERM);
+    if !group::wait_empty(pgid, None, Instant::now() + grace) {
+        group::signal(pgid, Signal::SIGKILL);
+        if !group::wait_empty(pgid, None, Instant::now() + AFTER_KILL) {
+            return format!(
+                "process group {pgid} left by an earlier run ({}) still has members {:?} after SIGKILL",
+                path.display(),
+                group::members(pgid)
+            );
+        }
+    }
+    format!(
+        "stopped server process group {pgid} left running by an earlier run ({})",
+        path.display()
+    )
+}
+
+fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    fn sleeper() -> std::process::Child {
+        Command::new("sleep")
+            .arg("30")
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("sleep must be available")
+    }
+
+    #[test]
+    fn reclaims_a_recorded_group_that_is_still_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let trial = dir.path().join("trial-3");
+        std::fs::create_dir_all(&trial).unwrap();
+        let mut child = sleeper();
+        let pgid = child.id() as i32;
+        let record = GroupRecord::of_running(pgid).unwrap();
+        write(&trial.join(PID_FILE), &record).unwrap();
+        let notes = reclaim(dir.path(), Duration::from_secs(2));
+        let _ = child.wait();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains(&pgid.to_string()), "{notes:?}");
+        assert!(group::members(pgid).is_empty());
+        assert!(!trial.join(PID_FILE).exists());
+    }
+
+    #[test]
+    fn leaves_a_process_alone_when_the_start_time_differs() {
+        let dir = tempfile::tempdir().unwrap();
+        let trial = dir.path().join("trial-0");
+        std::fs::create_dir_all(&trial).unwrap();
+        let mut child = sleeper();
+        let pgid = child.id() as i32;
+        let mut record = GroupRecord::of_running(pgid).unwrap();
+        record.start_ticks += 1;
+        write(&trial.join(PID_FILE), &record).unwrap();
+        let notes = reclaim(dir.path(), Duration::from_secs(2));
+        let alive = group::members(pgid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(alive, vec![pgid]);
+        assert!(!trial.join(PID_FILE).exists(), "a stale record is removed");
+    }
+}

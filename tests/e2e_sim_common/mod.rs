@@ -1,0 +1,87 @@
+//! Shared by the end-to-end tests that run real studies on the simulator: the study space, the
+//! tuner's command line, the journal, and the processes a study leaves behind.
+#![allow(dead_code)]
+
+use infertune::space::Params;
+use infertune::study::journal;
+use infertune::study::TrialRecord;
+use std::path::{Path, PathBuf};
+
+/// The space every simulator study here runs (see its header for the landscape).
+pub const FIXTURE: &str = "tests/fixtures/spaces/e2e-sim.yaml";
+
+/// Name of the study folder under `--results` (the space's `name`).
+pub const STUDY: &str = "e2e-sim";
+
+/// Copy the fixture into `dir` with its ports starting at `port`, so studies of different tests
+/// never compete for a port; returns the copy's path.
+pub fn space_with_port(dir: &Path, port: u16) -> PathBuf {
+    let text = std::fs::read_to_string(FIXTURE).expect("the e2e fixture space must exist");
+    assert!(
+        text.contains("port: 18300"),
+        "the fixture must state `port: 18300`"
+    );
+    let moved = text.replace("port: 18300", &format!("port: {port}"));
+    let path = dir.join("e2e-sim.yaml");
+    std::fs::write(&path, moved).expect("cannot write the space copy");
+    path
+}
+
+/// `infertune tune` of `space` with results under `results`, plus `extra` arguments.
+pub fn tune(space: &Path, results: &Path, extra: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("infertune"));
+    command
+        .args(["tune", "--space"])
+        .arg(space)
+        .arg("--results")
+        .arg(results)
+        .args(extra);
+    command
+}
+
+/// The records of the study in `study_dir` (a torn last line is tolerated).
+pub fn records(study_dir: &Path) -> Vec<TrialRecord> {
+    journal::read_records(study_dir).expect("the journal must parse")
+}
+
+/// The configs of the search trials (re-validation repeats left out), in trial order.
+pub fn search_configs(records: &[TrialRecord]) -> Vec<Params> {
+    records
+        .iter()
+        .filter(|r| r.repeat_of.is_none())
+        .map(|r| r.params.clone())
+        .collect()
+}
+
+/// Live processes whose working folder lies under `dir`: servers of a study in `dir` (every
+/// trial's server runs in its trial folder).
+pub fn processes_under(dir: &Path) -> Vec<i32> {
+    let dir = dir.canonicalize().expect("the folder must exist");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rfind(')').map(|i| s[i + 1..].trim_start().to_string()))
+                .is_some_and(|rest| !rest.starts_with('Z'));
+            alive
+                && std::fs::read_link(format!("/proc/{pid}/cwd"))
+                    .is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
+        .collect()
+}
+
+/// Wait up to `seconds` for `processes_under(dir)` to be empty; returns what is left.
+pub fn wait_no_processes_under(dir: &Path, seconds: f64) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(seconds);
+    loop {
+        let left = processes_under(dir);
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

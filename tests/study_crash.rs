@@ -1,0 +1,144 @@
+//! Crash safety of the real binary on the simulator: `kill -9` the tuner at seeded random
+//! moments across one study and resume each time. No completed trial is lost or duplicated,
+//! the server a killed tuner left running is recorded and stopped by the resume, the journal
+//! parses, the study ends with the trials asked, and its configs are those of an uninterrupted
+//! run with the same seed.
+
+mod e2e_sim_common;
+
+use e2e_sim_common::{
+    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
+};
+use infertune::launch::leftover::{GroupRecord, PID_FILE};
+use infertune::study::TrialRecord;
+use rand::{Rng, SeedableRng};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// Search trials asked (baseline and enqueued configs included).
+const TRIALS: &str = "14";
+/// Kills that must land on a running tuner.
+const KILLS: usize = 10;
+
+#[test]
+fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_configs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (crashed, reference) = (tmp.path().join("crashed"), tmp.path().join("reference"));
+    std::fs::create_dir_all(&crashed).unwrap();
+    std::fs::create_dir_all(&reference).unwrap();
+    let space = space_with_port(tmp.path(), 18500);
+    let dir = crashed.join(STUDY);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20240607);
+    let mut kept: Vec<TrialRecord> = Vec::new();
+    let (mut kills, mut left_running) = (0, 0);
+    for attempt in 0..60 {
+        if kills == KILLS {
+            break;
+        }
+        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
+        let mut child = tune(&space, &crashed, &[&["--trials", TRIALS], resume].concat())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs_f64(rng.random_range(0.2..1.6)));
+        let running = child.try_wait().unwrap().is_none();
+        let _ = child.kill();
+        let _ = child.wait();
+        if !running {
+            break;
+        }
+        kills += 1;
+        left_running += usize::from(assert_leftovers_are_recorded(&crashed));
+        kept = assert_extends(&kept, &records_or_none(&dir));
+    }
+    assert_eq!(kills, KILLS, "the study ended before {KILLS} kills landed");
+    finish(tune(&space, &crashed, &["--trials", TRIALS, "--resume"]));
+    assert_eq!(wait_no_processes_under(&crashed, 5.0), Vec::<i32>::new());
+    assert!(
+        left_running > 0,
+        "no kill caught a server running; the reclaim went untested"
+    );
+
+    let done = strictly_parsed(&dir);
+    assert_extends(&kept, &done);
+    let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
+    assert_eq!(search_configs(&done).len(), 14);
+    assert_eq!(done.iter().filter(|r| r.repeat_of.is_some()).count(), 1);
+
+    finish(tune(&space, &reference, &["--trials", TRIALS]));
+    let uninterrupted = records(&reference.join(STUDY));
+    assert_eq!(search_configs(&done), search_configs(&uninterrupted));
+    assert!(processes_under(tmp.path()).is_empty());
+}
+
+/// Every server still running after a kill is a recorded group, still matching its record (the
+/// resume stops it). Returns true when one was running.
+fn assert_leftovers_are_recorded(results: &Path) -> bool {
+    // Records first: the tuner is dead, so none can vanish after this read.
+    let recorded: Vec<GroupRecord> = std::fs::read_dir(results.join(STUDY))
+        .map(|entries| {
+            entries
+                .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(PID_FILE)).ok())
+                .map(|text| serde_json::from_str(&text).expect("a server record parses"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let left = processes_under(results);
+    for pid in &left {
+        let group = nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(*pid)))
+            .map_or(*pid, |g| g.as_raw());
+        let record = recorded.iter().find(|r| r.pgid == group);
+        assert!(
+            record.is_some(),
+            "server {pid} (group {group}) outlived the tuner unrecorded: {recorded:?}"
+        );
+        // A server that exits meanwhile no longer matches; one still alive must.
+        assert!(
+            record.is_some_and(GroupRecord::still_running)
+                || !processes_under(results).contains(pid),
+            "the record of server {pid} does not match it: {record:?}"
+        );
+    }
+    !left.is_empty()
+}
+
+/// Run a tune to its end; it must succeed.
+fn finish(mut command: std::process::Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn records_or_none(dir: &Path) -> Vec<TrialRecord> {
+    if dir.join("journal.jsonl").exists() {
+        records(dir)
+    } else {
+        Vec::new()
+    }
+}
+
+/// `now` holds every record of `before`, unchanged and in order, and numbers stay unique.
+fn assert_extends(before: &[TrialRecord], now: &[TrialRecord]) -> Vec<TrialRecord> {
+    assert!(now.len() >= before.len(), "records were lost");
+    assert_eq!(&now[..before.len()], before, "a completed trial changed");
+    assert!(
+        now.windows(2).all(|w| w[0].number < w[1].number),
+        "trial numbers must rise without repeats"
+    );
+    now.to_vec()
+}
+
+/// The journal of a finished study: every line a whole record.
+fn strictly_parsed(dir: &Path) -> Vec<TrialRecord> {
+    std::fs::read_to_string(dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every journal line parses"))
+        .collect()
+}
