@@ -1,7 +1,27 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, unit and integration tests.
+# Runs the whole test suite (the README's test command; CI runs it through .ci/run):
+#   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done,
+#      about 1.5 minutes on a fresh machine), and exports their environment;
+#   2. formatting, lints, and every test target, with the real-vLLM end-to-end test required
+#      (INFERTUNE_REQUIRE_VLLM=1: it fails instead of skipping when vLLM is missing).
+# Tests run in the debug profile: on 2 cores a release build of the dependencies costs more
+# than the tests win back (measured numbers in tests/e2e_vllm.rs's header and the README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+start=$SECONDS
+step() { printf '[test] %s (%d s so far)\n' "$*" "$((SECONDS - start))" >&2; }
+
+step "provisioning vLLM (cached)"
+scripts/provision-vllm-cpu.sh >/dev/null
+# shellcheck source=scripts/vllm-env.sh
+. scripts/vllm-env.sh
+export INFERTUNE_REQUIRE_VLLM=1
+
+step "cargo fmt --check"
 cargo fmt --all -- --check
+step "cargo clippy"
 cargo clippy --all-targets -- -D warnings
+step "cargo test"
 cargo test --all-targets
+step "all passed"
