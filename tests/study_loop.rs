@@ -3,6 +3,7 @@
 
 mod study_fakes;
 
+use infertune::space::{Params, Value};
 use infertune::study::{journal, Outcome};
 use study_fakes::*;
 
@@ -220,6 +221,38 @@ fn the_same_seed_gives_the_same_configs() {
     let c = run_study(&space(SEED + 1, 9), &tmp.path().join("c"), false, true).unwrap();
     assert_eq!(search_configs(&a.records), search_configs(&b.records));
     assert_ne!(search_configs(&a.records), search_configs(&c.records));
+}
+
+#[test]
+fn queued_configs_follow_the_baseline_and_a_refused_one_is_never_launched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("queued");
+    let mut space = space(SEED, 3);
+    space.search.revalidate_top = 0;
+    let overlay = |pairs: &[(&str, i64)]| -> Params {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::Int(*v)))
+            .collect()
+    };
+    space.search.enqueue = vec![
+        overlay(&[("max_num_batched_tokens", 2048)]),
+        overlay(&[("max_num_seqs", 16), ("block_size", 32)]),
+    ];
+    run_study(&space, &dir, false, false).unwrap();
+    let records = journal::read_records(&dir).unwrap();
+    assert_eq!(records.len(), 3, "{records:#?}");
+    assert!(records[0].baseline && records[0].ready_s.is_some());
+    assert!(
+        matches!(&records[1].outcome, Outcome::Rejected { rule, .. } if rule == "batched_covers_len"),
+        "{:?}",
+        records[1].outcome
+    );
+    assert!(records[1].ready_s.is_none() && !dir.join("trial-1").exists());
+    let queued = &records[2];
+    assert_eq!(queued.params["max_num_seqs"].as_i64(), Some(16));
+    assert_eq!(queued.params["max_num_batched_tokens"].as_i64(), Some(8192));
+    assert!(queued.ready_s.is_some() && !queued.baseline);
 }
 
 #[test]

@@ -45,6 +45,12 @@ pub trait Engine {
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec>;
+
+    /// The Prometheus counter (on the server's `/metrics`) of output tokens the engine
+    /// generated, when it has one; trials record its increase over the probe.
+    fn output_token_counter(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The adapter for an engine kind.

@@ -28,4 +28,8 @@ impl Engine for Vllm {
     ) -> anyhow::Result<LaunchSpec> {
         build(&SHAPE, space, params, slot)
     }
+
+    fn output_token_counter(&self) -> Option<&'static str> {
+        Some("vllm:generation_tokens_total")
+    }
 }

@@ -13,12 +13,14 @@ mod progress;
 mod record;
 mod report;
 mod runner;
+pub mod server_counter;
 pub mod slo;
 mod sse;
 mod summary;
 pub mod workload;
 
 pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+pub use runner::WARMUP_OUTPUT_TOKENS;
 pub use slo::{Slo, SloOp};
 pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 

@@ -14,6 +14,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
+/// Metric: output tokens of the warm-up requests (not part of any other metric), so the
+/// probe's tokens can be reconciled with a server's own counter over the whole run.
+pub const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
+
 /// How often the pruning hook is consulted.
 const PRUNE_EVERY: Duration = Duration::from_millis(250);
 
@@ -91,8 +95,14 @@ pub(crate) async fn run(
         pool: Pool::default(),
         options: &options,
     };
-    let report = |collector: &Collector, pruned: Option<String>| {
-        let metrics = collector.metrics();
+    let report = |collector: &Collector, warmup: Option<&Collector>, pruned: Option<String>| {
+        let mut metrics = collector.metrics();
+        if let Some(warmup) = warmup {
+            metrics.insert(
+                WARMUP_OUTPUT_TOKENS.into(),
+                (warmup.output_tokens + warmup.incomplete_output_tokens) as f64,
+            );
+        }
         let path = phases.exchange.endpoint.path();
         let json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
         ProbeReport {
@@ -102,6 +112,7 @@ pub(crate) async fn run(
         }
     };
     let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
+    let mut warmup = None;
     if workload.warmup > 0 {
         let requests = (0..workload.warmup)
             .map(|_| planner.next_request())
@@ -111,14 +122,15 @@ pub(crate) async fn run(
             .unwrap_or(workload.warmup)
             .min(workload.warmup);
         let feed = Feed::prebuilt(requests, &target.model);
-        let mut warmup = Collector::new(workload.stream, &[], false);
+        let mut warmed = Collector::new(workload.stream, &[], false);
         let shape = Shape::Closed { concurrency };
         let pruned = phases
-            .run(shape, feed, &mut warmup, 0, &mut |_| {}, false)
+            .run(shape, feed, &mut warmed, 0, &mut |_| {}, false)
             .await?;
         if pruned.is_some() {
-            return Ok(report(&collector, pruned));
+            return Ok(report(&collector, Some(&warmed), pruned));
         }
+        warmup = Some(warmed);
     }
     let feed = match plan.requests {
         Some(n) => {
@@ -144,7 +156,7 @@ pub(crate) async fn run(
             options.progress,
         )
         .await?;
-    Ok(report(&collector, pruned))
+    Ok(report(&collector, warmup.as_ref(), pruned))
 }
 
 impl Phases<'_> {

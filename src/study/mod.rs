@@ -6,6 +6,7 @@
 //! ([`Backends`]: space check, engine, launcher, prober), so the loop runs against fakes in tests.
 
 pub mod cli;
+pub mod counted;
 pub mod export;
 pub mod interrupt;
 pub mod journal;

@@ -11,6 +11,13 @@ pub trait Prober {
         workload: &WorkloadSpec,
         options: RunOptions,
     ) -> anyhow::Result<ProbeReport>;
+
+    /// The server's own counter `name` (from its `/metrics`). Probers that cannot read one
+    /// say so with an error; the trial then records no server-side count.
+    fn server_counter(&self, target: &Target, name: &str) -> anyhow::Result<f64> {
+        let _ = target;
+        anyhow::bail!("this prober reads no server counters (asked for `{name}`)")
+    }
 }
 
 /// The real probe ([`crate::probe::run`]) on its own tokio runtime.
@@ -38,5 +45,10 @@ impl Prober for HttpProber {
     ) -> anyhow::Result<ProbeReport> {
         self.runtime
             .block_on(crate::probe::run(target, workload, options))
+    }
+
+    fn server_counter(&self, target: &Target, name: &str) -> anyhow::Result<f64> {
+        self.runtime
+            .block_on(crate::probe::server_counter::read_counter(target, name))
     }
 }

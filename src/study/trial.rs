@@ -6,10 +6,10 @@ use super::prober::Prober;
 use super::prune::{self, INTERRUPTED};
 use super::record::{Outcome, TrialRecord};
 use super::score::Objective;
-use super::{journal, loadsearch};
+use super::{counted, journal, loadsearch};
 use crate::engine::{Engine, Slot};
 use crate::launch::{FailureKind, Launcher};
-use crate::probe::{MetricMap, ProbeReport, RunOptions, Target};
+use crate::probe::{MetricMap, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::space::{Feasibility, Params, Space};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -216,21 +216,31 @@ impl TrialRunner<'_> {
         }
     }
 
+    fn counted_probe(
+        &self,
+        target: &Target,
+        workload: &WorkloadSpec,
+    ) -> anyhow::Result<ProbeReport> {
+        let counter = self.backends.engine.output_token_counter();
+        counted::probe(
+            self.backends.prober,
+            counter,
+            target,
+            workload,
+            self.options(),
+        )
+    }
+
     fn measure(&self, base_url: &str, workdir: &Path) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         if let Some(search) = &self.objective.spec().load_search {
             return self.measure_load(&target, search, workdir);
         }
         let probing = Instant::now();
-        let mut report =
-            match self
-                .backends
-                .prober
-                .probe(&target, &self.space.probe, self.options())
-            {
-                Ok(r) => r,
-                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
-            };
+        let mut report = match self.counted_probe(&target, &self.space.probe) {
+            Ok(r) => r,
+            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+        };
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
@@ -265,11 +275,7 @@ impl TrialRunner<'_> {
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(&self.space.probe, search.over, load)?;
-            let report = match self
-                .backends
-                .prober
-                .probe(target, &workload, self.options())
-            {
+            let report = match self.counted_probe(target, &workload) {
                 Ok(r) => r,
                 Err(e) => {
                     probe_failure = Some(format!("probe at load {load}: {e:#}"));

@@ -1,7 +1,7 @@
 //! Raw sections → the contract [`Space`], with located errors for values serde cannot judge.
 
 use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
-use super::{param, Spots};
+use super::{expand, param, Spots};
 use crate::space::error::{did_you_mean, Pos, SpaceError};
 use crate::space::rules;
 use crate::space::{
@@ -78,7 +78,7 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots),
         engine,
         parameters,
         constraints,
-        probe: raw.probe,
+        probe: expand::probe_paths(raw.probe).map_err(|(p, m)| fail(p, m))?,
         objective: raw.objective,
     };
     Ok((space, spots))
@@ -109,10 +109,19 @@ fn engine(raw: RawEngine) -> Located<EngineSection> {
     Ok(EngineSection {
         kind: raw.kind,
         version,
-        model: raw.model,
+        model: expanded("engine.model", &raw.model)?,
         served_model_name: raw.served_model_name,
         card: raw.card,
     })
+}
+
+/// `field`'s text with `${NAME}` references replaced, or an error at its location.
+fn expanded(field: &str, raw: &Spanned<String>) -> Located<String> {
+    expand_at(field, &raw.value, &raw.referenced)
+}
+
+fn expand_at(field: &str, text: &str, at: &serde_saphyr::Location) -> Located<String> {
+    expand::expand_env(text).map_err(|m| (Pos::of(at), format!("{field}: {m}")))
 }
 
 fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Located<Duration> {
@@ -132,23 +141,45 @@ fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Locat
 
 fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
     let base = path.parent().unwrap_or(Path::new("."));
+    let command = raw
+        .command
+        .map(|parts| {
+            parts
+                .iter()
+                .map(|p| expanded("launch.command", p))
+                .collect()
+        })
+        .transpose()?;
+    let mut env = std::collections::BTreeMap::new();
+    for (key, value) in &raw.env {
+        let text = expand_at(
+            &format!("launch.env.{key}"),
+            &value.value.to_string(),
+            &value.referenced,
+        )?;
+        env.insert(key.clone(), text);
+    }
+    let config_template = match raw.config_template {
+        Some(t) => Some(base.join(expanded("launch.config_template", &t)?)),
+        None => None,
+    };
     Ok(LaunchSection {
-        command: raw.command,
+        command,
         host: raw.host.unwrap_or_else(|| "127.0.0.1".into()),
         port: raw.port.unwrap_or(8000),
-        env: raw
-            .env
-            .into_iter()
-            .map(|(k, v)| (k, v.to_string()))
-            .collect(),
+        env,
         ready_timeout: duration(
             raw.ready_timeout,
             "launch.ready_timeout",
             Duration::from_secs(600),
         )?,
         health_path: raw.health_path,
-        extra_args: raw.extra_args,
-        config_template: raw.config_template.map(|t| base.join(t)),
+        extra_args: raw
+            .extra_args
+            .iter()
+            .map(|a| expanded("launch.extra_args", a))
+            .collect::<Located<_>>()?,
+        config_template,
         stop_grace: duration(raw.stop_grace, "launch.stop_grace", Duration::from_secs(10))?,
     })
 }

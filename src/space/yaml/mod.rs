@@ -1,6 +1,7 @@
 //! Reading a space file: YAML → raw structs (serde-saphyr, with locations) → a validated [`Space`].
 
 mod convert;
+mod expand;
 mod param;
 mod raw;
 mod validate;

@@ -23,7 +23,7 @@ pub struct RawSpace {
     pub constraints: Vec<RawConstraint>,
     #[serde(default)]
     pub rules: RawRules,
-    pub probe: WorkloadSpec,
+    pub probe: Spanned<WorkloadSpec>,
     pub objective: ObjectiveSpec,
     #[serde(default)]
     pub search: RawSearch,
@@ -35,7 +35,7 @@ pub struct RawSpace {
 pub struct RawEngine {
     pub kind: EngineKind,
     pub version: Option<Spanned<Value>>,
-    pub model: String,
+    pub model: Spanned<String>,
     pub served_model_name: Option<String>,
     pub card: Option<String>,
 }
@@ -44,16 +44,16 @@ pub struct RawEngine {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RawLaunch {
-    pub command: Option<Vec<String>>,
+    pub command: Option<Vec<Spanned<String>>>,
     pub host: Option<String>,
     pub port: Option<u16>,
     #[serde(default)]
-    pub env: BTreeMap<String, Value>,
+    pub env: BTreeMap<String, Spanned<Value>>,
     pub ready_timeout: Option<Spanned<String>>,
     pub health_path: Option<String>,
     #[serde(default)]
-    pub extra_args: Vec<String>,
-    pub config_template: Option<String>,
+    pub extra_args: Vec<Spanned<String>>,
+    pub config_template: Option<Spanned<String>>,
     pub stop_grace: Option<Spanned<String>>,
 }
 

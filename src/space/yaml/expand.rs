@@ -1,0 +1,127 @@
+//! `${NAME}` in the path-like fields of a space (engine.model, launch.command, launch.env
+//! values, launch.extra_args, launch.config_template, the probe dataset's files) is replaced by
+//! the environment variable `NAME`, so one file serves machines that keep the engine and the
+//! model in different places. Any other `$` is kept as written.
+
+use crate::probe::{DatasetSpec, WorkloadSpec};
+use crate::space::error::Pos;
+use std::path::{Path, PathBuf};
+
+/// Replaces every `${NAME}` in `text` by `lookup(NAME)`. An unset or empty variable, an
+/// unterminated `${` and a name that is not an identifier are errors that say how to fix them.
+pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            return Err(format!(
+                "`{}` has an unterminated `${{`; write `${{NAME}}`",
+                text
+            ));
+        };
+        let name = &after[..end];
+        if !is_name(name) {
+            return Err(format!(
+                "`${{{name}}}` in `{text}` is not a variable reference; a name holds letters, digits and `_` and does not start with a digit"
+            ));
+        }
+        match lookup(name).filter(|v| !v.is_empty()) {
+            Some(value) => out.push_str(&value),
+            None => {
+                return Err(format!(
+                    "environment variable `{name}` (used as `${{{name}}}`) is not set; export it before running infertune"
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// [`expand`] with the process environment.
+pub fn expand_env(text: &str) -> Result<String, String> {
+    expand(text, |name| std::env::var(name).ok())
+}
+
+/// The probe workload with `${NAME}` expanded in its dataset's file paths; an error points
+/// at the `probe:` section.
+pub fn probe_paths(
+    raw: serde_saphyr::Spanned<WorkloadSpec>,
+) -> Result<WorkloadSpec, (Pos, String)> {
+    let fail = |field: &str, m: String| (Pos::of(&raw.referenced), format!("{field}: {m}"));
+    let path = |field: &str, p: &Path| -> Result<PathBuf, (Pos, String)> {
+        match p.to_str() {
+            Some(text) => expand_env(text)
+                .map(PathBuf::from)
+                .map_err(|m| fail(field, m)),
+            None => Ok(p.to_path_buf()),
+        }
+    };
+    let mut probe = raw.value.clone();
+    match &mut probe.dataset {
+        DatasetSpec::Random {
+            tokenizer: Some(t), ..
+        } => *t = path("probe.dataset.tokenizer", t)?,
+        DatasetSpec::Random {
+            tokenizer: None, ..
+        } => {}
+        DatasetSpec::Jsonl { path: p, .. } | DatasetSpec::Sharegpt { path: p, .. } => {
+            *p = path("probe.dataset.path", p)?
+        }
+    }
+    Ok(probe)
+}
+
+fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+
+    fn lookup(name: &str) -> Option<String> {
+        match name {
+            "VENV" => Some("/opt/v".into()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn references_are_replaced_and_other_dollars_kept() {
+        assert_eq!(
+            expand("${VENV}/bin/vllm", lookup).unwrap(),
+            "/opt/v/bin/vllm"
+        );
+        assert_eq!(
+            expand("a${VENV}b${VENV}", lookup).unwrap(),
+            "a/opt/vb/opt/v"
+        );
+        assert_eq!(expand("$HOME and $5", lookup).unwrap(), "$HOME and $5");
+        assert_eq!(expand("plain", lookup).unwrap(), "plain");
+    }
+
+    #[test]
+    fn unset_and_empty_variables_are_named() {
+        let e = expand("${MODEL}/tokenizer.json", lookup).unwrap_err();
+        assert!(e.contains("`MODEL`") && e.contains("not set"), "{e}");
+        let e = expand("${EMPTY}", lookup).unwrap_err();
+        assert!(e.contains("`EMPTY`"), "{e}");
+    }
+
+    #[test]
+    fn malformed_references_are_explained() {
+        let e = expand("${VENV", lookup).unwrap_err();
+        assert!(e.contains("unterminated"), "{e}");
+        let e = expand("${1X}", lookup).unwrap_err();
+        assert!(e.contains("not a variable reference"), "{e}");
+    }
+}
