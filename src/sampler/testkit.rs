@@ -1,8 +1,7 @@
 //! Test fixtures: spaces with every parameter kind, conditionals and constraints, and records.
 
-use super::bench::space::{param, FnSpace};
 use crate::launch::FailureKind;
-use crate::space::{ParamDef, ParamKind, Params, Rejection, Value};
+use crate::space::{Feasibility, ParamDef, ParamKind, Params, Rejection, Value};
 use crate::study::{Outcome, TrialRecord};
 use std::sync::Arc;
 
@@ -149,4 +148,47 @@ pub fn oom(params: Params) -> TrialRecord {
         message: "CUDA out of memory".into(),
     };
     record(params, outcome, None)
+}
+
+/// Completes and checks a sampled config, like `Space`'s resolve.
+pub type ResolveFn = dyn Fn(&Params) -> Result<Params, Rejection> + Send + Sync;
+
+/// A space defined by `parameters` and a `resolve` closure.
+pub struct FnSpace {
+    parameters: Vec<ParamDef>,
+    resolve: Box<ResolveFn>,
+}
+
+impl FnSpace {
+    /// A space over `parameters` whose configs are completed and checked by `resolve`.
+    pub fn new(
+        parameters: Vec<ParamDef>,
+        resolve: impl Fn(&Params) -> Result<Params, Rejection> + Send + Sync + 'static,
+    ) -> Self {
+        FnSpace {
+            parameters,
+            resolve: Box::new(resolve),
+        }
+    }
+}
+
+impl Feasibility for FnSpace {
+    fn parameters(&self) -> &[ParamDef] {
+        &self.parameters
+    }
+
+    fn resolve(&self, sampled: &Params) -> Result<Params, Rejection> {
+        (self.resolve)(sampled)
+    }
+}
+
+/// A searchable parameter `name` over `kind`, with no condition, target or default.
+pub fn param(name: &str, kind: ParamKind) -> ParamDef {
+    ParamDef {
+        name: name.into(),
+        kind,
+        when: None,
+        target: None,
+        default: None,
+    }
 }

@@ -145,7 +145,7 @@ mod tests {
     use crate::space::Value;
     use crate::study::Outcome;
 
-    fn plane() -> crate::sampler::bench::space::FnSpace {
+    fn plane() -> crate::sampler::testkit::FnSpace {
         FnSpaceBuilder::new()
             .float("x", 0.0, 1.0, None, false)
             .float("y", 0.0, 1.0, None, false)

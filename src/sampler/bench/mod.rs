@@ -1,15 +1,14 @@
 //! Search-efficiency benchmark: samplers against random search on scenarios with a known
 //! (reference) optimum, reported as regret-vs-trials curves and trials-to-3%.
 //!
-//! A scenario is a space plus an [`Objective`] (config → metrics, or a start-up failure). The
-//! synthetic landscape implements it today; the simulator plugs in with one impl that maps
-//! `crate::sim::eval`'s `Result<MetricMap, SimFailure>` onto [`Objective::evaluate`].
+//! A scenario is a space plus an [`Objective`] (config → metrics, or a start-up failure); the
+//! benchmark's scenarios are space files evaluated by the simulator in virtual time
+//! ([`sim::SimObjective`]).
 
 pub mod plot;
 pub mod reference;
 pub mod report;
-pub mod space;
-pub mod synthetic;
+pub mod sim;
 
 use super::from_name;
 use crate::launch::FailureKind;
@@ -17,6 +16,8 @@ use crate::probe::{MetricMap, Slo};
 use crate::space::{Feasibility, Params};
 use crate::study::{Outcome, TrialRecord};
 use anyhow::Context;
+use reference::Reference;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -39,6 +40,8 @@ pub struct StartupFailure {
 pub struct Scenario {
     /// Name used in tables, CSV and plots.
     pub name: String,
+    /// Identifies the scenario's definition (cache key of its reference search).
+    pub fingerprint: String,
     /// The searched space.
     pub space: Box<dyn Feasibility + Sync>,
     /// What a trial measures.
@@ -108,6 +111,8 @@ pub struct BenchConfig {
     pub trials: usize,
     /// Uniform draws of the reference search (before its local refinement).
     pub reference_draws: usize,
+    /// Cache file of reference searches; `None` = always search afresh.
+    pub reference_cache: Option<PathBuf>,
     /// Worker threads.
     pub threads: usize,
 }
@@ -130,6 +135,8 @@ pub struct ScenarioResult {
     pub name: String,
     /// Best feasible value known (reference search and every benchmark trial).
     pub optimum: f64,
+    /// The reference search.
+    pub reference: Reference,
     /// Every search.
     pub runs: Vec<SearchRun>,
 }
@@ -162,17 +169,32 @@ pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<S
                 .iter()
                 .filter_map(|r| r.best.last().copied().flatten())
                 .fold(f64::NEG_INFINITY, f64::max);
-            let reference = reference::optimum(scenario, config.reference_draws, 0);
-            let optimum = reference.unwrap_or(f64::NEG_INFINITY).max(found);
+            let reference = match &config.reference_cache {
+                Some(path) => reference::cached(
+                    scenario,
+                    config.reference_draws,
+                    config.threads,
+                    path,
+                )?,
+                None => reference::search(scenario, config.reference_draws, config.threads),
+            };
+            let optimum = reference.optimum.unwrap_or(f64::NEG_INFINITY).max(found);
+            let s = &reference.shares;
             anyhow::ensure!(
                 optimum.is_finite() && optimum > 0.0,
-                "scenario `{}` has no feasible config with a positive `{}`",
+                "scenario `{}` has no feasible config with a positive `{}` (uniform draws: \
+                 {:.0}% broke an SLO, {:.0}% failed at start, {:.0}% were refused); relax its \
+                 SLOs or widen its parameter ranges",
                 scenario.name,
-                scenario.metric
+                scenario.metric,
+                s.slo_broken * 100.0,
+                s.startup_failed * 100.0,
+                s.refused * 100.0
             );
             Ok(ScenarioResult {
                 name: scenario.name.clone(),
                 optimum,
+                reference,
                 runs,
             })
         })

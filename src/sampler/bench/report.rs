@@ -92,6 +92,34 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// The scenarios as a Markdown table: reference optimum and config, and how uniform draws
+/// over the space end.
+pub fn scenarios_table(results: &[ScenarioResult]) -> String {
+    let mut out = String::from(
+        "| scenario | optimum | feasible | SLO-broken | failed at start | refused | best config |\n|---|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        let s = &r.reference.shares;
+        let best = r.reference.best.as_ref().map_or(String::from("–"), |p| {
+            p.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {:.1} | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {best} |",
+            r.name,
+            r.optimum,
+            s.feasible * 100.0,
+            s.slo_broken * 100.0,
+            s.startup_failed * 100.0,
+            s.refused * 100.0
+        );
+    }
+    out
+}
+
 /// The summary as a Markdown table.
 pub fn table(rows: &[Summary], budget: usize) -> String {
     let mut out = format!(

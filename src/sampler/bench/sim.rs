@@ -1,0 +1,142 @@
+//! Benchmark scenarios run through the simulator: a YAML space file names the engine, card and
+//! model, its parameters and constraints, the probe workload and the objective; each trial is
+//! `crate::sim::eval` of the resolved config in virtual time.
+//!
+//! The simulator is deterministic for a given seed, so every config is evaluated once per
+//! scenario and remembered: searches of different samplers and seeds share the evaluations.
+
+use super::{Objective, Scenario, StartupFailure};
+use crate::probe::{MetricMap, WorkloadSpec};
+use crate::sim::Deployment;
+use crate::space::{EngineKind, Params, Space, Target};
+use anyhow::Context;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Seed of the simulated engine's noise, the same for every config: one run-level noise draw
+/// shared by all configs, so rankings reflect the configs rather than luck.
+const ENGINE_SEED: u64 = 0;
+
+/// A config evaluated by the simulator, with evaluations remembered by config.
+pub struct SimObjective {
+    deployment: Deployment,
+    workload: WorkloadSpec,
+    /// Parameters the engine receives (those not marked `internal`).
+    passed: Vec<String>,
+    memo: Mutex<HashMap<String, Result<MetricMap, StartupFailure>>>,
+}
+
+impl SimObjective {
+    /// The objective of `space`: its engine, card and model simulated under its probe workload.
+    pub fn of(space: &Space) -> anyhow::Result<SimObjective> {
+        Ok(SimObjective {
+            deployment: deployment(space)?,
+            workload: space.probe.clone(),
+            passed: space
+                .parameters
+                .iter()
+                .filter(|p| p.target != Some(Target::None))
+                .map(|p| p.name.clone())
+                .collect(),
+            memo: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+impl Objective for SimObjective {
+    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure> {
+        let engine_params: Params = params
+            .iter()
+            .filter(|(name, _)| self.passed.contains(name))
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let key = serde_json::to_string(&engine_params).unwrap_or_default();
+        let memo = |m: &Mutex<HashMap<_, _>>| {
+            m.lock()
+                .unwrap_or_else(|e: std::sync::PoisonError<_>| e.into_inner())
+                .get(&key)
+                .cloned()
+        };
+        if let Some(known) = memo(&self.memo) {
+            return known;
+        }
+        let result =
+            crate::sim::eval(&self.deployment, &engine_params, &self.workload, ENGINE_SEED)
+                .map_err(|f| StartupFailure {
+                    kind: f.kind,
+                    message: f.message,
+                });
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, result.clone());
+        result
+    }
+}
+
+/// What the simulator runs for `space`: its engine kind and version, `engine.card` and
+/// `engine.model`; tensor parallelism comes from a `tensor_parallel_size`/`worldSize` parameter.
+pub fn deployment(space: &Space) -> anyhow::Result<Deployment> {
+    let engine = match space.engine.kind {
+        EngineKind::Vllm | EngineKind::Sim => EngineKind::Vllm,
+        EngineKind::Mindie => EngineKind::Mindie,
+        other => anyhow::bail!(
+            "{}: the simulator models vLLM and MindIE, not {other:?}; set engine.kind to vllm, \
+             mindie or sim",
+            space.origin
+        ),
+    };
+    let card = space.engine.card.clone().with_context(|| {
+        format!(
+            "{}: a simulated scenario needs engine.card (e.g. `card: h100`)",
+            space.origin
+        )
+    })?;
+    Ok(Deployment {
+        engine,
+        version: space.engine.version.clone(),
+        card,
+        model: space.engine.model.clone(),
+        tp: 1,
+    })
+}
+
+/// The scenario in the space file at `path`: maximise its objective metric subject to its SLOs.
+pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
+    let space = Space::load(path)?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    env!("CARGO_PKG_VERSION").hash(&mut hasher);
+    let objective = SimObjective::of(&space)?;
+    Ok(Scenario {
+        name: space.name.clone(),
+        fingerprint: format!("{:016x}", hasher.finish()),
+        metric: space.objective.metric.clone(),
+        slos: space.objective.subject_to.clone(),
+        objective: Box::new(objective),
+        space: Box::new(space),
+    })
+}
+
+/// Every scenario file (`*.yaml`) in `dir`, in name order.
+pub fn scenarios(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list scenario folder {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    paths.sort();
+    anyhow::ensure!(
+        !paths.is_empty(),
+        "no scenario files (*.yaml) in {}; pass a folder of space files with --scenarios",
+        dir.display()
+    );
+    paths
+        .iter()
+        .map(|p| scenario(p).with_context(|| format!("scenario {}", p.display())))
+        .collect()
+}
