@@ -61,7 +61,7 @@ fn a_study_on_the_simulator_agrees_across_every_view_and_its_winner_starts() {
 }
 
 /// Rejected before launch (enqueued), OOM at start (classified from the server's log), an SLO
-/// breach, a feasible baseline, and no pid record left behind by a clean teardown.
+/// breach, and the baseline launched first.
 fn assert_outcomes(all: &[TrialRecord]) {
     let rejected = &all[1];
     assert!(
@@ -83,11 +83,11 @@ fn assert_outcomes(all: &[TrialRecord]) {
     assert!(
         matches!(slow.outcome, Outcome::Infeasible | Outcome::Pruned { .. })
             && slow.violations.iter().any(|v| v.contains("ttft")),
-        "two sequences for sixteen clients must break the TTFT bound: {:?} {:?}",
+        "one sequence for sixteen clients must break the TTFT bound: {:?} {:?}",
         slow.outcome,
         slow.violations
     );
-    assert!(all[0].baseline && all[0].is_feasible(), "{:?}", all[0]);
+    assert!(all[0].baseline && all[0].ready_s.is_some(), "{:?}", all[0]);
 }
 
 /// The winner of best.json is the same trial, config and value in the journal, trials.csv,
