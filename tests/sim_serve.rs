@@ -218,3 +218,76 @@ fn refuses_to_start_like_the_engine() {
         "{stderr}"
     );
 }
+
+/// The value of an unlabelled-or-labelled Prometheus counter in a `/metrics` response.
+fn counter(metrics: &str, name: &str) -> f64 {
+    metrics
+        .lines()
+        .find(|l| l.starts_with(name) && !l.starts_with('#'))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in:\n{metrics}"))
+}
+
+#[test]
+fn the_probe_measures_the_simulator_consistently() {
+    let server = Server::start(&["--max-num-seqs", "16"]);
+    let before = counter(
+        &server.get("/metrics").unwrap(),
+        "vllm:generation_tokens_total",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let json_path = dir.path().join("bench.json");
+    let url = format!("http://127.0.0.1:{}", server.port);
+    let out = Command::new(cargo_bin("infertune"))
+        .args([
+            "bench",
+            "--url",
+            &url,
+            "--model",
+            "tiny",
+            "--concurrency",
+            "8",
+        ])
+        .args([
+            "--requests",
+            "40",
+            "--input-len",
+            "64",
+            "--output-len",
+            "32",
+        ])
+        .args(["--ignore-eos", "--json"])
+        .arg(&json_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&json_path).unwrap()).unwrap();
+    assert_eq!(report["completed"], 40.0);
+    assert_eq!(report["failed"], 0.0);
+    assert_eq!(report["total_output_tokens"], 40.0 * 32.0);
+    assert_eq!(report["total_input_tokens"], 40.0 * 64.0);
+    let after = counter(
+        &server.get("/metrics").unwrap(),
+        "vllm:generation_tokens_total",
+    );
+    assert_eq!(
+        after - before,
+        40.0 * 32.0,
+        "server and probe token counts agree"
+    );
+    let (ttft, tpot) = (
+        report["mean_ttft_ms"].as_f64().unwrap(),
+        report["mean_tpot_ms"].as_f64().unwrap(),
+    );
+    assert!(ttft > 0.0 && tpot > 0.0, "ttft {ttft} tpot {tpot}");
+    let e2el = report["mean_e2el_ms"].as_f64().unwrap();
+    assert!(
+        e2el >= ttft + 30.0 * tpot * 0.9,
+        "e2el {e2el} vs ttft {ttft} + 31 tokens at {tpot}"
+    );
+}
