@@ -170,12 +170,9 @@ pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<S
                 .filter_map(|r| r.best.last().copied().flatten())
                 .fold(f64::NEG_INFINITY, f64::max);
             let reference = match &config.reference_cache {
-                Some(path) => reference::cached(
-                    scenario,
-                    config.reference_draws,
-                    config.threads,
-                    path,
-                )?,
+                Some(path) => {
+                    reference::cached(scenario, config.reference_draws, config.threads, path)?
+                }
                 None => reference::search(scenario, config.reference_draws, config.threads),
             };
             let optimum = reference.optimum.unwrap_or(f64::NEG_INFINITY).max(found);

@@ -62,12 +62,16 @@ impl Objective for SimObjective {
         if let Some(known) = memo(&self.memo) {
             return known;
         }
-        let result =
-            crate::sim::eval(&self.deployment, &engine_params, &self.workload, ENGINE_SEED)
-                .map_err(|f| StartupFailure {
-                    kind: f.kind,
-                    message: f.message,
-                });
+        let result = crate::sim::eval(
+            &self.deployment,
+            &engine_params,
+            &self.workload,
+            ENGINE_SEED,
+        )
+        .map_err(|f| StartupFailure {
+            kind: f.kind,
+            message: f.message,
+        });
         self.memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -106,8 +110,8 @@ pub fn deployment(space: &Space) -> anyhow::Result<Deployment> {
 /// The scenario in the space file at `path`: maximise its objective metric subject to its SLOs.
 pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
     let space = Space::load(path)?;
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
