@@ -232,7 +232,7 @@ impl Study<'_> {
                 return Ok(true);
             }
             let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
-            let queued = originals.len() - usize::from(search.baseline);
+            let queued = originals.len().saturating_sub(usize::from(search.baseline));
             let proposed = if needs_baseline {
                 baseline_config(self.space)
             } else if let Some(overlay) = search.enqueue.get(queued) {
