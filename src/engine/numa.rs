@@ -1,41 +1,37 @@
 //! The `numactl …` prefix that binds a real engine to NUMA nodes.
 
+use crate::topo::{numactl_prefix, runner::find_on_path};
 use anyhow::{bail, Result};
 use std::ffi::OsStr;
-use std::path::Path;
 
-/// Prefix `program args` with `numactl <binding>`; `path` is the `PATH` searched for numactl.
+/// Prefix `program args` with `numactl <binding>` (as [`numactl_prefix`] renders it); `path`
+/// is the `PATH` searched for numactl.
 pub(crate) fn wrap(
     program: String,
     args: Vec<String>,
     binding: &str,
     path: Option<&OsStr>,
 ) -> Result<(String, Vec<String>)> {
-    let Some(mut wrapped) = shlex::split(binding) else {
-        bail!("the NUMA binding `{binding}` has unbalanced quotes; write numactl arguments such as \"-N 0 -m 0\"");
+    let prefix = numactl_prefix(binding)?;
+    let Some((numactl, options)) = prefix.split_first() else {
+        return Ok((program, args));
     };
-    if !on_path("numactl", path) {
+    if !on_path(numactl, path) {
         bail!(
             "the config binds NUMA nodes (`numactl {binding}`) but numactl is not on PATH; \
              install it (Debian/Ubuntu: `apt-get install numactl`, RHEL/Fedora: `dnf install numactl`) \
              or set the NUMA parameter to \"none\""
         );
     }
+    let mut wrapped = options.to_vec();
     wrapped.push(program);
     wrapped.extend(args);
-    Ok(("numactl".to_string(), wrapped))
+    Ok((numactl.clone(), wrapped))
 }
 
 /// True when an executable file named `name` is in one of the `path` directories.
 pub(crate) fn on_path(name: &str, path: Option<&OsStr>) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let Some(path) = path else { return false };
-    std::env::split_paths(path).any(|dir| {
-        let candidate = Path::new(&dir).join(name);
-        candidate
-            .metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+    find_on_path(name, path).is_some()
 }
 
 #[cfg(test)]
@@ -58,6 +54,14 @@ mod tests {
         .unwrap();
         assert_eq!(program, "numactl");
         assert_eq!(args, ["-N", "1", "-m", "1", "vllm", "serve", "m"]);
+    }
+
+    #[test]
+    fn unbalanced_quotes_are_refused_with_an_example() {
+        let err = wrap("vllm".into(), vec![], "-N '0", None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("-N 0 -m 0"), "{err}");
     }
 
     #[test]

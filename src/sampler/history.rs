@@ -1,7 +1,9 @@
 //! What model-based samplers learn from: each informative trial as a point of the unit cube
-//! with a rank that puts feasible trials first, SLO-breaking ones next, start-up failures last.
+//! with a rank that puts feasible trials first (by score), SLO-breaking ones next (closest to
+//! meeting their SLOs first), start-up failures last.
 
 use super::propose::Dims;
+use crate::probe::{Slo, SloOp};
 use crate::study::{Outcome, TrialRecord};
 use std::cmp::Ordering;
 
@@ -25,14 +27,56 @@ pub(crate) struct Observation {
     pub tier: Tier,
     /// Score, higher is better; `-inf` when there is none.
     pub score: f64,
+    /// How far the trial missed its SLOs (see [`shortfall`]); 0 when it met them.
+    pub shortfall: f64,
 }
 
 impl Observation {
-    /// Best-first order: tier, then score.
+    /// Best-first order: tier, then (among SLO-breaking trials) the smaller shortfall, then
+    /// score. A high-throughput config far over its latency bounds thus ranks below one that
+    /// nearly meets them, which steers the search towards the feasible region.
     pub(crate) fn better_first(a: &Observation, b: &Observation) -> Ordering {
         b.tier
             .cmp(&a.tier)
+            .then(a.shortfall.total_cmp(&b.shortfall))
             .then(b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal))
+    }
+}
+
+/// How far `trial` misses its SLOs: the sum over its violations of `ln(measured / bound)`
+/// (oriented so that a miss is positive), read from the violation texts (`tpot:p99<=50ms`,
+/// optionally followed by ` (was …)`) and the trial's metrics. A violation that cannot be
+/// measured counts as infinitely far.
+pub(crate) fn shortfall(trial: &TrialRecord) -> f64 {
+    trial
+        .violations
+        .iter()
+        .map(|text| {
+            let slo_text = text.split(" (").next().unwrap_or(text);
+            let Ok(slo) = slo_text.parse::<Slo>() else {
+                return f64::INFINITY;
+            };
+            match trial.metrics.get(&slo.metric_key()) {
+                Some(&value) => miss(&slo, value),
+                None => f64::INFINITY,
+            }
+        })
+        .sum()
+}
+
+/// The log-ratio by which `value` misses `slo` (0 when it holds).
+fn miss(slo: &Slo, value: f64) -> f64 {
+    let (over, under) = match slo.op {
+        SloOp::Le => (value, slo.threshold),
+        SloOp::Ge => (slo.threshold, value),
+    };
+    if over <= under {
+        return 0.0;
+    }
+    if over > 0.0 && under > 0.0 {
+        (over / under).ln()
+    } else {
+        (over - under) / under.abs().max(over.abs()).max(f64::MIN_POSITIVE)
     }
 }
 
@@ -52,11 +96,67 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
                 .score
                 .filter(|s| s.is_finite())
                 .unwrap_or(f64::NEG_INFINITY);
+            let shortfall = if tier == Tier::SloBroken {
+                shortfall(t)
+            } else {
+                0.0
+            };
             Some(Observation {
                 x: dims.encode(&t.params),
                 tier,
                 score,
+                shortfall,
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::testkit::record;
+
+    fn broken(score: f64, p99_tpot: f64, violation: &str) -> TrialRecord {
+        let mut t = record(Default::default(), Outcome::Infeasible, Some(score));
+        t.metrics.insert("p99_tpot_ms".into(), p99_tpot);
+        t.violations = vec![violation.into()];
+        t
+    }
+
+    #[test]
+    fn shortfall_is_the_log_ratio_of_the_miss() {
+        let near = broken(1.0, 52.5, "tpot:p99<=50ms (was 52.5ms)");
+        assert!((shortfall(&near) - 1.05f64.ln()).abs() < 1e-9);
+        let unmeasured = broken(1.0, 10.0, "ttft:p99<=2000ms (not measured)");
+        assert_eq!(shortfall(&unmeasured), f64::INFINITY);
+        let pending = broken(1.0, 10.0, "pending");
+        assert_eq!(shortfall(&pending), f64::INFINITY);
+        let met = broken(1.0, 40.0, "tpot:p99<=50ms");
+        assert_eq!(shortfall(&met), 0.0);
+    }
+
+    #[test]
+    fn slo_breaking_trials_closer_to_their_bounds_rank_first() {
+        let far_but_fast = Observation {
+            x: vec![],
+            tier: Tier::SloBroken,
+            score: 900.0,
+            shortfall: shortfall(&broken(900.0, 150.0, "tpot:p99<=50ms")),
+        };
+        let near_but_slow = Observation {
+            score: 400.0,
+            shortfall: shortfall(&broken(400.0, 51.0, "tpot:p99<=50ms")),
+            ..far_but_fast.clone()
+        };
+        let feasible = Observation {
+            tier: Tier::Feasible,
+            score: 100.0,
+            shortfall: 0.0,
+            ..far_but_fast.clone()
+        };
+        let mut ranked = [far_but_fast, near_but_slow, feasible];
+        ranked.sort_by(Observation::better_first);
+        let scores: Vec<f64> = ranked.iter().map(|o| o.score).collect();
+        assert_eq!(scores, [100.0, 400.0, 900.0]);
+    }
 }

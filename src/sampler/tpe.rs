@@ -1,12 +1,14 @@
 //! Tree-structured Parzen Estimator (multivariate), extended to learn from failures.
 //!
-//! Trials are ranked feasible first (by score), then SLO-breaking ones (by score), then start-up
-//! failures; the top `γ` fraction forms the "good" density `l(x)`, the rest the "bad" density
-//! `g(x)`. Candidates are drawn from `l` and the one maximising
+//! Trials are ranked feasible first (by score), then SLO-breaking ones (closest to meeting
+//! their SLOs first), then start-up failures; the top `γ` fraction forms the "good" density
+//! `l(x)`, the rest the "bad" density `g(x)`. Candidates are drawn from `l` and from a narrow
+//! kernel at the best trial (local refinement), and the one maximising
 //! `log l(x) − log g(x) + w · log(1 − P_fail(x))` is proposed, where `P_fail` is a kernel
 //! classifier of start-up failures (oom, invalid-config, crash, timeout) against configs that
-//! started. SLO-breaking trials thus pull the search only when nothing feasible is known, and
-//! failure regions are avoided even where the score model would lead into them.
+//! started. SLO-breaking trials thus pull the search towards the feasible region only while
+//! nothing feasible is known, and failure regions are avoided even where the score model would
+//! lead into them.
 
 use super::history::{observations, Observation, Tier};
 use super::kernel::{failure_probability, Parzen};
@@ -17,9 +19,16 @@ use crate::space::{Feasibility, Params};
 use crate::study::TrialRecord;
 
 /// Informative trials before the model takes over (earlier ones follow a Sobol sequence).
-const STARTUP_TRIALS: usize = 8;
+/// The search benchmark found 5 better than 8: the model, guided by how far SLO-breaking
+/// trials miss, finds the feasible region sooner than more space-filling points do.
+const STARTUP_TRIALS: usize = 5;
 /// Candidates drawn from `l(x)` per proposal.
 const CANDIDATES: usize = 64;
+/// Further candidates drawn close to the best trial so far (local refinement); as many as
+/// from `l(x)` (the benchmark's regret at 20 trials was lower than with half as many).
+const LOCAL_CANDIDATES: usize = 64;
+/// Kernel width (and category-switch probability) of the local candidates.
+const LOCAL_BANDWIDTH: f64 = 0.05;
 /// Fraction of ranked trials in the good set.
 const GAMMA: f64 = 0.2;
 /// Largest good set.
@@ -61,10 +70,14 @@ impl Sampler for TpeSampler {
         let mut best: Option<(f64, Params)> = None;
         let mut rejections = Rejections::default();
         for attempt in 0..MAX_ATTEMPTS {
-            if attempt >= CANDIDATES && best.is_some() {
+            if attempt >= CANDIDATES + LOCAL_CANDIDATES && best.is_some() {
                 break;
             }
-            let x = model.good.sample(dims.len(), &mut rng);
+            let x = if attempt % (CANDIDATES + LOCAL_CANDIDATES) < CANDIDATES {
+                model.good.sample(dims.len(), &mut rng)
+            } else {
+                model.local.sample(dims.len(), &mut rng)
+            };
             match accept(space, &tried, &dims.decode(&x)) {
                 Ok(params) => {
                     let score = model.acquisition(&dims.encode(&params));
@@ -83,6 +96,8 @@ impl Sampler for TpeSampler {
 /// The fitted densities and failure classifier of one call.
 struct Model<'a> {
     good: Parzen<'a>,
+    /// A narrow kernel at the best trial that started.
+    local: Parzen<'a>,
     bad: Parzen<'a>,
     failed: Vec<&'a [f64]>,
     started: Vec<&'a [f64]>,
@@ -110,6 +125,12 @@ impl<'a> Model<'a> {
                 .collect()
         };
         Model {
+            local: Parzen::new(
+                points(&good[..good.len().min(1)]),
+                LOCAL_BANDWIDTH,
+                0.0,
+                categories,
+            ),
             good: Parzen::new(points(good), bandwidth(good.len(), dims), 1.0, categories),
             bad: Parzen::new(points(bad), bandwidth(bad.len(), dims), 1.0, categories),
             failed: of_tier(true),
