@@ -1,13 +1,14 @@
-//! Probe benchmark: drives a fake streaming server running in another process (this binary
-//! re-executed in server mode) and reports token events/s, % of ideal throughput at 1,000
+//! Probe benchmark: drives a lean fake streaming server (`probe_fake`: raw TCP, one scheduler
+//! loop, so the server costs little next to the probe) running in another process (this
+//! binary re-executed in server mode) and reports token events/s, % of ideal throughput at 1,000
 //! and 2,000 concurrent streams, TTFT error against the injected 150 ms (mean and p99, with a
 //! concurrency-1 baseline from the same invocation) and client CPU per event (getrusage).
 //!
 //! `cargo bench --bench probe` (release). Scenarios can be picked: `cargo bench --bench probe
 //! -- baseline c1000 c2000 peak`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
+#[path = "probe_fake/mod.rs"]
+mod fake;
 
 use infertune::probe::{
     self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
@@ -16,9 +17,11 @@ use nix::sys::resource::{getrusage, UsageWho};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::{FakeConfig, FakeServer};
 
 const SERVE: &str = "serve";
+/// Measured requests per stream at 1,000 and 2,000 streams (after one warmup request each):
+/// about 4.7 s of steady state per scenario.
+const REQUESTS_PER_STREAM: u32 = 6;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -43,7 +46,12 @@ fn main() {
     }
     for (name, concurrency) in [("c1000", 1000), ("c2000", 2000)] {
         if wanted(name) {
-            let result = measure(&paced, concurrency, concurrency * 3, concurrency);
+            let result = measure(
+                &paced,
+                concurrency,
+                concurrency * REQUESTS_PER_STREAM,
+                concurrency,
+            );
             result.print(&format!("concurrency {concurrency}"), Some(baseline_ttft));
         }
     }
@@ -108,14 +116,13 @@ fn serve(args: &[String]) {
             .and_then(|a| a.parse::<u64>().ok())
             .expect("serve TTFT_MS ITL_MS TOKENS")
     };
-    let config = FakeConfig {
+    let pacing = fake::Pacing {
         ttft: Duration::from_millis(number(0)),
         itl: Duration::from_millis(number(1)),
-        tokens: Some(number(2) as u32),
-        ..FakeConfig::default()
+        tokens: number(2) as u32,
     };
-    let server = FakeServer::start_with_threads(config, 2);
-    println!("{}", server.url);
+    let address = fake::start(pacing).expect("start the fake server");
+    println!("http://{address}");
     std::io::stdout().flush().expect("flush");
     let mut sink = String::new();
     while std::io::stdin()
