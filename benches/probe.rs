@@ -10,9 +10,7 @@
 #[path = "probe_fake/mod.rs"]
 mod fake;
 
-use infertune::probe::{
-    self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
-};
+use infertune::probe::{self, ProbeReport, RunOptions, Target, WorkloadSpec};
 use nix::sys::resource::{getrusage, UsageWho};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -161,28 +159,9 @@ fn process_cpu(pid: u32) -> Duration {
 
 fn measure(server: &Server, concurrency: u32, requests: u32, warmup: u32) -> Measured {
     let workload = WorkloadSpec {
-        api: probe::Api::Chat,
-        dataset: DatasetSpec::Random {
-            input_len: 16,
-            output_len: 64,
-            range_ratio: 0.0,
-            prefix_len: 0,
-            tokenizer: None,
-        },
-        load: LoadSpec::Closed {
-            concurrency,
-            requests: Some(requests),
-            duration: None,
-        },
         warmup,
-        min_tokens: None,
-        ignore_eos: true,
-        stream: true,
-        extra_body: None,
         timeout: Duration::from_secs(60),
-        stall_timeout: None,
-        seed: 0,
-        slo: Vec::new(),
+        ..WorkloadSpec::closed_random(16, 64, concurrency, requests)
     };
     let target = Target {
         base_url: server.url.clone(),

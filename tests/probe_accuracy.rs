@@ -3,36 +3,16 @@
 
 mod support;
 
-use infertune::probe::{
-    self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
-};
+use infertune::probe::{self, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use std::time::{Duration, Instant};
 use support::{FakeConfig, FakeServer, UsageMode};
 
 fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
     WorkloadSpec {
-        api: probe::Api::Chat,
-        dataset: DatasetSpec::Random {
-            input_len: 32,
-            output_len: 64,
-            range_ratio: 0.0,
-            prefix_len: 0,
-            tokenizer: None,
-        },
-        load: LoadSpec::Closed {
-            concurrency,
-            requests: Some(requests),
-            duration: None,
-        },
         warmup: concurrency,
-        min_tokens: None,
-        ignore_eos: true,
-        stream: true,
-        extra_body: None,
         timeout: Duration::from_secs(30),
-        stall_timeout: None,
         seed: 1,
-        slo: Vec::new(),
+        ..WorkloadSpec::closed_random(32, 64, concurrency, requests)
     }
 }
 

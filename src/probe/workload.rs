@@ -142,6 +142,37 @@ fn default_timeout() -> Duration {
     Duration::from_secs(600)
 }
 
+impl WorkloadSpec {
+    /// A streamed, EOS-ignoring closed loop of random prompts (a word per token without a
+    /// tokenizer): `requests` measured requests at `concurrency`, no warm-up, seed 0.
+    pub fn closed_random(input_len: u32, output_len: u32, concurrency: u32, requests: u32) -> Self {
+        WorkloadSpec {
+            api: Api::Chat,
+            dataset: DatasetSpec::Random {
+                input_len,
+                output_len,
+                range_ratio: 0.0,
+                prefix_len: 0,
+                tokenizer: None,
+            },
+            load: LoadSpec::Closed {
+                concurrency,
+                requests: Some(requests),
+                duration: None,
+            },
+            warmup: 0,
+            min_tokens: None,
+            ignore_eos: true,
+            stream: true,
+            extra_body: None,
+            timeout: default_timeout(),
+            stall_timeout: None,
+            seed: 0,
+            slo: Vec::new(),
+        }
+    }
+}
+
 impl LoadSpec {
     /// How many measured requests, and for how long, the load runs (either may be absent).
     pub fn limits(&self) -> (Option<u32>, Option<Duration>) {

@@ -2,7 +2,7 @@
 
 use super::config::Deployment;
 use super::serve::{self, ServeOptions};
-use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
+use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::space::{EngineKind, Params, Value};
 use anyhow::Context;
 use std::path::PathBuf;
@@ -240,30 +240,22 @@ impl EvalArgs {
             return serde_saphyr::from_str(&text)
                 .map_err(|e| anyhow::anyhow!("{}: not a valid workload: {e}", path.display()));
         }
-        Ok(WorkloadSpec {
-            api: Default::default(),
-            dataset: DatasetSpec::Random {
-                input_len: self.input_len,
-                output_len: self.output_len,
-                range_ratio: self.range_ratio,
-                prefix_len: self.prefix_len,
-                tokenizer: None,
-            },
-            load: LoadSpec::Closed {
-                concurrency: self.concurrency,
-                requests: Some(self.requests),
-                duration: None,
-            },
-            warmup: 0,
-            min_tokens: None,
-            ignore_eos: true,
-            stream: true,
-            extra_body: None,
-            timeout: Duration::from_secs(600),
-            stall_timeout: None,
-            seed: 0,
-            slo: Vec::new(),
-        })
+        let mut workload = WorkloadSpec::closed_random(
+            self.input_len,
+            self.output_len,
+            self.concurrency,
+            self.requests,
+        );
+        if let DatasetSpec::Random {
+            range_ratio,
+            prefix_len,
+            ..
+        } = &mut workload.dataset
+        {
+            *range_ratio = self.range_ratio;
+            *prefix_len = self.prefix_len;
+        }
+        Ok(workload)
     }
 }
 

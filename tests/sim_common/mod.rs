@@ -1,9 +1,8 @@
 //! Helpers shared by the simulator's integration tests.
 
-use infertune::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
+use infertune::probe::{DatasetSpec, WorkloadSpec};
 use infertune::sim::Deployment;
 use infertune::space::{EngineKind, Params, Value};
-use std::time::Duration;
 
 /// A vLLM (or MindIE) deployment.
 pub fn deployment(
@@ -38,28 +37,9 @@ pub fn closed(
     concurrency: u32,
     requests: u32,
 ) -> WorkloadSpec {
-    WorkloadSpec {
-        api: Default::default(),
-        dataset: DatasetSpec::Random {
-            input_len: input,
-            output_len: output,
-            range_ratio: range,
-            prefix_len: 0,
-            tokenizer: None,
-        },
-        load: LoadSpec::Closed {
-            concurrency,
-            requests: Some(requests),
-            duration: None,
-        },
-        warmup: 0,
-        min_tokens: None,
-        ignore_eos: true,
-        stream: true,
-        extra_body: None,
-        timeout: Duration::from_secs(600),
-        stall_timeout: None,
-        seed: 0,
-        slo: Vec::new(),
+    let mut workload = WorkloadSpec::closed_random(input, output, concurrency, requests);
+    if let DatasetSpec::Random { range_ratio, .. } = &mut workload.dataset {
+        *range_ratio = range;
     }
+    workload
 }
