@@ -10,52 +10,45 @@ const STATS: [&str; 9] = [
     "mean", "median", "std", "min", "p50", "p90", "p95", "p99", "max",
 ];
 
+/// Lines of the summary: label, metric key, decimals; in `vllm bench serve` order.
+const SUMMARY_LINES: [(&str, &str, usize); 11] = [
+    ("Successful requests:", "completed", 0),
+    ("Failed requests:", "failed", 0),
+    ("  of which incomplete (partial streams):", "incomplete", 0),
+    ("Benchmark duration (s):", "duration_s", 2),
+    ("Total input tokens:", "total_input_tokens", 0),
+    ("Total generated tokens:", "total_output_tokens", 0),
+    (
+        "Tokens of incomplete requests:",
+        "incomplete_output_tokens",
+        0,
+    ),
+    ("Request throughput (req/s):", "request_throughput", 2),
+    ("Request goodput (req/s):", "request_goodput", 2),
+    ("Output token throughput (tok/s):", "output_throughput", 2),
+    (
+        "Total token throughput (tok/s):",
+        "total_token_throughput",
+        2,
+    ),
+];
+
 /// The summary of `report` as text; `title` names the run (e.g. `concurrency 64`).
 pub fn render(report: &ProbeReport, title: &str) -> String {
     let m = &report.metrics;
-    let get = |key: &str| m.get(key).copied().unwrap_or(0.0);
     let mut out = String::new();
     let mut line = |label: &str, value: String| {
         let _ = writeln!(out, "{label:<40}{value:>10}");
     };
     let header = format!(" Serving Benchmark Result ({title}) ");
-    line("Successful requests:", format!("{}", get("completed")));
-    line("Failed requests:", format!("{}", get("failed")));
-    line(
-        "  of which incomplete (partial streams):",
-        format!("{}", get("incomplete")),
-    );
-    line(
-        "Benchmark duration (s):",
-        format!("{:.2}", get("duration_s")),
-    );
-    line(
-        "Total input tokens:",
-        format!("{}", get("total_input_tokens")),
-    );
-    line(
-        "Total generated tokens:",
-        format!("{}", get("total_output_tokens")),
-    );
-    line(
-        "Tokens of incomplete requests:",
-        format!("{}", get("incomplete_output_tokens")),
-    );
-    line(
-        "Request throughput (req/s):",
-        format!("{:.2}", get("request_throughput")),
-    );
-    if let Some(goodput) = m.get("request_goodput") {
-        line("Request goodput (req/s):", format!("{goodput:.2}"));
+    for (label, key, decimals) in SUMMARY_LINES {
+        match m.get(key) {
+            Some(v) => line(label, format!("{v:.decimals$}")),
+            // Goodput only exists when SLOs were given; the rest read as 0 when absent.
+            None if key == "request_goodput" => {}
+            None => line(label, format!("{:.decimals$}", 0.0)),
+        }
     }
-    line(
-        "Output token throughput (tok/s):",
-        format!("{:.2}", get("output_throughput")),
-    );
-    line(
-        "Total token throughput (tok/s):",
-        format!("{:.2}", get("total_token_throughput")),
-    );
     let mut result = format!("{header:=^WIDTH$}\n{out}");
     if let Some(sources) = report
         .json
