@@ -116,15 +116,20 @@ fn dropping_a_server_without_stop_kills_its_group() {
     assert_group_gone(pgid);
 }
 
-#[test]
-fn pydantic_value_error_is_invalid_config_with_the_root_cause() {
+/// The classified failure of a child that replays `log_fixture` and exits 1; checks that
+/// nothing of its process group survives.
+fn replayed_failure(log_fixture: &str) -> StartFailure {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
-    let failure = start_failure(
-        &failing_child("vllm_validation_error.log", "1", free_port()),
-        &log,
-        Duration::from_secs(30),
-    );
+    let spec = failing_child(log_fixture, "1", free_port());
+    let failure = start_failure(&spec, &log, Duration::from_secs(30));
+    assert_group_gone(logged_pid(&log));
+    failure
+}
+
+#[test]
+fn pydantic_value_error_is_invalid_config_with_the_root_cause() {
+    let failure = replayed_failure("vllm_validation_error.log");
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert!(
         failure
@@ -134,32 +139,21 @@ fn pydantic_value_error_is_invalid_config_with_the_root_cause() {
         failure.message
     );
     assert!(!failure.message.contains("[type="), "{}", failure.message);
-    assert_group_gone(logged_pid(&log));
 }
 
 #[test]
 fn engine_core_value_error_wins_over_the_wrapper() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let spec = failing_child("vllm_engine_core_value_error.log", "1", free_port());
-    let failure = start_failure(&spec, &log, Duration::from_secs(30));
+    let failure = replayed_failure("vllm_engine_core_value_error.log");
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
         "No common block size for 16 (CPU_ATTN: [MultipleOf(32)])"
     );
-    assert_group_gone(logged_pid(&log));
 }
 
 #[test]
 fn oom_trace_is_oom() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("server.log");
-    let failure = start_failure(
-        &failing_child("cuda_oom.log", "1", free_port()),
-        &log,
-        Duration::from_secs(30),
-    );
+    let failure = replayed_failure("cuda_oom.log");
     assert_eq!(failure.kind, FailureKind::Oom);
     assert!(
         failure
@@ -168,7 +162,6 @@ fn oom_trace_is_oom() {
         "{}",
         failure.message
     );
-    assert_group_gone(logged_pid(&log));
 }
 
 #[test]
