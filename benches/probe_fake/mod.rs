@@ -4,18 +4,27 @@
 //! thread that writes every chunk due in the same tick (no timer per token, no logging).
 //!
 //! Every request gets a streamed chat completion: a role-only chunk at once, the first token
-//! `ttft` after the request was fully read, then one token every `itl`, and with the last
-//! token the finish chunk, a usage-only chunk and `[DONE]`.
+//! `ttft` after the request arrived (the kernel's receive stamp of its last byte), then one
+//! token every `itl`, and with the last token the finish chunk, a usage-only chunk and
+//! `[DONE]`. The server logs each request's actual TTFT (arrival to the first token's write),
+//! the truth a client's TTFT is compared with when the server itself falls behind.
 
 mod request;
 mod schedule;
 
+pub use schedule::TtftLog;
+
+use infertune::probe::stamped;
 use schedule::Scheduler;
+use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
+use tokio::io::Interest;
 use tokio::net::{TcpSocket, TcpStream};
+
+/// Bytes read at a time.
+const READ_SIZE: usize = 4096;
 
 /// Connections waiting to be accepted (the benchmark opens thousands at once).
 const BACKLOG: u32 = 4096;
@@ -32,8 +41,8 @@ pub struct Pacing {
 }
 
 /// Starts the server on a thread of its own, bound to a free port of 127.0.0.1; it serves
-/// until the process exits.
-pub fn start(pacing: Pacing) -> std::io::Result<SocketAddr> {
+/// until the process exits, logging actual TTFTs to `log`.
+pub fn start(pacing: Pacing, log: TtftLog) -> std::io::Result<SocketAddr> {
     let (bound, address) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -47,14 +56,18 @@ pub fn start(pacing: Pacing) -> std::io::Result<SocketAddr> {
             }
         };
         let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, serve(pacing, bound));
+        local.block_on(&runtime, serve(pacing, log, bound));
     });
     address
         .recv()
         .map_err(|_| std::io::Error::other("the server thread ended before binding"))?
 }
 
-async fn serve(pacing: Pacing, bound: std::sync::mpsc::Sender<std::io::Result<SocketAddr>>) {
+async fn serve(
+    pacing: Pacing,
+    log: TtftLog,
+    bound: std::sync::mpsc::Sender<std::io::Result<SocketAddr>>,
+) {
     let listener = TcpSocket::new_v4().and_then(|socket| {
         socket.set_reuseaddr(true)?;
         socket.bind(([127, 0, 0, 1], 0).into())?;
@@ -70,7 +83,7 @@ async fn serve(pacing: Pacing, bound: std::sync::mpsc::Sender<std::io::Result<So
             return;
         }
     };
-    let scheduler = Rc::new(Scheduler::new(pacing));
+    let scheduler = Rc::new(Scheduler::new(pacing, log));
     tokio::task::spawn_local({
         let scheduler = scheduler.clone();
         async move { scheduler.run().await }
@@ -89,23 +102,38 @@ async fn serve(pacing: Pacing, bound: std::sync::mpsc::Sender<std::io::Result<So
 /// Reads requests off one connection and hands each to the scheduler.
 async fn connection(scheduler: Rc<Scheduler>, stream: TcpStream) {
     let _ = stream.set_nodelay(true);
-    let (mut reader, writer) = stream.into_split();
+    stamped::enable_receive_stamps(&stream);
+    let (reader, writer) = stream.into_split();
     let id = scheduler.add(writer);
-    let mut buf = Vec::with_capacity(4096);
-    'read: loop {
+    let socket: &TcpStream = reader.as_ref();
+    let mut buf = Vec::with_capacity(READ_SIZE);
+    let mut chunk = [0u8; READ_SIZE];
+    loop {
+        if socket.readable().await.is_err() {
+            break;
+        }
+        let arrived = match socket.try_io(Interest::READABLE, || {
+            stamped::receive_stamped(socket, &mut chunk)
+        }) {
+            Ok((read, arrived)) if read > 0 => {
+                buf.extend_from_slice(&chunk[..read]);
+                arrived
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+            _ => break,
+        };
         loop {
             match request::parse(&buf) {
                 Ok(Some(request)) => {
                     buf.drain(..request.len);
-                    scheduler.begin(id, request.prompt_tokens);
+                    scheduler.begin(id, request.prompt_tokens, arrived.into());
                 }
                 Ok(None) => break,
-                Err(_) => break 'read,
+                Err(_) => {
+                    scheduler.remove(id);
+                    return;
+                }
             }
-        }
-        match reader.read_buf(&mut buf).await {
-            Ok(n) if n > 0 => {}
-            _ => break,
         }
     }
     scheduler.remove(id);

@@ -7,6 +7,7 @@ use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io::ErrorKind;
+use std::sync::{Arc, Mutex};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
@@ -26,9 +27,27 @@ fn chunk(data: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())
 }
 
+/// Each request's arrival and actual TTFT (arrival to the first token's write), shared with
+/// the thread that reports them.
+#[derive(Clone, Default)]
+pub struct TtftLog(Arc<Mutex<Vec<(Instant, Duration)>>>);
+
+impl TtftLog {
+    fn push(&self, arrived: Instant, ttft: Duration) {
+        self.0.lock().expect("log lock").push((arrived, ttft));
+    }
+
+    /// Takes the logged TTFTs, leaving the log empty, in order of arrival.
+    pub fn take(&self) -> Vec<Duration> {
+        let mut entries = std::mem::take(&mut *self.0.lock().expect("log lock"));
+        entries.sort_by_key(|entry| entry.0);
+        entries.into_iter().map(|entry| entry.1).collect()
+    }
+}
+
 /// A response being streamed.
 struct Response {
-    /// When its request was fully read.
+    /// When its request arrived.
     start: Instant,
     /// Tokens written so far.
     sent: u32,
@@ -53,6 +72,7 @@ pub struct Scheduler {
     connections: RefCell<HashMap<u64, Connection>>,
     heap: RefCell<BinaryHeap<Reverse<(Instant, u64)>>>,
     next_id: Cell<u64>,
+    log: TtftLog,
     /// When the loop will wake next (`None`: only when notified).
     wake_at: Cell<Option<Instant>>,
     notify: Notify,
@@ -60,7 +80,7 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// A scheduler with no connections.
-    pub fn new(pacing: Pacing) -> Scheduler {
+    pub fn new(pacing: Pacing, log: TtftLog) -> Scheduler {
         Scheduler {
             pacing,
             head: format!("{HEAD}{}", chunk(ROLE)).into_bytes(),
@@ -68,6 +88,7 @@ impl Scheduler {
             connections: RefCell::default(),
             heap: RefCell::default(),
             next_id: Cell::new(0),
+            log,
             wake_at: Cell::new(None),
             notify: Notify::new(),
         }
@@ -92,10 +113,9 @@ impl Scheduler {
         self.connections.borrow_mut().remove(&id);
     }
 
-    /// A request on connection `id` was fully read: the head and role chunk go out now, the
-    /// first token after the TTFT, then one every inter-token latency.
-    pub fn begin(&self, id: u64, prompt_tokens: u64) {
-        let start = Instant::now();
+    /// A request on connection `id` arrived at `start` and was read: the head and role chunk
+    /// go out now, the first token a TTFT after `start`, then one every inter-token latency.
+    pub fn begin(&self, id: u64, prompt_tokens: u64, start: Instant) {
         let tokens = self.pacing.tokens;
         let usage = format!(
             "data: {{\"id\":\"fake\",\"choices\":[],\"usage\":{{\"prompt_tokens\":{prompt_tokens},\"completion_tokens\":{tokens},\"total_tokens\":{}}}}}\n\n",
@@ -166,6 +186,9 @@ impl Scheduler {
             let Pacing { ttft, itl, tokens } = self.pacing;
             let start = response.start;
             let token_due = |i: u32| start + ttft + itl * i;
+            if response.sent == 0 {
+                self.log.push(start, Instant::now() - start);
+            }
             while response.sent < tokens && token_due(response.sent) <= now {
                 connection.pending.extend_from_slice(&self.token);
                 response.sent += 1;

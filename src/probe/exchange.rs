@@ -1,5 +1,5 @@
-//! Sends one request and times its response. Every byte is timestamped when its frame
-//! arrives, before any parsing; events are classified after that.
+//! Sends one request and times its response. Every event is timestamped with the time the
+//! kernel received its bytes, before any parsing; events are classified after that.
 
 use super::chunk::{self, Event, Usage};
 use super::http::{Conn, ConnDriver, Driven, Endpoint};
@@ -82,6 +82,7 @@ impl Exchange {
     ) -> Result<(), RequestError> {
         let Conn { sender, driver } = self.connection(slot, deadline, timer.as_mut()).await?;
         record.start = Instant::now();
+        driver.expect_request();
         let response = match driver
             .run(
                 sender.send_request(self.endpoint.request(body)),
@@ -95,6 +96,9 @@ impl Exchange {
             }
             Driven::Done(Ok(response)) => response,
         };
+        if let Some(written) = driver.request_written() {
+            record.start = written;
+        }
         let status = response.status();
         let mut body = response.into_body();
         if status != hyper::StatusCode::OK {
@@ -108,7 +112,8 @@ impl Exchange {
         }
         let mut reply = Reply::new(self.tokenizer.is_some());
         let read = if self.stream {
-            self.read_stream(driver, &mut body, deadline, timer, &mut reply)
+            let sent = record.start;
+            self.read_stream(driver, &mut body, sent, deadline, timer, &mut reply)
                 .await
         } else {
             match read_body(driver, &mut body, timer, usize::MAX, self.timeout).await {
@@ -153,6 +158,7 @@ impl Exchange {
         &self,
         driver: &mut ConnDriver,
         body: &mut Incoming,
+        sent: Instant,
         deadline: Instant,
         mut timer: Pin<&mut Sleep>,
         reply: &mut Reply,
@@ -165,7 +171,8 @@ impl Exchange {
                     let Ok(data) = frame.into_data() else {
                         continue;
                     };
-                    let at = Instant::now();
+                    // A response's bytes cannot have arrived before its request was sent.
+                    let at = driver.last_arrival().max(sent);
                     if let (None, Some(stall)) = (last_bytes, self.stall_timeout) {
                         timer.as_mut().reset(deadline.min(at + stall).into());
                     }

@@ -1,6 +1,7 @@
 //! A lean HTTP/1.1 client: one connection per in-flight request, kept alive and reused, and
 //! driven in the same task that reads the response (no hop between tasks per event).
 
+use super::stamped::{StampedStream, Stamps};
 use super::workload::Api;
 use super::Target;
 use anyhow::{bail, Context, Result};
@@ -12,7 +13,9 @@ use hyper::{Method, Request, Uri};
 use hyper_util::rt::TokioIo;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Instant;
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
@@ -96,12 +99,13 @@ impl Endpoint {
     }
 }
 
-type Driver = http1::Connection<TokioIo<TcpStream>, Full<Bytes>>;
+type Driver = http1::Connection<TokioIo<StampedStream>, Full<Bytes>>;
 
 /// The reading/writing half of a connection; it makes progress only while polled.
 pub(crate) struct ConnDriver {
     driver: Driver,
     closed: bool,
+    stamps: Arc<Stamps>,
 }
 
 /// One open HTTP/1.1 connection.
@@ -117,6 +121,8 @@ impl Conn {
     pub async fn open(endpoint: &Endpoint) -> std::io::Result<Conn> {
         let stream = TcpStream::connect(&endpoint.address).await?;
         stream.set_nodelay(true)?;
+        let stream = StampedStream::new(stream)?;
+        let stamps = stream.stamps();
         let (sender, driver) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(std::io::Error::other)?;
@@ -125,6 +131,7 @@ impl Conn {
             driver: ConnDriver {
                 driver,
                 closed: false,
+                stamps,
             },
         })
     }
@@ -144,6 +151,21 @@ pub(crate) enum Driven<T> {
 }
 
 impl ConnDriver {
+    /// When the kernel received the bytes of the latest read on this connection.
+    pub fn last_arrival(&self) -> Instant {
+        self.stamps.last_arrival()
+    }
+
+    /// The next write starts a request; [`ConnDriver::request_written`] then tells when.
+    pub fn expect_request(&self) {
+        self.stamps.expect_request();
+    }
+
+    /// When the request announced by [`ConnDriver::expect_request`] began to be written.
+    pub fn request_written(&self) -> Option<Instant> {
+        self.stamps.request_written()
+    }
+
     /// Polls `future` while driving the connection, until it completes or `timer` fires.
     pub async fn run<F: Future>(&mut self, future: F, timer: Pin<&mut Sleep>) -> Driven<F::Output> {
         let future = std::pin::pin!(future);
@@ -167,6 +189,11 @@ impl<F: Future> Future for Drive<'_, '_, F> {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        // The future first (it may hand the connection a request), then the connection
+        // (writes it at once, reads what arrived), then the future again (takes the result).
+        if let Poll::Ready(output) = this.future.as_mut().poll(cx) {
+            return Poll::Ready(Driven::Done(output));
+        }
         if !this.conn.closed && Pin::new(&mut this.conn.driver).poll(cx).is_ready() {
             this.conn.closed = true;
         }

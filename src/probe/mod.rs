@@ -16,6 +16,7 @@ mod runner;
 pub mod server_counter;
 pub mod slo;
 mod sse;
+pub mod stamped;
 mod summary;
 pub mod workload;
 

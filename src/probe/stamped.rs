@@ -1,0 +1,261 @@
+//! Reads that carry the time the kernel received the bytes (`SO_TIMESTAMPNS`), so a token's
+//! arrival time does not depend on how soon the probe gets to read it: at thousands of
+//! streams a busy client reads late, but the stamp is the same.
+
+use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::time::TimeSpec;
+use std::io::{self, IoSliceMut, Write};
+use std::net::TcpStream as StdTcpStream;
+use std::os::fd::{AsFd, AsRawFd};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+
+/// A kernel stamp older than this is not trusted (the wall clock was stepped meanwhile).
+const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
+
+/// When one connection's latest bytes arrived, and when its latest request began to be
+/// written. Instants are kept as nanoseconds after `base` (plus one, so 0 means unset).
+#[derive(Debug)]
+pub(crate) struct Stamps {
+    base: Instant,
+    arrival: AtomicU64,
+    write_start: AtomicU64,
+}
+
+impl Stamps {
+    fn new() -> Self {
+        Stamps {
+            base: Instant::now(),
+            arrival: AtomicU64::new(0),
+            write_start: AtomicU64::new(0),
+        }
+    }
+
+    fn encode(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.base).as_nanos() as u64 + 1
+    }
+
+    fn decode(&self, value: u64) -> Option<Instant> {
+        (value > 0).then(|| self.base + Duration::from_nanos(value - 1))
+    }
+
+    /// Records a read at `at`; arrivals never go backwards (converting a wall-clock stamp
+    /// has some jitter, far below a token's spacing).
+    fn arrived(&self, at: Instant) {
+        self.arrival.fetch_max(self.encode(at), Ordering::Relaxed);
+    }
+
+    /// When the latest bytes arrived (the connection's creation before any).
+    pub fn last_arrival(&self) -> Instant {
+        self.decode(self.arrival.load(Ordering::Relaxed))
+            .unwrap_or(self.base)
+    }
+
+    /// The next write starts a new request: its start time will be recorded.
+    pub fn expect_request(&self) {
+        self.write_start.store(0, Ordering::Relaxed);
+    }
+
+    /// When the first write since [`Stamps::expect_request`] began, if there was one.
+    pub fn request_written(&self) -> Option<Instant> {
+        self.decode(self.write_start.load(Ordering::Relaxed))
+    }
+
+    fn writing(&self) {
+        let now = self.encode(Instant::now());
+        let _ = self
+            .write_start
+            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// A connected, non-blocking TCP stream that records when its data arrived and when each
+/// request began to be written.
+pub(crate) struct StampedStream {
+    fd: AsyncFd<StdTcpStream>,
+    stamps: Arc<Stamps>,
+}
+
+impl StampedStream {
+    /// Takes over `stream` and asks the kernel to stamp received data.
+    pub fn new(stream: TcpStream) -> io::Result<Self> {
+        let stream = stream.into_std()?;
+        enable_receive_stamps(&stream);
+        // SAFETY: a std `TcpStream` owns its descriptor: it stays open, and is the one
+        // `as_raw_fd` returns, until the stream (owned by the `AsyncFd`) is dropped.
+        let fd = unsafe { AsyncFd::register(stream) }?;
+        Ok(StampedStream {
+            fd,
+            stamps: Arc::new(Stamps::new()),
+        })
+    }
+
+    /// This stream's stamps, shared.
+    pub fn stamps(&self) -> Arc<Stamps> {
+        self.stamps.clone()
+    }
+}
+
+/// Asks the kernel to stamp the data `socket` receives. Without stamps (an old or unusual
+/// kernel, or the first moment after the first socket of the machine asked for them)
+/// [`receive_stamped`] times a read when it happens.
+pub fn enable_receive_stamps(socket: &impl AsFd) {
+    let _ = setsockopt(socket, sockopt::ReceiveTimestampns, &true);
+}
+
+/// One non-blocking read of `socket` into `buf`: the bytes read and when the kernel received
+/// them (the latest of them, when several segments are read at once).
+pub fn receive_stamped(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
+    let (read, stamp) = receive(socket, buf)?;
+    Ok((read, stamp_instant(stamp, Instant::now())))
+}
+
+/// One `recvmsg` into `buf`: bytes read and the kernel's receive stamp, if any.
+fn receive(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<(usize, Option<TimeSpec>)> {
+    let mut space = nix::cmsg_space!(TimeSpec);
+    let mut iov = [IoSliceMut::new(buf)];
+    let message = recvmsg::<()>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::empty(),
+    )?;
+    let stamp = message.cmsgs()?.find_map(|cmsg| match cmsg {
+        ControlMessageOwned::ScmTimestampns(stamp) => Some(stamp),
+        _ => None,
+    });
+    Ok((message.bytes, stamp))
+}
+
+/// The monotonic instant of a wall-clock kernel stamp, or `now` when it is implausible.
+fn stamp_instant(stamp: Option<TimeSpec>, now: Instant) -> Instant {
+    let Some(stamp) = stamp else {
+        return now;
+    };
+    let Ok(wall) = SystemTime::now().duration_since(UNIX_EPOCH) else {
+        return now;
+    };
+    let stamped = Duration::new(stamp.tv_sec().max(0) as u64, stamp.tv_nsec() as u32);
+    match wall.checked_sub(stamped) {
+        Some(age) if age <= MAX_STAMP_AGE => now.checked_sub(age).unwrap_or(now),
+        _ => now,
+    }
+}
+
+impl AsyncRead for StampedStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            let mut guard = ready!(this.fd.poll_read_ready(cx))?;
+            let unfilled = buf.initialize_unfilled();
+            let wanted = unfilled.len();
+            match guard.try_io(|fd| receive_stamped(fd.get_ref(), unfilled)) {
+                Ok(Ok((read, at))) => {
+                    if read < wanted {
+                        // Drained: wait for the next readiness event instead of a
+                        // second read that would only say "would block".
+                        guard.clear_ready();
+                    }
+                    if read > 0 {
+                        this.stamps.arrived(at);
+                    }
+                    buf.advance(read);
+                    return Poll::Ready(Ok(()));
+                }
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+}
+
+impl AsyncWrite for StampedStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.stamps.writing();
+        loop {
+            let mut guard = ready!(this.fd.poll_write_ready(cx))?;
+            match guard.try_io(|fd| fd.get_ref().write(data)) {
+                Ok(result) => return Poll::Ready(result),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(self.fd.get_ref().shutdown(std::net::Shutdown::Write))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn stamps_are_converted_and_implausible_ones_ignored() {
+        let now = Instant::now();
+        let wall = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let ago = |d: Duration| {
+            let t = wall - d;
+            Some(TimeSpec::new(t.as_secs() as i64, t.subsec_nanos() as i64))
+        };
+        let got = stamp_instant(ago(Duration::from_millis(20)), now);
+        let age = now - got;
+        assert!(
+            age >= Duration::from_millis(19) && age <= Duration::from_millis(40),
+            "{age:?}"
+        );
+        assert_eq!(stamp_instant(ago(Duration::from_secs(30)), now), now);
+        assert_eq!(stamp_instant(None, now), now);
+    }
+
+    #[tokio::test]
+    async fn reads_are_stamped_when_the_bytes_arrived_not_when_read() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let client = TcpStream::connect(address).await.unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        let mut stream = StampedStream::new(client).unwrap();
+        let stamps = stream.stamps();
+        // When no socket had asked for stamps yet, the kernel turns stamping on a moment
+        // later (deferred work); until then reads are timed when they happen.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        server.write_all(b"ping").await.unwrap();
+        let sent = Instant::now();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let mut buf = [0u8; 16];
+        let read = stream.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..read], b"ping");
+        let lag = stamps.last_arrival().saturating_duration_since(sent);
+        assert!(
+            lag < Duration::from_millis(25),
+            "stamped {lag:?} after the send"
+        );
+        stamps.expect_request();
+        let before = Instant::now();
+        stream.write_all(b"pong").await.unwrap();
+        let written = stamps.request_written().expect("a write was recorded");
+        assert!(written >= before && written <= Instant::now());
+        let read = server.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..read], b"pong");
+    }
+}
