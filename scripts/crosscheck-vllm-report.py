@@ -6,12 +6,16 @@ Usage: crosscheck-vllm-report.py OUT ROUNDS
 OUT holds, per tool (infertune | vllm) and round r: <tool>-r.json (the tool's report),
 infertune-r.csv (per request) or vllm-r.json with --save-detailed (per request),
 <tool>-r.before.prom / .after.prom (the server's /metrics around the run) and <tool>-r.cpu
-(load-generator CPU samples: monotonic seconds, user + system clock ticks).
+(CPU samples: monotonic seconds, then clock ticks used so far by the load generator, by the
+server's processes and by the whole machine).
 
 The server's view of a run is the difference of its /metrics between the two scrapes:
 histogram _sum/_count deltas give its mean TTFT (arrival in the API server to first token
 out), mean TPOT (engine decode time / (N - 1) per request), mean ITL (engine step gaps, per
-token) and mean E2E (arrival to the final output); counters give tokens per request.
+token) and mean E2E (arrival to the final output); counters give tokens per request. Its output
+throughput is what its own latencies imply for a closed loop of c streams (Little's law:
+c * output tokens per request / mean E2E); it leaves out the load generator's gaps between
+requests and the ramp at both ends of a run.
 """
 
 import csv
@@ -37,7 +41,7 @@ def scrape(path):
     return totals
 
 
-def server_view(base):
+def server_view(base, concurrency):
     before, after = scrape(f"{base}.before.prom"), scrape(f"{base}.after.prom")
     delta = {k: after[k] - before.get(k, 0.0) for k in after}
     requests = delta["vllm:request_success_total"]
@@ -45,7 +49,7 @@ def server_view(base):
     def mean_ms(histogram):
         return 1000 * delta[f"{histogram}_sum"] / delta[f"{histogram}_count"]
 
-    return {
+    view = {
         "requests": requests,
         "input_per_req": delta["vllm:prompt_tokens_total"] / requests,
         "output_per_req": delta["vllm:generation_tokens_total"] / requests,
@@ -54,15 +58,21 @@ def server_view(base):
         "mean_itl_ms": mean_ms("vllm:inter_token_latency_seconds"),
         "mean_e2el_ms": mean_ms("vllm:e2e_request_latency_seconds"),
     }
+    # A closed loop of c streams, each request back to back, by Little's law.
+    view["output_throughput"] = concurrency * view["output_per_req"] / view["mean_e2el_ms"] * 1000
+    return view
 
 
-def client_cpu(path, duration):
-    """Cores the load generator used over the last `duration` s of its life (its run)."""
+def cpu_use(path, duration):
+    """Cores used by the load generator, the server and everything else over the last
+    `duration` s of the load generator's life (its run)."""
     with open(path) as f:
         samples = [tuple(map(float, line.split())) for line in f if line.strip()]
-    end, ticks_end = samples[-1]
-    ticks_start = next((t for at, t in samples if at >= end - duration), samples[0][1])
-    return (ticks_end - ticks_start) / TICKS_PER_S / duration
+    end = samples[-1]
+    start = next((s for s in samples if s[0] >= end[0] - duration), samples[0])
+    span = (end[0] - start[0]) * TICKS_PER_S
+    client, server, busy = ((end[i] - start[i]) / span for i in (1, 2, 3))
+    return {"client_cpu": client, "server_cpu": server, "other_cpu": busy - client - server}
 
 
 def tool_view(tool, base):
@@ -73,6 +83,7 @@ def tool_view(tool, base):
             ("output_throughput", "mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms", "mean_e2el_ms")}
     view["duration"] = report["duration"]
     view["requests"] = done
+    view["concurrency"] = report["max_concurrency"]
     view["output_per_req"] = report["total_output_tokens"] / done
     if tool == "infertune":
         with open(f"{base}.csv") as f:
@@ -90,12 +101,12 @@ def tool_view(tool, base):
         view["events_per_req"] = statistics.mean(len(i) + 1 for i in report["itls"] if i)
     view["input_per_req"] = statistics.mean(inputs)
     view["input_range"] = (min(inputs), max(inputs))
-    view["client_cpu"] = client_cpu(f"{base}.cpu", report["duration"])
+    view.update(cpu_use(f"{base}.cpu", report["duration"]))
     return view
 
 
 def pct(a, b):
-    return f"{100 * (a - b) / b:+.1f}%"
+    return f"{100 * (a - b) / b:+.1f}%" if b else "—"
 
 
 def main():
@@ -104,23 +115,25 @@ def main():
     for r in range(1, rounds + 1):
         for tool in TOOLS:
             base = f"{out}/{tool}-{r}"
-            runs[tool].append((tool_view(tool, base), server_view(base)))
+            view = tool_view(tool, base)
+            runs[tool].append((view, server_view(base, view["concurrency"])))
 
     print("Per run (tool / server's view of the same run):")
     print("| round | tool | s | in tok/req | out tok/req | events/req | out tok/s "
-          "| TTFT ms | TPOT ms | ITL ms | E2E ms | client CPU |")
+          "| TTFT ms | TPOT ms | ITL ms | E2E ms | CPU cores: client, server, other |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in range(rounds):
         order = list(TOOLS) if r % 2 == 0 else list(TOOLS)[::-1]
         for tool in order:
             t, s = runs[tool][r]
             lat = " | ".join(f"{t[k]:.1f} / {s[k]:.1f}" for k in
-                             ("mean_ttft_ms", "mean_tpot_ms", "mean_itl_ms", "mean_e2el_ms"))
+                             ("output_throughput", "mean_ttft_ms", "mean_tpot_ms",
+                              "mean_itl_ms", "mean_e2el_ms"))
             print(f"| {r + 1} | {tool} | {t['duration']:.1f} "
                   f"| {t['input_per_req']:.2f} / {s['input_per_req']:.2f} "
                   f"| {t['output_per_req']:.1f} / {s['output_per_req']:.1f} "
-                  f"| {t['events_per_req']:.1f} | {t['output_throughput']:.0f} | {lat} "
-                  f"| {t['client_cpu']:.2f} |")
+                  f"| {t['events_per_req']:.1f} | {lat} "
+                  f"| {t['client_cpu']:.2f}, {t['server_cpu']:.2f}, {t['other_cpu']:.2f} |")
     print()
 
     def med(tool, key, side=0):
@@ -134,7 +147,7 @@ def main():
     print("| metric | infertune | server (infertune runs) | vllm bench | server (vllm runs) "
           "| infertune vs vllm | server: infertune vs vllm runs | net of server |")
     print("|---|---|---|---|---|---|---|---|")
-    rows = [("output_throughput", "output throughput (tok/s)", False),
+    rows = [("output_throughput", "output throughput (tok/s)", True),
             ("mean_ttft_ms", "mean TTFT (ms)", True),
             ("mean_tpot_ms", "mean TPOT (ms)", True),
             ("mean_itl_ms", "mean ITL (ms)", True),
@@ -143,17 +156,16 @@ def main():
             ("output_per_req", "output tokens / request", True)]
     for key, label, has_server in rows:
         a, b = med("infertune", key), med("vllm", key)
-        if has_server:
-            sa, sb = med("infertune", key, 1), med("vllm", key, 1)
-            net = pct(ratio("infertune", key), ratio("vllm", key))
-            print(f"| {label} | {a:.2f} | {sa:.2f} | {b:.2f} | {sb:.2f} | {pct(a, b)} "
-                  f"| {pct(sa, sb)} | {net} |")
-        else:
-            print(f"| {label} | {a:.1f} | — | {b:.1f} | — | {pct(a, b)} | — | — |")
-    a, b = med("infertune", "events_per_req"), med("vllm", "events_per_req")
-    print(f"| events / request (timed chunks) | {a:.1f} | — | {b:.1f} | — | {pct(a, b)} | — | — |")
-    a, b = med("infertune", "client_cpu"), med("vllm", "client_cpu")
-    print(f"| load-generator CPU (cores) | {a:.2f} | — | {b:.2f} | — | {pct(a, b)} | — | — |")
+        sa, sb = med("infertune", key, 1), med("vllm", key, 1)
+        net = pct(ratio("infertune", key), ratio("vllm", key))
+        print(f"| {label} | {a:.2f} | {sa:.2f} | {b:.2f} | {sb:.2f} | {pct(a, b)} "
+              f"| {pct(sa, sb)} | {net} |")
+    for key, label in [("events_per_req", "events / request (timed chunks)"),
+                       ("client_cpu", "CPU cores: load generator"),
+                       ("server_cpu", "CPU cores: server"),
+                       ("other_cpu", "CPU cores: everything else")]:
+        a, b = med("infertune", key), med("vllm", key)
+        print(f"| {label} | {a:.2f} | — | {b:.2f} | — | {pct(a, b)} | — | — |")
     print()
     lo_a = min(t["input_range"][0] for t, _ in runs["infertune"])
     hi_a = max(t["input_range"][1] for t, _ in runs["infertune"])
@@ -161,10 +173,10 @@ def main():
     hi_b = max(t["input_range"][1] for t, _ in runs["vllm"])
     print(f"Prompt tokens per request (usage.prompt_tokens): infertune {lo_a}–{hi_a}, "
           f"vllm bench {lo_b}–{hi_b}.")
-    itl_all = med("infertune", "itl_all_chunks_ms")
-    print(f"infertune's ITL pooled over every chunk as vllm bench does (E2E − TTFT summed over "
-          f"requests / Σ(N − 1)): {itl_all:.2f} ms vs vllm bench {med('vllm', 'mean_itl_ms'):.2f} "
-          f"ms ({pct(itl_all, med('vllm', 'mean_itl_ms'))}).")
+    itl_all = statistics.median(t["itl_all_chunks_ms"] / s["mean_itl_ms"]
+                                for t, s in runs["infertune"])
+    print("infertune's ITL pooled over every chunk as vllm bench pools it (Σ(E2E − TTFT) / "
+          f"Σ(N − 1)), net of server vs vllm bench's ITL: {pct(itl_all, ratio('vllm', 'mean_itl_ms'))}.")
 
 
 if __name__ == "__main__":

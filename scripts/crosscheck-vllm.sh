@@ -78,6 +78,7 @@ until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; do
     sleep 1
 done
 log "server healthy after $(($(date +%s) - t0)) s"
+mapfile -t SERVER_PIDS < <(pgrep -g "$SERVER_PGID")
 
 # $1: seed, $2: requests, $3: output name. Both run_* replace the calling (sub)shell.
 run_infertune() {
@@ -101,16 +102,28 @@ run_vllm() {
 
 scrape() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$1"; }
 
-# Samples CPU ticks (user + system) of process $1 with a monotonic timestamp until it exits,
-# so that the report can count the load generator's CPU during its measured window.
-sample_cpu() {
-    local pid=$1 up stat
-    while read -r stat 2>/dev/null <"/proc/$pid/stat"; do
-        read -r up _ </proc/uptime
+# Ticks (user + system) of the processes $@ (exited ones count 0).
+ticks_of() {
+    local total=0 stat pid
+    for pid in "$@"; do
+        read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
         stat=${stat##*) }
         # shellcheck disable=SC2086 # split the fields on purpose
         set -- $stat
-        echo "$up $((${12} + ${13}))"
+        total=$((total + ${12} + ${13}))
+    done
+    echo "$total"
+}
+
+# Until process $1 exits, samples: monotonic seconds, its CPU ticks, the server's, and the
+# whole machine's busy ticks, so that the report can tell what used the CPUs during its run.
+sample_cpu() {
+    local pid=$1 up user nice system irq softirq steal
+    while [[ -e /proc/$pid ]]; do
+        read -r up _ </proc/uptime
+        read -r _ user nice system _ _ irq softirq steal _ </proc/stat
+        echo "$up $(ticks_of "$pid") $(ticks_of "${SERVER_PIDS[@]}")" \
+            "$((user + nice + system + irq + softirq + steal))"
         sleep 0.2
     done
 }
