@@ -22,7 +22,7 @@ const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 /// When one connection's latest bytes arrived, and when its latest request began to be
 /// written. Instants are kept as nanoseconds after `base` (plus one, so 0 means unset).
 #[derive(Debug)]
-pub(crate) struct Stamps {
+pub struct Stamps {
     base: Instant,
     arrival: AtomicU64,
     write_start: AtomicU64,
@@ -77,7 +77,7 @@ impl Stamps {
 
 /// A connected, non-blocking TCP stream that records when its data arrived and when each
 /// request began to be written.
-pub(crate) struct StampedStream {
+pub struct StampedStream {
     fd: AsyncFd<StdTcpStream>,
     stamps: Arc<Stamps>,
 }

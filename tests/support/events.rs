@@ -29,6 +29,8 @@ pub enum Api {
 
 /// What one response holds.
 pub struct Plan {
+    /// When the request arrived: every step is timed from here.
+    pub arrived: Instant,
     /// Where the time the first token is handed to the connection gets logged.
     pub first_token_log: Arc<Mutex<Vec<Instant>>>,
     pub api: Api,
@@ -97,7 +99,7 @@ impl EventBody {
             if let Some(step) = broken {
                 // Late enough that the tokens before it are flushed first.
                 steps.push((at + FAULT_DELAY, step));
-                return Self::with_steps(steps, first_token);
+                return Self::with_steps(steps, plan.arrived, first_token);
             }
             steps.push((at, Step::Send(Bytes::from_static(token.as_bytes()))));
         }
@@ -115,18 +117,19 @@ impl EventBody {
             }
         };
         steps.push((end, Step::Send(Bytes::from_static(DONE.as_bytes()))));
-        Self::with_steps(steps, first_token)
+        Self::with_steps(steps, plan.arrived, first_token)
     }
 
     fn with_steps(
         steps: Vec<(Duration, Step)>,
+        start: Instant,
         first_token: Option<(usize, Arc<Mutex<Vec<Instant>>>)>,
     ) -> Self {
         EventBody {
             steps,
             next: 0,
             reached: Duration::ZERO,
-            start: Instant::now(),
+            start,
             waiting_for: None,
             stalled: false,
             first_token,
@@ -201,7 +204,7 @@ impl WholeBody {
         let done = config.ttft + config.itl * plan.tokens.saturating_sub(1);
         WholeBody {
             body: Some(Bytes::from(body.to_string())),
-            sleep: Box::pin(tokio::time::sleep(done)),
+            sleep: Box::pin(tokio::time::sleep_until((plan.arrived + done).into())),
         }
     }
 }

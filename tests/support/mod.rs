@@ -6,12 +6,15 @@ mod clock;
 mod events;
 
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::connect_info::Connected;
+use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::serve::ListenerExt;
+use axum::serve::{IncomingStream, Listener};
 use axum::Router;
+use infertune::probe::stamped::{StampedStream, Stamps};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -124,14 +127,12 @@ impl FakeServer {
                 url_tx
                     .send(format!("http://{addr}"))
                     .expect("report address");
-                let listener = listener.tap_io(|tcp| {
-                    let _ = tcp.set_nodelay(true);
-                });
                 let app = Router::new()
                     .route("/v1/chat/completions", post(chat))
                     .route("/v1/completions", post(completions))
-                    .with_state(state);
-                let _ = axum::serve(listener, app)
+                    .with_state(state)
+                    .into_make_service_with_connect_info::<Arrivals>();
+                let _ = axum::serve(StampedListener(listener), app)
                     .with_graceful_shutdown(async {
                         let _ = stopped.await;
                     })
@@ -170,15 +171,66 @@ impl Drop for FakeServer {
     }
 }
 
-async fn chat(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    respond(&shared, body, events::Api::Chat)
+/// Accepts connections whose reads carry the kernel's receive stamps, so each response is
+/// timed from when its request arrived rather than from when the server got to it.
+struct StampedListener(tokio::net::TcpListener);
+
+impl Listener for StampedListener {
+    type Io = StampedStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (StampedStream, SocketAddr) {
+        loop {
+            let accepted = self.0.accept().await.and_then(|(tcp, address)| {
+                tcp.set_nodelay(true)?;
+                Ok((StampedStream::new(tcp)?, address))
+            });
+            match accepted {
+                Ok(accepted) => return accepted,
+                // Out of descriptors or similar: the client sees a slow connect.
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
 }
 
-async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    respond(&shared, body, events::Api::Completions)
+/// A connection's arrival stamps, handed to each handler.
+#[derive(Clone)]
+struct Arrivals(Arc<Stamps>);
+
+impl Connected<IncomingStream<'_, StampedListener>> for Arrivals {
+    fn connect_info(stream: IncomingStream<'_, StampedListener>) -> Self {
+        Arrivals(stream.io().stamps())
+    }
 }
 
-fn respond(shared: &Shared, body: Bytes, api: events::Api) -> Response {
+async fn chat(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(arrivals): ConnectInfo<Arrivals>,
+    body: Bytes,
+) -> Response {
+    respond(&shared, arrivals.0.last_arrival(), body, events::Api::Chat)
+}
+
+async fn completions(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(arrivals): ConnectInfo<Arrivals>,
+    body: Bytes,
+) -> Response {
+    respond(
+        &shared,
+        arrivals.0.last_arrival(),
+        body,
+        events::Api::Completions,
+    )
+}
+
+/// The response to a request whose last bytes arrived at `arrived`.
+fn respond(shared: &Shared, arrived: Instant, body: Bytes, api: events::Api) -> Response {
     let number = shared.served.fetch_add(1, Ordering::SeqCst);
     let config = &shared.config;
     if config.capture_bodies {
@@ -200,6 +252,7 @@ fn respond(shared: &Shared, body: Bytes, api: events::Api) -> Response {
     let prompt_tokens = events::prompt_words(&request);
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let plan = events::Plan {
+        arrived,
         first_token_log: shared.first_tokens.clone(),
         api,
         tokens,
