@@ -213,7 +213,7 @@ fn measure(server: &mut Server, concurrency: u32, requests: u32, warmup: u32) ->
         api_key: None,
     };
     // The same runtime `infertune bench` uses.
-    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let runtime = probe::runtime().expect("runtime");
     let cpu_before = cpu_time();
     let server_before = process_cpu(server.child.id());
     let started = Instant::now();

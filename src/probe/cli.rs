@@ -152,7 +152,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         api_key: args.api_key.as_ref().map(|s| s.0.clone()),
     };
     let mut csv = args.csv.as_deref().map(CsvOut::create).transpose()?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime().context("starting the async runtime")?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
     runtime.spawn(async move {

@@ -106,3 +106,12 @@ pub async fn run_with_records(
 ) -> anyhow::Result<ProbeReport> {
     runner::run(target, workload, options, on_record).await
 }
+
+/// The runtime probes run on: a single thread. Each event costs least that way (no wakeups
+/// across threads), and a late wakeup does not bend timings (arrival times come from the
+/// kernel), so a second thread would mostly compete with a server on the same machine.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}

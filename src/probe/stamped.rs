@@ -16,6 +16,10 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+/// Most bytes one read takes: the space handed to the kernel is zeroed first, and a streamed
+/// event is a few hundred bytes.
+const READ_LIMIT: usize = 4096;
+
 /// A kernel stamp older than this is not trusted (the wall clock was stepped meanwhile).
 const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 
@@ -157,7 +161,7 @@ impl AsyncRead for StampedStream {
         let this = self.get_mut();
         loop {
             let mut guard = ready!(this.fd.poll_read_ready(cx))?;
-            let unfilled = buf.initialize_unfilled();
+            let unfilled = buf.initialize_unfilled_to(buf.remaining().min(READ_LIMIT));
             let wanted = unfilled.len();
             match guard.try_io(|fd| receive_stamped(fd.get_ref(), unfilled)) {
                 Ok(Ok((read, at))) => {

@@ -26,11 +26,9 @@ pub struct HttpProber {
 }
 
 impl HttpProber {
-    /// A prober with a multi-threaded runtime.
+    /// A prober on the probe's own runtime ([`crate::probe::runtime`]).
     pub fn new() -> anyhow::Result<HttpProber> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
+        let runtime = crate::probe::runtime()
             .map_err(|e| anyhow::anyhow!("cannot start the probe runtime: {e}"))?;
         Ok(HttpProber { runtime })
     }
