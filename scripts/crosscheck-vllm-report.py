@@ -66,8 +66,17 @@ def server_view(base, concurrency):
 def cpu_use(path, duration):
     """Cores used by the load generator, the server and everything else over the last
     `duration` s of the load generator's life (its run)."""
+    samples = []
     with open(path) as f:
-        samples = [tuple(map(float, line.split())) for line in f if line.strip()]
+        for line in f:
+            try:
+                sample = tuple(map(float, line.split()))
+            except ValueError:
+                continue  # a line cut short when the sampler was stopped mid-write
+            if len(sample) == 4:
+                samples.append(sample)
+    if len(samples) < 2:
+        return {"client_cpu": float("nan"), "server_cpu": float("nan"), "other_cpu": float("nan")}
     end = samples[-1]
     start = next((s for s in samples if s[0] >= end[0] - duration), samples[0])
     span = (end[0] - start[0]) * TICKS_PER_S
