@@ -93,8 +93,7 @@ fn assert_outcomes(all: &[TrialRecord]) {
 /// The winner of best.json is the same trial, config and value in the journal, trials.csv,
 /// best.sh and report.md; returns its number.
 fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
-    let best: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
+    let best = read_best(dir);
     let number = best["trial"].as_u64().expect("best.json names its trial") as u32;
     let mean = best["objective"]["mean"].as_f64().unwrap();
     let record = all.iter().find(|r| r.number == number).unwrap();
@@ -131,12 +130,7 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
 
     let script = std::fs::read_to_string(dir.join("best.sh")).unwrap();
     let exec: Vec<&str> = script.lines().last().unwrap().split_whitespace().collect();
-    let command: Vec<&str> = best["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let command = command_of(&best);
     assert_eq!(exec[0], "exec");
     assert_eq!(exec[1..], command[..], "{script}");
     assert!(script.contains(&format!("(trial {number})")), "{script}");
@@ -152,17 +146,26 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
     number
 }
 
-/// Run best.sh in its own process group: the winner serves its model; then stop the group and
-/// check that nothing of it remains.
-fn start_best_sh(dir: &Path) {
-    let best: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
-    let command: Vec<&str> = best["command"]
+/// The study's best.json.
+fn read_best(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap()
+}
+
+/// The launch command recorded in best.json, word by word.
+fn command_of(best: &serde_json::Value) -> Vec<&str> {
+    best["command"]
         .as_array()
         .unwrap()
         .iter()
         .map(|a| a.as_str().unwrap())
-        .collect();
+        .collect()
+}
+
+/// Run best.sh in its own process group: the winner serves its model; then stop the group and
+/// check that nothing of it remains.
+fn start_best_sh(dir: &Path) {
+    let best = read_best(dir);
+    let command = command_of(&best);
     let port = command[command.iter().position(|a| *a == "--port").unwrap() + 1];
     let authority = format!("127.0.0.1:{port}");
     let mut child = std::process::Command::new("bash")

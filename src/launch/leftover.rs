@@ -127,24 +127,32 @@ mod tests {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
 
-    fn sleeper() -> std::process::Child {
-        Command::new("sleep")
+    /// A `sleep` in its own process group, recorded in `trial` of a study in `dir` (with its
+    /// record changed by `alter` first); returns the trial folder, the child and its group.
+    fn recorded_sleeper(
+        dir: &Path,
+        trial: &str,
+        alter: impl FnOnce(&mut GroupRecord),
+    ) -> (PathBuf, std::process::Child, i32) {
+        let trial = dir.join(trial);
+        std::fs::create_dir_all(&trial).unwrap();
+        let child = Command::new("sleep")
             .arg("30")
             .stdin(Stdio::null())
             .process_group(0)
             .spawn()
-            .expect("sleep must be available")
+            .expect("sleep must be available");
+        let pgid = child.id() as i32;
+        let mut record = GroupRecord::of_running(pgid).unwrap();
+        alter(&mut record);
+        write(&trial.join(PID_FILE), &record).unwrap();
+        (trial, child, pgid)
     }
 
     #[test]
     fn reclaims_a_recorded_group_that_is_still_running() {
         let dir = tempfile::tempdir().unwrap();
-        let trial = dir.path().join("trial-3");
-        std::fs::create_dir_all(&trial).unwrap();
-        let mut child = sleeper();
-        let pgid = child.id() as i32;
-        let record = GroupRecord::of_running(pgid).unwrap();
-        write(&trial.join(PID_FILE), &record).unwrap();
+        let (trial, mut child, pgid) = recorded_sleeper(dir.path(), "trial-3", |_| {});
         let notes = reclaim(dir.path(), Duration::from_secs(2));
         let _ = child.wait();
         assert_eq!(notes.len(), 1, "{notes:?}");
@@ -156,13 +164,8 @@ mod tests {
     #[test]
     fn leaves_a_process_alone_when_the_start_time_differs() {
         let dir = tempfile::tempdir().unwrap();
-        let trial = dir.path().join("trial-0");
-        std::fs::create_dir_all(&trial).unwrap();
-        let mut child = sleeper();
-        let pgid = child.id() as i32;
-        let mut record = GroupRecord::of_running(pgid).unwrap();
-        record.start_ticks += 1;
-        write(&trial.join(PID_FILE), &record).unwrap();
+        let (trial, mut child, pgid) =
+            recorded_sleeper(dir.path(), "trial-0", |record| record.start_ticks += 1);
         let notes = reclaim(dir.path(), Duration::from_secs(2));
         let alive = group::members(pgid);
         let _ = child.kill();
