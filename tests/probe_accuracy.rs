@@ -19,7 +19,13 @@ fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
 /// Timing tests run one at a time so they do not compete for the CPU.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
+/// Runs `workload` on the probe's own runtime against a fake server started with `config`,
+/// handing each measured request to `keep`; returns the report and the server.
+fn run_against(
+    config: FakeConfig,
+    workload: &WorkloadSpec,
+    keep: &mut (dyn FnMut(&probe::RequestRecord) + Send),
+) -> (ProbeReport, FakeServer) {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -29,10 +35,20 @@ fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
         model: "fake".into(),
         api_key: None,
     };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime
-        .block_on(probe::run(&target, workload, RunOptions::default()))
+    let report = probe::runtime()
         .unwrap()
+        .block_on(probe::run_with_records(
+            &target,
+            workload,
+            RunOptions::default(),
+            keep,
+        ))
+        .unwrap();
+    (report, server)
+}
+
+fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
+    run_against(config, workload, &mut |_| {}).0
 }
 
 fn metric(report: &ProbeReport, key: &str) -> f64 {
@@ -46,27 +62,13 @@ fn metric(report: &ProbeReport, key: &str) -> f64 {
 /// gap between the server handing each first token to its connection and the probe
 /// timestamping it (the probe's own TTFT error, free of the server's lateness).
 fn run_timed(concurrency: u32, requests: u32) -> (ProbeReport, f64) {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let server = FakeServer::start(FakeConfig::default());
-    let target = Target {
-        base_url: server.url.clone(),
-        model: "fake".into(),
-        api_key: None,
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut firsts = Vec::new();
     let mut keep = |r: &probe::RequestRecord| firsts.extend(r.first_token);
-    let spec = workload(concurrency, requests);
-    let report = runtime
-        .block_on(probe::run_with_records(
-            &target,
-            &spec,
-            RunOptions::default(),
-            &mut keep,
-        ))
-        .unwrap();
+    let (report, server) = run_against(
+        FakeConfig::default(),
+        &workload(concurrency, requests),
+        &mut keep,
+    );
     let sent = server.first_token_times();
     let sent = &sent[sent.len() - firsts.len()..];
     let epoch = *sent.iter().min().unwrap();
@@ -92,7 +94,8 @@ fn assert_known_timings(concurrency: u32, requests: u32, ttft_margin_ms: f64) {
     let tpot = metric(&report, "mean_tpot_ms");
     assert!(
         (ttft - 150.0).abs() <= ttft_margin_ms,
-        "mean TTFT {ttft} ms at concurrency {concurrency}"
+        "mean TTFT {ttft} ms at concurrency {concurrency}, of which the probe's own error is \
+         {probe_error} ms (the rest is the fake server's lateness)"
     );
     assert!(
         (tpot - 10.0).abs() <= 1.0,
