@@ -5,6 +5,9 @@ mod support;
 use infertune::probe::{
     self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
 };
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use support::{FakeConfig, FakeServer, Fault};
 
@@ -176,4 +179,45 @@ fn the_pruning_hook_stops_the_run() {
     assert!(reason.starts_with("enough after"), "{reason}");
     assert!(report.metrics["completed"] < 1000.0);
     assert!(server.served() < 1000);
+}
+
+/// Serves every connection one streamed answer with a `Content-Length` and then closes it,
+/// without saying so in a `Connection` header; returns the URL and the connection count.
+fn close_after_each_answer() -> (String, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
+    std::thread::spawn(move || {
+        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
+                    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":1}}\n\n\
+                    data: [DONE]\n\n";
+        for stream in listener.incoming() {
+            let mut stream = stream.unwrap();
+            counted.fetch_add(1, Ordering::SeqCst);
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !String::from_utf8_lossy(&request).contains("}") {
+                let read = stream.read(&mut buf).unwrap();
+                assert!(read > 0, "the client sent no request");
+                request.extend_from_slice(&buf[..read]);
+            }
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            stream.write_all(answer.as_bytes()).unwrap();
+        }
+    });
+    (url, connections)
+}
+
+#[test]
+fn a_kept_alive_connection_the_server_closed_is_replaced() {
+    let (url, connections) = close_after_each_answer();
+    let report = run_against(&url, &workload(6));
+    assert_eq!(report.metrics["completed"], 6.0, "{}", report.json);
+    assert_eq!(report.metrics["failed"], 0.0);
+    assert_eq!(report.metrics["total_output_tokens"], 6.0);
+    assert_eq!(connections.load(Ordering::SeqCst), 6);
 }

@@ -2,13 +2,12 @@
 //! kernel received its bytes, before any parsing; events are classified after that.
 
 use super::chunk::{self, Event, Usage};
-use super::http::{Conn, ConnDriver, Driven, Endpoint};
+use super::conn::{Conn, ConnError};
+use super::http::Endpoint;
+use super::http1::{BodyDecoder, Head};
 use super::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 use super::sse::SseSplitter;
 use bytes::Bytes;
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use std::future::poll_fn;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -80,43 +79,27 @@ impl Exchange {
         mut timer: Pin<&mut Sleep>,
         record: &mut RequestRecord,
     ) -> Result<(), RequestError> {
-        let Conn { sender, driver } = self.connection(slot, deadline, timer.as_mut()).await?;
-        record.start = Instant::now();
-        driver.expect_request();
-        let response = match driver
-            .run(
-                sender.send_request(self.endpoint.request(body)),
-                timer.as_mut(),
-            )
-            .await
-        {
-            Driven::TimerFired => return Err(timeout(self.timeout)),
-            Driven::Done(Err(e)) => {
-                return Err(fail(ErrorKind::Disconnect, format!("no response: {e}")))
-            }
-            Driven::Done(Ok(response)) => response,
-        };
-        if let Some(written) = driver.request_written() {
-            record.start = written;
-        }
-        let status = response.status();
-        let mut body = response.into_body();
-        if status != hyper::StatusCode::OK {
+        let request = self.endpoint.request(&body);
+        let mut head = self
+            .start(slot, &request, deadline, timer.as_mut(), record)
+            .await?;
+        let conn = slot.as_mut().expect("connected by start");
+        if head.status != 200 {
             let (bytes, _) =
-                read_body(driver, &mut body, timer, ERROR_BODY_LIMIT, self.timeout).await;
+                read_body(conn, &mut head.body, timer, ERROR_BODY_LIMIT, self.timeout).await;
             return Err(RequestError {
                 kind: ErrorKind::Http,
-                status: Some(status.as_u16()),
-                message: format!("HTTP {status}: {}", chunk::excerpt(&bytes)),
+                status: Some(head.status),
+                message: format!("HTTP {}: {}", head.status, chunk::excerpt(&bytes)),
             });
         }
         let mut reply = Reply::new(self.tokenizer.is_some());
         let read = if self.stream {
             let sent = record.start;
-            self.read_stream(driver, &mut body, sent, deadline, timer, &mut reply)
+            self.read_stream(conn, &mut head.body, sent, deadline, timer, &mut reply)
                 .await
         } else {
-            match read_body(driver, &mut body, timer, usize::MAX, self.timeout).await {
+            match read_body(conn, &mut head.body, timer, usize::MAX, self.timeout).await {
                 (_, Some(error)) => Err(error),
                 (bytes, None) => reply.read_whole(&bytes),
             }
@@ -126,23 +109,48 @@ impl Exchange {
         failure.map_or(Ok(()), Err)
     }
 
-    /// A ready connection: the slot's own when it is still usable, else a new one.
-    async fn connection<'a>(
+    /// Sends `request` over the slot's connection when it is still usable, else over a new
+    /// one, and reads the response head; `record.start` is when the request began to be
+    /// written. A kept-alive connection the server closed meanwhile is replaced once.
+    async fn start(
         &self,
-        slot: &'a mut Option<Conn>,
+        slot: &mut Option<Conn>,
+        request: &[u8],
         deadline: Instant,
-        timer: Pin<&mut Sleep>,
-    ) -> Result<&'a mut Conn, RequestError> {
-        if let Some(conn) = slot.as_mut().filter(|c| c.reusable()) {
-            let Conn { sender, driver } = conn;
-            if let Driven::Done(Ok(())) =
-                driver.run(poll_fn(|cx| sender.poll_ready(cx)), timer).await
-            {
-                return Ok(slot.as_mut().expect("checked above"));
+        mut timer: Pin<&mut Sleep>,
+        record: &mut RequestRecord,
+    ) -> Result<Head, RequestError> {
+        let mut reused = slot.as_ref().is_some_and(Conn::reusable);
+        loop {
+            if !reused {
+                *slot = Some(self.connect(deadline).await?);
             }
+            let conn = slot.as_mut().expect("connected above");
+            let head = match conn.send(request, timer.as_mut()).await {
+                Ok(written) => {
+                    record.start = written;
+                    conn.head(timer.as_mut()).await
+                }
+                Err(e) => Err(e),
+            };
+            return match head {
+                Ok(head) => Ok(head),
+                Err(ConnError::ClosedBeforeResponse(_)) if reused => {
+                    reused = false;
+                    continue;
+                }
+                Err(ConnError::TimerFired) => Err(timeout(self.timeout)),
+                Err(ConnError::ClosedBeforeResponse(e) | ConnError::Closed(e)) => {
+                    Err(fail(ErrorKind::Disconnect, format!("no response: {e}")))
+                }
+                Err(ConnError::Invalid(e)) => Err(fail(ErrorKind::Malformed, e)),
+            };
         }
-        *slot = None;
-        let conn = tokio::time::timeout_at(deadline.into(), Conn::open(&self.endpoint))
+    }
+
+    /// A new connection to the endpoint.
+    async fn connect(&self, deadline: Instant) -> Result<Conn, RequestError> {
+        tokio::time::timeout_at(deadline.into(), Conn::open(&self.endpoint))
             .await
             .map_err(|_| timeout(self.timeout))?
             .map_err(|e| {
@@ -150,14 +158,13 @@ impl Exchange {
                     ErrorKind::Connect,
                     format!("cannot connect to {}: {e}", self.endpoint.address),
                 )
-            })?;
-        Ok(slot.insert(conn))
+            })
     }
 
     async fn read_stream(
         &self,
-        driver: &mut ConnDriver,
-        body: &mut Incoming,
+        conn: &mut Conn,
+        body: &mut BodyDecoder,
         sent: Instant,
         deadline: Instant,
         mut timer: Pin<&mut Sleep>,
@@ -166,27 +173,25 @@ impl Exchange {
         let mut splitter = SseSplitter::new();
         let mut last_bytes: Option<Instant> = None;
         loop {
-            match driver.run(body.frame(), timer.as_mut()).await {
-                Driven::Done(Some(Ok(frame))) => {
-                    let Ok(data) = frame.into_data() else {
-                        continue;
-                    };
+            match conn.body_piece(body, timer.as_mut()).await {
+                Ok(Some((data, at))) => {
                     // A response's bytes cannot have arrived before its request was sent.
-                    let at = driver.last_arrival().max(sent);
+                    let at = at.max(sent);
                     if let (None, Some(stall)) = (last_bytes, self.stall_timeout) {
                         timer.as_mut().reset(deadline.min(at + stall).into());
                     }
                     last_bytes = Some(at);
-                    splitter.feed(&data, at, &mut |data, at| reply.on_event(data, at));
+                    splitter.feed(data, at, &mut |data, at| reply.on_event(data, at));
                     if reply.failure.is_some() {
                         return Ok(());
                     }
                 }
-                Driven::Done(None) => break,
-                Driven::Done(Some(Err(e))) => {
+                Ok(None) => break,
+                Err(ConnError::ClosedBeforeResponse(e) | ConnError::Closed(e)) => {
                     return Err(fail(ErrorKind::Disconnect, format!("stream cut: {e}")));
                 }
-                Driven::TimerFired => {
+                Err(ConnError::Invalid(e)) => return Err(fail(ErrorKind::Malformed, e)),
+                Err(ConnError::TimerFired) => {
                     let now = Instant::now();
                     let stall_end = last_bytes.zip(self.stall_timeout).map(|(t, s)| t + s);
                     match stall_end {
@@ -308,28 +313,25 @@ impl Reply {
 
 /// Reads up to `limit` bytes of `body`; the error tells why it ended early.
 async fn read_body(
-    driver: &mut ConnDriver,
-    body: &mut Incoming,
+    conn: &mut Conn,
+    body: &mut BodyDecoder,
     mut timer: Pin<&mut Sleep>,
     limit: usize,
     time_limit: Duration,
 ) -> (Vec<u8>, Option<RequestError>) {
     let mut bytes = Vec::new();
     while bytes.len() < limit {
-        match driver.run(body.frame(), timer.as_mut()).await {
-            Driven::Done(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    bytes.extend_from_slice(&data);
-                }
-            }
-            Driven::Done(None) => return (bytes, None),
-            Driven::Done(Some(Err(e))) => {
+        match conn.body_piece(body, timer.as_mut()).await {
+            Ok(Some((data, _))) => bytes.extend_from_slice(data),
+            Ok(None) => return (bytes, None),
+            Err(ConnError::TimerFired) => return (bytes, Some(timeout(time_limit))),
+            Err(ConnError::Invalid(e)) => return (bytes, Some(fail(ErrorKind::Malformed, e))),
+            Err(ConnError::ClosedBeforeResponse(e) | ConnError::Closed(e)) => {
                 return (
                     bytes,
                     Some(fail(ErrorKind::Disconnect, format!("response cut: {e}"))),
                 );
             }
-            Driven::TimerFired => return (bytes, Some(timeout(time_limit))),
         }
     }
     (bytes, None)

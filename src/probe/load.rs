@@ -1,8 +1,8 @@
 //! Load shapes: closed loop (fixed workers) and open loop (scheduled arrivals).
 
+use super::conn::Conn;
 use super::dataset::{PlannedRequest, Planner};
 use super::exchange::{Exchange, Outgoing};
-use super::http::Conn;
 use super::record::RequestRecord;
 use anyhow::{Context, Result};
 use rand::SeedableRng;

@@ -2,10 +2,12 @@
 
 mod chunk;
 pub mod cli;
+mod conn;
 mod csv_out;
 pub mod dataset;
 mod exchange;
 mod http;
+mod http1;
 mod limits;
 mod load;
 pub mod metrics;

@@ -23,13 +23,12 @@ const READ_LIMIT: usize = 4096;
 /// A kernel stamp older than this is not trusted (the wall clock was stepped meanwhile).
 const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 
-/// When one connection's latest bytes arrived, and when its latest request began to be
-/// written. Instants are kept as nanoseconds after `base` (plus one, so 0 means unset).
+/// When one connection's latest bytes arrived, kept as nanoseconds after `base` (plus one,
+/// so 0 means unset).
 #[derive(Debug)]
 pub struct Stamps {
     base: Instant,
     arrival: AtomicU64,
-    write_start: AtomicU64,
 }
 
 impl Stamps {
@@ -37,7 +36,6 @@ impl Stamps {
         Stamps {
             base: Instant::now(),
             arrival: AtomicU64::new(0),
-            write_start: AtomicU64::new(0),
         }
     }
 
@@ -60,27 +58,9 @@ impl Stamps {
         self.decode(self.arrival.load(Ordering::Relaxed))
             .unwrap_or(self.base)
     }
-
-    /// The next write starts a new request: its start time will be recorded.
-    pub fn expect_request(&self) {
-        self.write_start.store(0, Ordering::Relaxed);
-    }
-
-    /// When the first write since [`Stamps::expect_request`] began, if there was one.
-    pub fn request_written(&self) -> Option<Instant> {
-        self.decode(self.write_start.load(Ordering::Relaxed))
-    }
-
-    fn writing(&self) {
-        let now = self.encode(Instant::now());
-        let _ = self
-            .write_start
-            .compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
-    }
 }
 
-/// A connected, non-blocking TCP stream that records when its data arrived and when each
-/// request began to be written.
+/// A connected, non-blocking TCP stream that records when its data arrived.
 pub struct StampedStream {
     fd: AsyncFd<StdTcpStream>,
     stamps: Arc<Stamps>,
@@ -103,6 +83,43 @@ impl StampedStream {
     /// This stream's stamps, shared.
     pub fn stamps(&self) -> Arc<Stamps> {
         self.stamps.clone()
+    }
+
+    /// Reads what has arrived into `buf`: the byte count (0 at the end of the stream) and
+    /// when the kernel received the bytes. A short read means the socket is drained, so the
+    /// next call waits for readiness instead of making a read that would only block.
+    pub fn poll_receive(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, Instant)>> {
+        loop {
+            let mut guard = ready!(self.fd.poll_read_ready(cx))?;
+            match guard.try_io(|fd| receive_stamped(fd.get_ref(), buf)) {
+                Ok(Ok((read, at))) => {
+                    if read < buf.len() {
+                        guard.clear_ready();
+                    }
+                    if read > 0 {
+                        self.stamps.arrived(at);
+                    }
+                    return Poll::Ready(Ok((read, at)));
+                }
+                Ok(Err(e)) => return Poll::Ready(Err(e)),
+                Err(_would_block) => continue,
+            }
+        }
+    }
+
+    /// Writes as much of `data` as the socket takes now.
+    pub fn poll_send(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+        loop {
+            let mut guard = ready!(self.fd.poll_write_ready(cx))?;
+            match guard.try_io(|fd| fd.get_ref().write(data)) {
+                Ok(result) => return Poll::Ready(result),
+                Err(_would_block) => continue,
+            }
+        }
     }
 }
 
@@ -158,28 +175,10 @@ impl AsyncRead for StampedStream {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        loop {
-            let mut guard = ready!(this.fd.poll_read_ready(cx))?;
-            let unfilled = buf.initialize_unfilled_to(buf.remaining().min(READ_LIMIT));
-            let wanted = unfilled.len();
-            match guard.try_io(|fd| receive_stamped(fd.get_ref(), unfilled)) {
-                Ok(Ok((read, at))) => {
-                    if read < wanted {
-                        // Drained: wait for the next readiness event instead of a
-                        // second read that would only say "would block".
-                        guard.clear_ready();
-                    }
-                    if read > 0 {
-                        this.stamps.arrived(at);
-                    }
-                    buf.advance(read);
-                    return Poll::Ready(Ok(()));
-                }
-                Ok(Err(e)) => return Poll::Ready(Err(e)),
-                Err(_would_block) => continue,
-            }
-        }
+        let unfilled = buf.initialize_unfilled_to(buf.remaining().min(READ_LIMIT));
+        let (read, _) = ready!(self.poll_receive(cx, unfilled))?;
+        buf.advance(read);
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -189,15 +188,7 @@ impl AsyncWrite for StampedStream {
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        this.stamps.writing();
-        loop {
-            let mut guard = ready!(this.fd.poll_write_ready(cx))?;
-            match guard.try_io(|fd| fd.get_ref().write(data)) {
-                Ok(result) => return Poll::Ready(result),
-                Err(_would_block) => continue,
-            }
-        }
+        self.poll_send(cx, data)
     }
 
     fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -254,11 +245,7 @@ mod tests {
             lag < Duration::from_millis(25),
             "stamped {lag:?} after the send"
         );
-        stamps.expect_request();
-        let before = Instant::now();
         stream.write_all(b"pong").await.unwrap();
-        let written = stamps.request_written().expect("a write was recorded");
-        assert!(written >= before && written <= Instant::now());
         let read = server.read(&mut buf).await.unwrap();
         assert_eq!(&buf[..read], b"pong");
     }
