@@ -4,7 +4,7 @@
 mod support;
 
 use infertune::probe::{self, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{FakeConfig, FakeServer, UsageMode};
 
 fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
@@ -19,13 +19,9 @@ fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
 /// Timing tests run one at a time so they do not compete for the CPU.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Runs `workload` on the probe's own runtime against a fake server started with `config`,
-/// handing each measured request to `keep`; returns the report and the server.
-fn run_against(
-    config: FakeConfig,
-    workload: &WorkloadSpec,
-    keep: &mut (dyn FnMut(&probe::RequestRecord) + Send),
-) -> (ProbeReport, FakeServer) {
+/// Runs `workload` on the probe's own runtime against a fake server started with `config`;
+/// returns the report and the server.
+fn run_against(config: FakeConfig, workload: &WorkloadSpec) -> (ProbeReport, FakeServer) {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -37,18 +33,13 @@ fn run_against(
     };
     let report = probe::runtime()
         .unwrap()
-        .block_on(probe::run_with_records(
-            &target,
-            workload,
-            RunOptions::default(),
-            keep,
-        ))
+        .block_on(probe::run(&target, workload, RunOptions::default()))
         .unwrap();
     (report, server)
 }
 
 fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
-    run_against(config, workload, &mut |_| {}).0
+    run_against(config, workload).0
 }
 
 fn metric(report: &ProbeReport, key: &str) -> f64 {
@@ -59,43 +50,33 @@ fn metric(report: &ProbeReport, key: &str) -> f64 {
 }
 
 /// Runs at `concurrency` against the default fake server; returns the report and the mean
-/// gap between the server handing each first token to its connection and the probe
-/// timestamping it (the probe's own TTFT error, free of the server's lateness).
+/// TTFT the server actually delivered to the measured requests.
 fn run_timed(concurrency: u32, requests: u32) -> (ProbeReport, f64) {
-    let mut firsts = Vec::new();
-    let mut keep = |r: &probe::RequestRecord| firsts.extend(r.first_token);
-    let (report, server) = run_against(
-        FakeConfig::default(),
-        &workload(concurrency, requests),
-        &mut keep,
-    );
-    let sent = server.first_token_times();
-    let sent = &sent[sent.len() - firsts.len()..];
-    let epoch = *sent.iter().min().unwrap();
-    let mean_ms = |times: &[Instant]| {
-        times
-            .iter()
-            .map(|t| t.saturating_duration_since(epoch).as_secs_f64() * 1000.0)
-            .sum::<f64>()
-            / times.len() as f64
-    };
-    (report, mean_ms(&firsts) - mean_ms(sent))
+    let (report, server) = run_against(FakeConfig::default(), &workload(concurrency, requests));
+    let delivered = server.delivered_ttfts();
+    let measured = &delivered[delivered.len() - requests as usize..];
+    let mean_ms =
+        measured.iter().map(Duration::as_secs_f64).sum::<f64>() * 1000.0 / f64::from(requests);
+    (report, mean_ms)
 }
 
-fn assert_known_timings(concurrency: u32, requests: u32, ttft_margin_ms: f64) {
-    let (report, probe_error) = run_timed(concurrency, requests);
+/// The probe's mean TTFT must be within 3 ms of what the server delivered, and the server
+/// must have delivered its configured 150 ms within `server_margin_ms`: one thread serving
+/// hundreds of streams that start at once, on a machine with few cores, sends some first
+/// tokens a few milliseconds late, and the probe has to see that lateness, not hide it.
+fn assert_known_timings(concurrency: u32, requests: u32, server_margin_ms: f64) {
+    let (report, delivered) = run_timed(concurrency, requests);
     assert_eq!(metric(&report, "completed"), f64::from(requests));
     assert_eq!(metric(&report, "failed"), 0.0);
-    assert!(
-        (0.0..=3.0).contains(&probe_error),
-        "the probe's own mean TTFT error: {probe_error} ms"
-    );
     let ttft = metric(&report, "mean_ttft_ms");
     let tpot = metric(&report, "mean_tpot_ms");
     assert!(
-        (ttft - 150.0).abs() <= ttft_margin_ms,
-        "mean TTFT {ttft} ms at concurrency {concurrency}, of which the probe's own error is \
-         {probe_error} ms (the rest is the fake server's lateness)"
+        (ttft - delivered).abs() <= 3.0,
+        "mean TTFT {ttft} ms at concurrency {concurrency}; the server delivered {delivered} ms"
+    );
+    assert!(
+        (150.0..=150.0 + server_margin_ms).contains(&delivered),
+        "the fake server delivered a mean TTFT of {delivered} ms instead of 150 ms"
     );
     assert!(
         (tpot - 10.0).abs() <= 1.0,
@@ -121,7 +102,7 @@ fn known_timings_at_concurrency_1() {
 
 #[test]
 fn known_timings_at_concurrency_256() {
-    assert_known_timings(256, 256, 3.0);
+    assert_known_timings(256, 256, 20.0);
 }
 
 #[test]

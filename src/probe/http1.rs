@@ -174,7 +174,7 @@ fn step_chunked(state: &mut ChunkState, input: &[u8]) -> Result<Step, String> {
                 });
             }
             ChunkState::Size | ChunkState::DataEnd | ChunkState::Trailers => {
-                let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+                let Some(end) = memchr::memchr(b'\n', rest) else {
                     if rest.len() > MAX_HEAD {
                         return Err("chunk framing line too long".into());
                     }

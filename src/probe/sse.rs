@@ -37,7 +37,7 @@ impl SseSplitter {
         at: Instant,
         on_event: &mut impl FnMut(&[u8], Instant),
     ) {
-        while let Some(end) = bytes.iter().position(|&b| b == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
             let (head, rest) = (&bytes[..end], &bytes[end + 1..]);
             if self.line.is_empty() {
                 self.process_line(head, at, on_event);

@@ -48,7 +48,10 @@ fn timer() -> &'static Timer {
             queue: Mutex::new((BinaryHeap::new(), 0)),
             changed: Condvar::new(),
         }));
-        std::thread::spawn(move || timer.run());
+        std::thread::Builder::new()
+            .name("fake-clock".into())
+            .spawn(move || timer.run())
+            .expect("spawn the fake server's clock thread");
         timer
     })
 }

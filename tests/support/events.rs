@@ -31,8 +31,9 @@ pub enum Api {
 pub struct Plan {
     /// When the request arrived: every step is timed from here.
     pub arrived: Instant,
-    /// Where the time the first token is handed to the connection gets logged.
-    pub first_token_log: Arc<Mutex<Vec<Instant>>>,
+    /// Where the delivered TTFT (from the request's arrival to the first token being handed
+    /// to the connection) gets logged.
+    pub first_token_log: Arc<Mutex<Vec<Duration>>>,
     pub api: Api,
     pub tokens: u32,
     pub prompt_tokens: u64,
@@ -69,7 +70,7 @@ pub struct EventBody {
     start: Instant,
     waiting_for: Option<Instant>,
     stalled: bool,
-    first_token: Option<(usize, Arc<Mutex<Vec<Instant>>>)>,
+    first_token: Option<(usize, Arc<Mutex<Vec<Duration>>>)>,
 }
 
 impl EventBody {
@@ -123,7 +124,7 @@ impl EventBody {
     fn with_steps(
         steps: Vec<(Duration, Step)>,
         start: Instant,
-        first_token: Option<(usize, Arc<Mutex<Vec<Instant>>>)>,
+        first_token: Option<(usize, Arc<Mutex<Vec<Duration>>>)>,
     ) -> Self {
         EventBody {
             steps,
@@ -164,7 +165,7 @@ impl Body for EventBody {
             this.reached = *offset;
         }
         if let Some((_, log)) = this.first_token.as_ref().filter(|(i, _)| *i == this.next) {
-            log.lock().unwrap().push(Instant::now());
+            log.lock().unwrap().push(this.start.elapsed());
         }
         let step = &this.steps[this.next].1;
         this.next += 1;

@@ -85,7 +85,7 @@ struct Shared {
     config: FakeConfig,
     served: AtomicU64,
     bodies: Mutex<Vec<Bytes>>,
-    first_tokens: Arc<Mutex<Vec<Instant>>>,
+    first_tokens: Arc<Mutex<Vec<Duration>>>,
 }
 
 /// A running fake server; it stops when dropped.
@@ -97,13 +97,8 @@ pub struct FakeServer {
 }
 
 impl FakeServer {
-    /// Starts a server on its own thread and runtime (usable from sync code).
+    /// Starts a server on its own thread and single-threaded runtime (usable from sync code).
     pub fn start(config: FakeConfig) -> FakeServer {
-        Self::start_with_threads(config, 2)
-    }
-
-    /// Like `start`, with `threads` runtime workers.
-    pub fn start_with_threads(config: FakeConfig, threads: usize) -> FakeServer {
         let shared = Arc::new(Shared {
             config,
             served: AtomicU64::new(0),
@@ -113,32 +108,34 @@ impl FakeServer {
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let state = shared.clone();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(threads)
-                .enable_all()
-                .build()
-                .expect("fake server runtime");
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .expect("bind 127.0.0.1");
-                let addr = listener.local_addr().expect("local address");
-                url_tx
-                    .send(format!("http://{addr}"))
-                    .expect("report address");
-                let app = Router::new()
-                    .route("/v1/chat/completions", post(chat))
-                    .route("/v1/completions", post(completions))
-                    .with_state(state)
-                    .into_make_service_with_connect_info::<Arrivals>();
-                let _ = axum::serve(StampedListener(listener), app)
-                    .with_graceful_shutdown(async {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
-        });
+        std::thread::Builder::new()
+            .name("fake-server".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("fake server runtime");
+                runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                        .await
+                        .expect("bind 127.0.0.1");
+                    let addr = listener.local_addr().expect("local address");
+                    url_tx
+                        .send(format!("http://{addr}"))
+                        .expect("report address");
+                    let app = Router::new()
+                        .route("/v1/chat/completions", post(chat))
+                        .route("/v1/completions", post(completions))
+                        .with_state(state)
+                        .into_make_service_with_connect_info::<Arrivals>();
+                    let _ = axum::serve(StampedListener(listener), app)
+                        .with_graceful_shutdown(async {
+                            let _ = stopped.await;
+                        })
+                        .await;
+                });
+            })
+            .expect("spawn the fake server's thread");
         let url = url_rx.recv().expect("fake server started");
         FakeServer {
             url,
@@ -152,8 +149,10 @@ impl FakeServer {
         self.shared.served.load(Ordering::SeqCst)
     }
 
-    /// When the first token of each streamed response was handed to its connection.
-    pub fn first_token_times(&self) -> Vec<Instant> {
+    /// The TTFT each streamed response actually got, in the order their first tokens went
+    /// out: from the kernel's arrival stamp of the request to the first token being handed to
+    /// the connection (later than configured when the server falls behind).
+    pub fn delivered_ttfts(&self) -> Vec<Duration> {
         self.shared.first_tokens.lock().unwrap().clone()
     }
 
