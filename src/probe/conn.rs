@@ -4,9 +4,10 @@
 
 use super::http::Endpoint;
 use super::http1::{self, BodyDecoder, Head, Step};
-use super::stamped::StampedStream;
+use super::stamped::{StampedStream, Stamps};
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 use tokio::net::TcpStream;
@@ -35,8 +36,8 @@ pub(crate) struct Conn {
     buffer: Vec<u8>,
     start: usize,
     end: usize,
-    /// When the bytes of the latest read arrived.
-    arrival: Instant,
+    /// When the bytes of each read arrived.
+    stamps: Arc<Stamps>,
     /// Bytes received since the latest request was sent.
     received: usize,
     /// The current response allows another request after it.
@@ -50,12 +51,13 @@ impl Conn {
     pub async fn open(endpoint: &Endpoint) -> std::io::Result<Conn> {
         let stream = TcpStream::connect(&endpoint.address).await?;
         stream.set_nodelay(true)?;
+        let stream = StampedStream::new(stream)?;
         Ok(Conn {
-            stream: StampedStream::new(stream)?,
+            stamps: stream.stamps(),
+            stream,
             buffer: vec![0; READ_SIZE],
             start: 0,
             end: 0,
-            arrival: Instant::now(),
             received: 0,
             keep_alive: false,
             idle: true,
@@ -122,7 +124,7 @@ impl Conn {
                 Step::Data { consumed, data } => {
                     let piece = self.start + data.start..self.start + data.end;
                     self.start += consumed;
-                    return Ok(Some((&self.buffer[piece], self.arrival)));
+                    return Ok(Some((&self.buffer[piece], self.stamps.last_arrival())));
                 }
                 Step::More { consumed } => {
                     self.start += consumed;
@@ -162,12 +164,10 @@ impl Conn {
             _ => ConnError::Closed(why),
         };
         match read {
-            Ok((0, _)) => Err(closed("the server closed the connection".into())),
-            Ok((read, at)) => {
+            Ok(0) => Err(closed("the server closed the connection".into())),
+            Ok(read) => {
                 self.end += read;
                 self.received += read;
-                // Converted stamps jitter a little; arrivals never go backwards.
-                self.arrival = self.arrival.max(at);
                 Ok(())
             }
             Err(e) => Err(closed(e.to_string())),

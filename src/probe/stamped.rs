@@ -85,14 +85,11 @@ impl StampedStream {
         self.stamps.clone()
     }
 
-    /// Reads what has arrived into `buf`: the byte count (0 at the end of the stream) and
-    /// when the kernel received the bytes. A short read means the socket is drained, so the
-    /// next call waits for readiness instead of making a read that would only block.
-    pub fn poll_receive(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, Instant)>> {
+    /// Reads what has arrived into `buf`: the byte count (0 at the end of the stream); when
+    /// the kernel received the bytes goes to [`Stamps`]. A short read means the socket is
+    /// drained, so the next call waits for readiness instead of making a read that would
+    /// only block.
+    pub fn poll_receive(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
             match guard.try_io(|fd| receive_stamped(fd.get_ref(), buf)) {
@@ -103,7 +100,7 @@ impl StampedStream {
                     if read > 0 {
                         self.stamps.arrived(at);
                     }
-                    return Poll::Ready(Ok((read, at)));
+                    return Poll::Ready(Ok(read));
                 }
                 Ok(Err(e)) => return Poll::Ready(Err(e)),
                 Err(_would_block) => continue,
@@ -176,7 +173,7 @@ impl AsyncRead for StampedStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let unfilled = buf.initialize_unfilled_to(buf.remaining().min(READ_LIMIT));
-        let (read, _) = ready!(self.poll_receive(cx, unfilled))?;
+        let read = ready!(self.poll_receive(cx, unfilled))?;
         buf.advance(read);
         Poll::Ready(Ok(()))
     }
