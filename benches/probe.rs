@@ -3,9 +3,10 @@
 //! binary re-executed in server mode) and reports token events/s, % of ideal throughput at 1,000
 //! and 2,000 concurrent streams, client CPU per event (getrusage), and the TTFT error (mean and
 //! p99) two ways: against the TTFTs the server actually delivered (it logs each request's
-//! arrival-to-first-token-write time, so its own lateness under load is not charged to the
-//! probe) and against the injected 150 ms, with a concurrency-1 baseline from the same
-//! invocation.
+//! arrival and first and last token writes, so its own lateness under load is not charged to
+//! the probe) and against the injected 150 ms, with a concurrency-1 baseline from the same
+//! invocation. Throughput lost against the ideal is split into the server's own lateness and
+//! the client's turnaround between a response's last token and the next request.
 //!
 //! `cargo bench --bench probe` (release). Scenarios can be picked: `cargo bench --bench probe
 //! -- baseline c1000 c2000 peak`.
@@ -13,6 +14,7 @@
 #[path = "probe_fake/mod.rs"]
 mod fake;
 
+use fake::ServedSummary;
 use infertune::probe::{self, ProbeReport, RunOptions, Target, WorkloadSpec};
 use nix::sys::resource::{getrusage, UsageWho};
 use std::io::{BufRead, BufReader, Write};
@@ -20,11 +22,14 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const SERVE: &str = "serve";
-/// Asks the server process for its actual TTFTs: `ttft SKIP`.
-const TTFT_QUERY: &str = "ttft";
+/// Asks the server process what it delivered: `served SKIP`.
+const SERVED_QUERY: &str = "served";
 /// Measured requests per stream at 1,000 and 2,000 streams (after one warmup request each):
-/// about 4.7 s of steady state per scenario.
-const REQUESTS_PER_STREAM: u32 = 6;
+/// about 12.5 s of steady state per scenario, so the ramp-down of the last round (streams
+/// that drifted apart finish at different times) weighs little.
+const REQUESTS_PER_STREAM: u32 = 16;
+/// One request's ideal cycle at the paced server: TTFT plus 63 gaps between 64 tokens.
+const IDEAL_CYCLE_MS: f64 = 150.0 + 63.0 * 10.0;
 
 fn main() {
     let args: Vec<String> = std::env::args()
@@ -79,12 +84,6 @@ struct Server {
     replies: BufReader<ChildStdout>,
 }
 
-/// The fake server's own account of the TTFTs it delivered (arrival to first-token write).
-struct ServerTtft {
-    mean_ms: f64,
-    p99_ms: f64,
-}
-
 impl Server {
     fn spawn(ttft_ms: u64, itl_ms: u64, tokens: u32) -> Server {
         let exe = std::env::current_exe().expect("own path");
@@ -109,20 +108,23 @@ impl Server {
         }
     }
 
-    /// The TTFTs the server delivered since the last call, leaving out the first `skip`
+    /// What the server delivered since the last call, leaving out the first `skip`
     /// requests to arrive (the warmup).
-    fn actual_ttft(&mut self, skip: u32) -> ServerTtft {
+    fn served(&mut self, skip: u32) -> ServedSummary {
         let stdin = self.child.stdin.as_mut().expect("server stdin");
-        writeln!(stdin, "{TTFT_QUERY} {skip}").expect("ask the server");
+        writeln!(stdin, "{SERVED_QUERY} {skip}").expect("ask the server");
         let mut line = String::new();
         self.replies.read_line(&mut line).expect("server reply");
         let numbers: Vec<f64> = line
             .split_whitespace()
-            .map(|n| n.parse().expect("server reply: two numbers"))
+            .map(|n| n.parse().expect("server reply: numbers"))
             .collect();
-        ServerTtft {
-            mean_ms: numbers[0],
-            p99_ms: numbers[1],
+        ServedSummary {
+            ttft_mean: numbers[0],
+            ttft_p99: numbers[1],
+            e2e_mean: numbers[2],
+            turnaround_mean: numbers[3],
+            turnaround_p99: numbers[4],
         }
     }
 }
@@ -147,28 +149,19 @@ fn serve(args: &[String]) {
         itl: Duration::from_millis(number(1)),
         tokens: number(2) as u32,
     };
-    let log = fake::TtftLog::default();
+    let log = fake::ServedLog::default();
     let address = fake::start(pacing, log.clone()).expect("start the fake server");
     println!("http://{address}");
     std::io::stdout().flush().expect("flush");
     for line in std::io::stdin().lines().map_while(Result::ok) {
-        let Some(skip) = line.strip_prefix(TTFT_QUERY) else {
+        let Some(skip) = line.strip_prefix(SERVED_QUERY) else {
             continue;
         };
-        let skip = skip.trim().parse().unwrap_or(0);
-        let mut ttfts: Vec<f64> = log
-            .take()
-            .into_iter()
-            .skip(skip)
-            .map(|t| t.as_secs_f64() * 1000.0)
-            .collect();
-        ttfts.sort_by(f64::total_cmp);
-        let mean = ttfts.iter().sum::<f64>() / ttfts.len().max(1) as f64;
-        let p99 = ttfts
-            .get((ttfts.len() * 99).div_ceil(100).saturating_sub(1))
-            .copied()
-            .unwrap_or(f64::NAN);
-        println!("{mean} {p99}");
+        let s = log.take_summary(skip.trim().parse().unwrap_or(0));
+        println!(
+            "{} {} {} {} {}",
+            s.ttft_mean, s.ttft_p99, s.e2e_mean, s.turnaround_mean, s.turnaround_p99
+        );
         std::io::stdout().flush().expect("flush");
     }
 }
@@ -180,7 +173,7 @@ struct Measured {
     server_cpu: Duration,
     wall: Duration,
     mean_ttft: f64,
-    server_ttft: ServerTtft,
+    served: ServedSummary,
 }
 
 /// CPU time used so far by process `pid` (from /proc, in clock ticks of 10 ms).
@@ -235,7 +228,7 @@ fn measure(server: &mut Server, concurrency: u32, requests: u32, warmup: u32) ->
         server_cpu,
         wall,
         mean_ttft,
-        server_ttft: server.actual_ttft(warmup),
+        served: server.served(warmup),
     }
 }
 
@@ -272,22 +265,29 @@ impl Measured {
             self.server_cpu.as_secs_f64()
         );
         if let Some(baseline_ttft) = paced {
-            let ideal = f64::from(self.concurrency) * 64.0 / 0.780;
+            let ideal = f64::from(self.concurrency) * 64.0 / (IDEAL_CYCLE_MS / 1000.0);
             println!(
                 "  output throughput {:.0} tok/s = {:.1}% of ideal {ideal:.0}",
                 get("output_throughput"),
                 100.0 * get("output_throughput") / ideal
             );
             let (mean, p99) = (get("mean_ttft_ms"), get("p99_ttft_ms"));
-            let actual = &self.server_ttft;
+            let served = &self.served;
+            println!(
+                "  per request cycle beyond the ideal {IDEAL_CYCLE_MS:.0} ms: the server's lateness {:+.2} ms (arrival to last token {:.2} ms); the client's turnaround (last token to next request's arrival) {:.2} ms mean, {:.2} ms p99",
+                served.e2e_mean - IDEAL_CYCLE_MS,
+                served.e2e_mean,
+                served.turnaround_mean,
+                served.turnaround_p99
+            );
             println!(
                 "  TTFT mean {mean:.2} ms, p99 {p99:.2} ms; the server's actual TTFT mean {:.2} ms, p99 {:.2} ms",
-                actual.mean_ms, actual.p99_ms
+                served.ttft_mean, served.ttft_p99
             );
             println!(
                 "  TTFT error against the server's actual: mean {:+.2} ms, p99 {:+.2} ms; against the injected 150 ms: mean {:+.2} ms, p99 {:+.2} ms",
-                mean - actual.mean_ms,
-                p99 - actual.p99_ms,
+                mean - served.ttft_mean,
+                p99 - served.ttft_p99,
                 mean - 150.0,
                 p99 - 150.0
             );

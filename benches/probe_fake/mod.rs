@@ -6,13 +6,15 @@
 //! Every request gets a streamed chat completion: a role-only chunk at once, the first token
 //! `ttft` after the request arrived (the kernel's receive stamp of its last byte), then one
 //! token every `itl`, and with the last token the finish chunk, a usage-only chunk and
-//! `[DONE]`. The server logs each request's actual TTFT (arrival to the first token's write),
-//! the truth a client's TTFT is compared with when the server itself falls behind.
+//! `[DONE]`. The server logs when each request arrived and when its first and last tokens
+//! were written ([`ServedLog`]): the truth a client's timings are compared with when the
+//! server itself falls behind.
 
 mod request;
 mod schedule;
+mod served;
 
-pub use schedule::TtftLog;
+pub use served::{ServedLog, ServedSummary};
 
 use infertune::probe::stamped;
 use schedule::Scheduler;
@@ -41,8 +43,8 @@ pub struct Pacing {
 }
 
 /// Starts the server on a thread of its own, bound to a free port of 127.0.0.1; it serves
-/// until the process exits, logging actual TTFTs to `log`.
-pub fn start(pacing: Pacing, log: TtftLog) -> std::io::Result<SocketAddr> {
+/// until the process exits, logging what it delivered to `log`.
+pub fn start(pacing: Pacing, log: ServedLog) -> std::io::Result<SocketAddr> {
     let (bound, address) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -65,7 +67,7 @@ pub fn start(pacing: Pacing, log: TtftLog) -> std::io::Result<SocketAddr> {
 
 async fn serve(
     pacing: Pacing,
-    log: TtftLog,
+    log: ServedLog,
     bound: std::sync::mpsc::Sender<std::io::Result<SocketAddr>>,
 ) {
     let listener = TcpSocket::new_v4().and_then(|socket| {

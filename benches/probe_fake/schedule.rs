@@ -2,12 +2,12 @@
 //! sleep until the earliest, writing all chunks that are due in one pass, so the cost per token
 //! is one non-blocking write and no timer of its own.
 
+use super::served::{Served, ServedLog};
 use super::Pacing;
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io::ErrorKind;
-use std::sync::{Arc, Mutex};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
@@ -27,28 +27,12 @@ fn chunk(data: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())
 }
 
-/// Each request's arrival and actual TTFT (arrival to the first token's write), shared with
-/// the thread that reports them.
-#[derive(Clone, Default)]
-pub struct TtftLog(Arc<Mutex<Vec<(Instant, Duration)>>>);
-
-impl TtftLog {
-    fn push(&self, arrived: Instant, ttft: Duration) {
-        self.0.lock().expect("log lock").push((arrived, ttft));
-    }
-
-    /// Takes the logged TTFTs, leaving the log empty, in order of arrival.
-    pub fn take(&self) -> Vec<Duration> {
-        let mut entries = std::mem::take(&mut *self.0.lock().expect("log lock"));
-        entries.sort_by_key(|entry| entry.0);
-        entries.into_iter().map(|entry| entry.1).collect()
-    }
-}
-
 /// A response being streamed.
 struct Response {
     /// When its request arrived.
     start: Instant,
+    /// When its first token was written.
+    first: Option<Instant>,
     /// Tokens written so far.
     sent: u32,
     /// Finish, usage and `[DONE]` chunks and the end of the body.
@@ -72,7 +56,7 @@ pub struct Scheduler {
     connections: RefCell<HashMap<u64, Connection>>,
     heap: RefCell<BinaryHeap<Reverse<(Instant, u64)>>>,
     next_id: Cell<u64>,
-    log: TtftLog,
+    log: ServedLog,
     /// When the loop will wake next (`None`: only when notified).
     wake_at: Cell<Option<Instant>>,
     notify: Notify,
@@ -80,7 +64,7 @@ pub struct Scheduler {
 
 impl Scheduler {
     /// A scheduler with no connections.
-    pub fn new(pacing: Pacing, log: TtftLog) -> Scheduler {
+    pub fn new(pacing: Pacing, log: ServedLog) -> Scheduler {
         Scheduler {
             pacing,
             head: format!("{HEAD}{}", chunk(ROLE)).into_bytes(),
@@ -134,6 +118,7 @@ impl Scheduler {
         }
         connection.response = Some(Response {
             start,
+            first: None,
             sent: 0,
             last: last.into_bytes(),
         });
@@ -186,9 +171,7 @@ impl Scheduler {
             let Pacing { ttft, itl, tokens } = self.pacing;
             let start = response.start;
             let token_due = |i: u32| start + ttft + itl * i;
-            if response.sent == 0 {
-                self.log.push(start, Instant::now() - start);
-            }
+            let first = *response.first.get_or_insert_with(Instant::now);
             while response.sent < tokens && token_due(response.sent) <= now {
                 connection.pending.extend_from_slice(&self.token);
                 response.sent += 1;
@@ -196,6 +179,12 @@ impl Scheduler {
             if response.sent == tokens {
                 connection.pending.extend_from_slice(&response.last);
                 connection.response = None;
+                self.log.push(Served {
+                    connection: id as usize,
+                    arrived: start,
+                    first,
+                    last: Instant::now(),
+                });
             } else {
                 connection.due = Some(token_due(response.sent));
             }
