@@ -60,18 +60,20 @@ impl ServedLog {
     }
 }
 
-/// For each measured request (index `skip` on, in arrival order) that followed another on
-/// its connection: the time from that one's last token to its own arrival, in ms.
+/// For each measured request (index `skip` on, in arrival order) that followed another
+/// measured one on its connection: the time from that one's last token to its own arrival,
+/// in ms. The first measured request of a connection is left out: it waited for the whole
+/// warmup to end.
 fn turnarounds(all: &[Served], skip: usize) -> Vec<f64> {
     let mut previous_last: Vec<Option<Instant>> = Vec::new();
     let mut gaps = Vec::new();
-    for (index, served) in all.iter().enumerate() {
+    for served in all.iter().skip(skip) {
         if previous_last.len() <= served.connection {
             previous_last.resize(served.connection + 1, None);
         }
         let slot = &mut previous_last[served.connection];
-        if let (true, Some(last)) = (index >= skip, *slot) {
-            gaps.push((served.arrived.saturating_duration_since(last)).as_secs_f64() * 1000.0);
+        if let Some(last) = *slot {
+            gaps.push(served.arrived.saturating_duration_since(last).as_secs_f64() * 1000.0);
         }
         *slot = Some(served.last);
     }
