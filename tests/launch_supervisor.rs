@@ -297,3 +297,60 @@ fn files_are_written_before_the_spawn() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "{\"a\": 1}\n");
     assert_group_gone(pgid);
 }
+
+/// The value after `prefix` on the first log line that starts with it.
+fn logged(log: &Path, prefix: &str) -> String {
+    let text = std::fs::read_to_string(log).unwrap();
+    let line = text.lines().find(|l| l.starts_with(prefix));
+    line.unwrap_or_else(|| panic!("no `{prefix}` line in {text}"))[prefix.len()..]
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_servers_temporary_files_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let spec = fake_server(port, &["--leave-temp-files"]);
+    let log = dir.path().join("trial-0/server.log");
+    let server = ProcessLauncher::new()
+        .spawn(&spec, &log, Duration::from_secs(30), GRACE)
+        .unwrap();
+    let pgid = server.pgid();
+    let scratch = std::path::PathBuf::from(logged(&log, "tmpdir "));
+    assert_eq!(scratch.parent(), Some(std::env::temp_dir().as_path()));
+    let name = scratch.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with("infertune-"), "{scratch:?}");
+    let left: Vec<_> = std::fs::read_dir(&scratch).unwrap().collect();
+    assert_eq!(left.len(), 2, "the socket and the dist file: {left:?}");
+    if std::env::var_os("TORCHINDUCTOR_CACHE_DIR").is_none() {
+        let cache = logged(&log, "torch cache ");
+        let usual = std::env::temp_dir().join("torchinductor_");
+        assert!(
+            cache.starts_with(usual.to_str().unwrap()),
+            "torch's cache stays where it would have been: {cache}"
+        );
+    }
+    Box::new(server).stop().unwrap();
+    assert_group_gone(pgid);
+    assert!(!scratch.exists(), "{scratch:?} is left behind");
+}
+
+#[test]
+fn a_tmpdir_set_in_the_space_is_used_as_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let chosen = dir.path().join("tmp");
+    std::fs::create_dir(&chosen).unwrap();
+    let mut spec = fake_server(free_port(), &["--leave-temp-files"]);
+    spec.env
+        .insert("TMPDIR".into(), chosen.to_str().unwrap().to_string());
+    let log = dir.path().join("server.log");
+    let server = ProcessLauncher::new()
+        .spawn(&spec, &log, Duration::from_secs(30), GRACE)
+        .unwrap();
+    let pgid = server.pgid();
+    assert_eq!(logged(&log, "tmpdir "), chosen.to_str().unwrap());
+    Box::new(server).stop().unwrap();
+    assert_group_gone(pgid);
+    assert_eq!(std::fs::read_dir(&chosen).unwrap().count(), 2);
+}

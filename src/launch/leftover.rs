@@ -7,7 +7,7 @@
 //! removes the record. [`reclaim`] runs when a study starts or resumes: it tears down each
 //! recorded group whose leader is still the recorded process, and never touches anything else.
 
-use super::group;
+use super::{group, scratch};
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,9 @@ pub struct GroupRecord {
     pub start_ticks: u64,
     /// `/proc/sys/kernel/random/boot_id` when recorded.
     pub boot_id: String,
+    /// The server's temporary folder, removed once the group is gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<PathBuf>,
 }
 
 impl GroupRecord {
@@ -37,6 +40,7 @@ impl GroupRecord {
             pgid,
             start_ticks: group::start_ticks(pgid)?,
             boot_id: boot_id(),
+            scratch: None,
         })
     }
 
@@ -88,31 +92,43 @@ fn reclaim_one(path: &Path, grace: Duration) -> Option<String> {
             "ignoring the unreadable server record {}: {e}",
             path.display()
         )),
-        Ok(record) if record.still_running() => Some(stop_group(&record, path, grace)),
-        // The leader is gone or its pid now belongs to another process: nothing of ours to stop.
-        Ok(_) => None,
+        Ok(record) => {
+            // The leader may be gone, or its pid may now belong to another process: then
+            // nothing of ours is left to stop, only the temporary folder.
+            let (note, gone) = match record.still_running() {
+                true => stop_group(&record, path, grace),
+                false => (None, true),
+            };
+            if let (true, Some(dir)) = (gone, &record.scratch) {
+                scratch::remove(dir);
+            }
+            note
+        }
     };
     let _ = std::fs::remove_file(path);
     note
 }
 
-fn stop_group(record: &GroupRecord, path: &Path, grace: Duration) -> String {
+/// Stops the recorded group: a note for the user, and whether the group is gone.
+fn stop_group(record: &GroupRecord, path: &Path, grace: Duration) -> (Option<String>, bool) {
     let pgid = record.pgid;
     group::signal(pgid, Signal::SIGTERM);
     if !group::wait_empty(pgid, None, Instant::now() + grace) {
         group::signal(pgid, Signal::SIGKILL);
         if !group::wait_empty(pgid, None, Instant::now() + AFTER_KILL) {
-            return format!(
+            let note = format!(
                 "process group {pgid} left by an earlier run ({}) still has members {:?} after SIGKILL",
                 path.display(),
                 group::members(pgid)
             );
+            return (Some(note), false);
         }
     }
-    format!(
+    let note = format!(
         "stopped server process group {pgid} left running by an earlier run ({})",
         path.display()
-    )
+    );
+    (Some(note), true)
 }
 
 fn boot_id() -> String {
@@ -159,6 +175,23 @@ mod tests {
         assert!(notes[0].contains(&pgid.to_string()), "{notes:?}");
         assert!(group::members(pgid).is_empty());
         assert!(!trial.join(PID_FILE).exists());
+    }
+
+    #[test]
+    fn the_temporary_folder_of_a_reclaimed_group_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = dir.path().join("infertune-1-0");
+        std::fs::create_dir(&scratch).unwrap();
+        std::fs::write(scratch.join("0123-ipc"), "").unwrap();
+        let recorded = scratch.clone();
+        let (_, mut child, pgid) = recorded_sleeper(dir.path(), "trial-1", |record| {
+            record.scratch = Some(recorded);
+        });
+        let notes = reclaim(dir.path(), Duration::from_secs(2));
+        let _ = child.wait();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(group::members(pgid).is_empty());
+        assert!(!scratch.exists());
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod overrides;
 pub mod port;
 mod process;
 mod readiness;
+mod scratch;
 pub mod spec;
 mod teardown;
 

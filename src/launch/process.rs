@@ -3,6 +3,7 @@
 
 use super::classify::{classify, diagnose};
 use super::readiness::{wait_ready, Outcome};
+use super::scratch::Scratch;
 use super::teardown::teardown;
 use super::{group, leftover, port, FailureKind, LaunchSpec, Launcher, Server, StartFailure};
 use nix::sys::signal::Signal;
@@ -63,12 +64,23 @@ impl ProcessLauncher {
                 ),
             ));
         }
-        let child = start_process(spec, log_path).map_err(|m| fail(FailureKind::Unknown, m))?;
+        let scratch = Scratch::for_server(&spec.env)
+            .map_err(|e| fail(FailureKind::Unknown, e.to_string()))?;
+        let child = match start_process(spec, log_path, scratch.as_ref()) {
+            Ok(child) => child,
+            Err(message) => {
+                if let Some(scratch) = scratch {
+                    scratch.remove();
+                }
+                return Err(fail(FailureKind::Unknown, message));
+            }
+        };
         let pgid = child.id() as i32;
         let mut server = ProcessServer {
             pgid,
             child,
-            record: record_group(pgid, log_path),
+            record: record_group(pgid, log_path, scratch.as_ref().map(Scratch::path)),
+            scratch,
             host: spec.host.clone(),
             port: spec.port,
             ready_after: Duration::ZERO,
@@ -145,8 +157,13 @@ fn with_teardown(mut failure: StartFailure, torn: anyhow::Result<()>) -> StartFa
     failure
 }
 
-/// Write the spec's files, open the log, and spawn the program in a new process group.
-fn start_process(spec: &LaunchSpec, log_path: &Path) -> Result<Child, String> {
+/// Write the spec's files, open the log, and spawn the program in a new process group with
+/// its own temporary folder.
+fn start_process(
+    spec: &LaunchSpec,
+    log_path: &Path,
+    scratch: Option<&Scratch>,
+) -> Result<Child, String> {
     for file in &spec.files {
         write_private(&file.path, &file.contents)
             .map_err(|e| format!("cannot write {}: {e}", file.path.display()))?;
@@ -164,6 +181,7 @@ fn start_process(spec: &LaunchSpec, log_path: &Path) -> Result<Child, String> {
     command
         .args(&spec.args)
         .envs(&spec.env)
+        .envs(scratch.map(|s| s.env(&spec.env)).unwrap_or_default())
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err)
@@ -183,12 +201,14 @@ fn start_process(spec: &LaunchSpec, log_path: &Path) -> Result<Child, String> {
     })
 }
 
-/// Record the group in the trial folder, so that a later run can stop it should this tuner die
-/// before its teardown; `None` (with a warning) when it cannot be recorded.
-fn record_group(pgid: i32, log_path: &Path) -> Option<PathBuf> {
+/// Record the group and its temporary folder in the trial folder, so that a later run can stop
+/// it and remove the folder should this tuner die before its teardown; `None` (with a warning)
+/// when it cannot be recorded.
+fn record_group(pgid: i32, log_path: &Path, scratch: Option<&Path>) -> Option<PathBuf> {
     let path = leftover::record_path(log_path);
     // The leader may already have exited (a failed start): then nothing can be left behind.
-    let record = leftover::GroupRecord::of_running(pgid)?;
+    let mut record = leftover::GroupRecord::of_running(pgid)?;
+    record.scratch = scratch.map(Path::to_path_buf);
     match leftover::write(&path, &record) {
         Ok(()) => Some(path),
         Err(e) => {
@@ -235,6 +255,9 @@ pub struct ProcessServer {
     pgid: i32,
     /// The group's record in the trial folder (see [`leftover`]), removed once it is gone.
     record: Option<PathBuf>,
+    /// The server's temporary folder (unless the space chose one), removed once the group
+    /// is gone.
+    scratch: Option<Scratch>,
     host: String,
     port: u16,
     ready_after: Duration,
@@ -258,12 +281,15 @@ impl ProcessServer {
             self.port,
         )?;
         self.stopped = true;
-        self.forget_record();
+        self.forget_group();
         Ok(())
     }
 
-    /// Remove the group's record: the group is gone.
-    fn forget_record(&mut self) {
+    /// Remove the group's record and temporary folder: the group is gone.
+    fn forget_group(&mut self) {
+        if let Some(scratch) = self.scratch.take() {
+            scratch.remove();
+        }
         if let Some(path) = self.record.take() {
             let _ = std::fs::remove_file(path);
         }
@@ -295,7 +321,7 @@ impl Drop for ProcessServer {
             );
             let _ = self.child.wait();
             if gone {
-                self.forget_record();
+                self.forget_group();
             }
         }
     }
