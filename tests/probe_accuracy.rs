@@ -105,6 +105,43 @@ fn known_timings_at_concurrency_256() {
     assert_known_timings(256, 256, 20.0);
 }
 
+/// The probe's thread is blocked (as by a burst of work at thousands of streams) from before
+/// the first token arrives until several more have: they wait unread and the kernel merges
+/// them under the stamp of the last. The first token's arrival must still be exact.
+#[test]
+fn ttft_is_exact_when_the_probe_thread_is_busy_as_the_first_token_arrives() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let server = FakeServer::start(FakeConfig::default());
+    let target = Target {
+        base_url: server.url.clone(),
+        model: "fake".into(),
+        api_key: None,
+    };
+    let workload = WorkloadSpec {
+        warmup: 0,
+        ..workload(1, 1)
+    };
+    let report = probe::runtime()
+        .unwrap()
+        .block_on(async {
+            tokio::spawn(async {
+                tokio::time::sleep(Duration::from_millis(120)).await;
+                std::thread::sleep(Duration::from_millis(100));
+            });
+            probe::run(&target, &workload, RunOptions::default()).await
+        })
+        .unwrap();
+    let delivered = server.delivered_ttfts()[0].as_secs_f64() * 1000.0;
+    let ttft = metric(&report, "mean_ttft_ms");
+    assert!(
+        (ttft - delivered).abs() <= 3.0,
+        "TTFT {ttft} ms; the server delivered the first token after {delivered} ms"
+    );
+    assert_eq!(metric(&report, "total_output_tokens"), 64.0);
+}
+
 #[test]
 fn role_only_first_chunk_and_late_usage_do_not_move_ttft_or_e2e() {
     let late = FakeConfig {

@@ -40,6 +40,11 @@ pub(crate) struct Conn {
     stamps: Arc<Stamps>,
     /// Bytes received since the latest request was sent.
     received: usize,
+    /// Bytes received over the connection.
+    offset: u64,
+    /// Buffered bytes before this index were seen waiting by the watcher at the given time,
+    /// before the read that took them (which may carry a later stamp).
+    early: Option<(usize, Instant)>,
     /// The current response allows another request after it.
     keep_alive: bool,
     /// The latest response was read to its end and the connection can carry another.
@@ -59,9 +64,16 @@ impl Conn {
             start: 0,
             end: 0,
             received: 0,
+            offset: 0,
+            early: None,
             keep_alive: false,
             idle: true,
         })
+    }
+
+    /// The socket and its stamps, for an [`super::watcher::ArrivalWatcher`].
+    pub fn watched(&self) -> (&std::net::TcpStream, &Arc<Stamps>) {
+        (self.stream.socket(), &self.stamps)
     }
 
     /// Whether the connection can carry another request.
@@ -79,6 +91,7 @@ impl Conn {
         self.received = 0;
         self.start = 0;
         self.end = 0;
+        self.early = None;
         let started = Instant::now();
         let mut written = 0;
         while written < request.len() {
@@ -124,7 +137,13 @@ impl Conn {
                 Step::Data { consumed, data } => {
                     let piece = self.start + data.start..self.start + data.end;
                     self.start += consumed;
-                    return Ok(Some((&self.buffer[piece], self.stamps.last_arrival())));
+                    let mut at = self.stamps.last_arrival();
+                    if let Some((end, early)) = self.early {
+                        if piece.end <= end {
+                            at = at.min(early);
+                        }
+                    }
+                    return Ok(Some((&self.buffer[piece], at)));
                 }
                 Step::More { consumed } => {
                     self.start += consumed;
@@ -147,8 +166,13 @@ impl Conn {
     async fn fill(&mut self, mut timer: Pin<&mut Sleep>) -> Result<(), ConnError> {
         if self.start == self.end {
             (self.start, self.end) = (0, 0);
+            self.early = None;
         } else if self.end == self.buffer.len() {
             self.buffer.copy_within(self.start..self.end, 0);
+            let shift = self.start;
+            self.early = self
+                .early
+                .and_then(|(end, at)| Some((end.checked_sub(shift)?, at)));
             (self.start, self.end) = (0, self.end - self.start);
             if self.end > self.buffer.len() / 2 {
                 if self.buffer.len() > http1::MAX_HEAD {
@@ -166,8 +190,14 @@ impl Conn {
         match read {
             Ok(0) => Err(closed("the server closed the connection".into())),
             Ok(read) => {
+                if let Some(early) = self.stamps.take_early() {
+                    if early.start == self.offset {
+                        self.early = Some((self.end + early.len.min(read), early.at));
+                    }
+                }
                 self.end += read;
                 self.received += read;
+                self.offset += read as u64;
                 Ok(())
             }
             Err(e) => Err(closed(e.to_string())),

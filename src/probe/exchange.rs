@@ -7,6 +7,7 @@ use super::http::Endpoint;
 use super::http1::{BodyDecoder, Head};
 use super::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 use super::sse::SseSplitter;
+use super::watcher::{ArrivalWatcher, Watch};
 use bytes::Bytes;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,6 +30,8 @@ pub(crate) struct Exchange {
     pub stall_timeout: Option<Duration>,
     /// Counts output tokens when the server reports no usage.
     pub tokenizer: Option<Arc<Tokenizer>>,
+    /// Notes first tokens' arrival when this thread is busy.
+    pub watcher: Option<ArrivalWatcher>,
 }
 
 /// Request to send: index, body and planned prompt length.
@@ -172,6 +175,7 @@ impl Exchange {
     ) -> Result<(), RequestError> {
         let mut splitter = SseSplitter::new();
         let mut last_bytes: Option<Instant> = None;
+        let mut watch: Option<Watch> = None;
         loop {
             match conn.body_piece(body, timer.as_mut()).await {
                 Ok(Some((data, at))) => {
@@ -185,6 +189,7 @@ impl Exchange {
                     if reply.failure.is_some() {
                         return Ok(());
                     }
+                    self.watch_for_first_token(conn, reply, &mut watch);
                 }
                 Ok(None) => break,
                 Err(ConnError::ClosedBeforeResponse(e) | ConnError::Closed(e)) => {
@@ -212,10 +217,27 @@ impl Exchange {
         splitter.finish(&mut |data, at| reply.on_event(data, at));
         Ok(())
     }
+
+    /// Once a response has sent an event, and until its first token, keeps its socket
+    /// watched by the other thread (again after each look, should that not have been the
+    /// first token).
+    fn watch_for_first_token(&self, conn: &Conn, reply: &Reply, watch: &mut Option<Watch>) {
+        let Some(watcher) = &self.watcher else {
+            return;
+        };
+        if reply.first.is_some() {
+            *watch = None;
+        } else if reply.any_event && watch.as_ref().is_none_or(Watch::done) {
+            let (socket, stamps) = conn.watched();
+            *watch = watcher.watch(socket, stamps);
+        }
+    }
 }
 
 /// What a response said so far.
 struct Reply {
+    /// Some event came.
+    any_event: bool,
     first: Option<Instant>,
     last: Option<Instant>,
     itl: Vec<Duration>,
@@ -228,6 +250,7 @@ struct Reply {
 impl Reply {
     fn new(capture_text: bool) -> Self {
         Reply {
+            any_event: false,
             first: None,
             last: None,
             itl: Vec::with_capacity(64),
@@ -239,6 +262,7 @@ impl Reply {
     }
 
     fn on_event(&mut self, data: &[u8], at: Instant) {
+        self.any_event = true;
         if self.failure.is_some() {
             return;
         }

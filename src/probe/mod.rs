@@ -20,6 +20,7 @@ pub mod slo;
 mod sse;
 pub mod stamped;
 mod summary;
+mod watcher;
 pub mod workload;
 
 pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};

@@ -6,6 +6,7 @@ use super::http::Endpoint;
 use super::load::{self, Feed, Message, Pool, Shape};
 use super::metrics::Collector;
 use super::record::RequestRecord;
+use super::watcher::ArrivalWatcher;
 use super::workload::{LoadSpec, WorkloadSpec};
 use super::{limits, progress, report, ProbeReport, RunOptions, Target};
 use anyhow::Result;
@@ -91,6 +92,10 @@ pub(crate) async fn run(
             timeout: workload.timeout,
             stall_timeout: workload.stall_timeout,
             tokenizer: planner.tokenizer(),
+            watcher: workload
+                .stream
+                .then(ArrivalWatcher::start)
+                .and_then(Result::ok),
         }),
         pool: Pool::default(),
         options: &options,

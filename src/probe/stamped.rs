@@ -8,8 +8,8 @@ use std::io::{self, IoSliceMut, Write};
 use std::net::TcpStream as StdTcpStream;
 use std::os::fd::{AsFd, AsRawFd};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::unix::AsyncFd;
@@ -24,11 +24,29 @@ const READ_LIMIT: usize = 4096;
 const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 
 /// When one connection's latest bytes arrived, kept as nanoseconds after `base` (plus one,
-/// so 0 means unset).
+/// so 0 means unset); and what an [`super::watcher`] thread saw waiting on the socket.
 #[derive(Debug)]
 pub struct Stamps {
     base: Instant,
     arrival: AtomicU64,
+    /// Reads made: odd while one is under way.
+    reads: AtomicU64,
+    /// Bytes read so far.
+    consumed: AtomicU64,
+    /// Set with `early`, so that reads need not lock it to see there is nothing.
+    has_early: AtomicBool,
+    early: Mutex<Option<Early>>,
+}
+
+/// Bytes seen waiting on a socket, unread, and when the last of them arrived.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Early {
+    /// Stream offset of the first of them.
+    pub start: u64,
+    /// How many.
+    pub len: usize,
+    /// When the kernel received the last of them.
+    pub at: Instant,
 }
 
 impl Stamps {
@@ -36,7 +54,53 @@ impl Stamps {
         Stamps {
             base: Instant::now(),
             arrival: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            consumed: AtomicU64::new(0),
+            has_early: AtomicBool::new(false),
+            early: Mutex::new(None),
         }
+    }
+
+    /// Runs `read` (one read of the socket), counting it and the bytes it took.
+    fn counted(
+        &self,
+        read: impl FnOnce() -> io::Result<(usize, Instant)>,
+    ) -> io::Result<(usize, Instant)> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        let result = read();
+        if let Ok((bytes, _)) = &result {
+            self.consumed.fetch_add(*bytes as u64, Ordering::SeqCst);
+        }
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Looks at what waits unread on `socket` (another descriptor of the stream) without
+    /// taking it, and keeps it as [`Early`] unless a read of the stream overlapped the look.
+    pub(crate) fn look(&self, socket: &impl AsRawFd, buf: &mut [u8]) {
+        let before = self.reads.load(Ordering::SeqCst);
+        if before % 2 == 1 {
+            return;
+        }
+        let start = self.consumed.load(Ordering::SeqCst);
+        let Ok((len, stamp)) = receive(socket, buf, MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT)
+        else {
+            return;
+        };
+        if len == 0 || stamp.is_none() || self.reads.load(Ordering::SeqCst) != before {
+            return;
+        }
+        let at = stamp_instant(stamp, Instant::now());
+        *self.early.lock().expect("early lock") = Some(Early { start, len, at });
+        self.has_early.store(true, Ordering::SeqCst);
+    }
+
+    /// Takes what [`Stamps::look`] saw, if anything.
+    pub(crate) fn take_early(&self) -> Option<Early> {
+        if !self.has_early.swap(false, Ordering::SeqCst) {
+            return None;
+        }
+        self.early.lock().expect("early lock").take()
     }
 
     fn encode(&self, at: Instant) -> u64 {
@@ -85,6 +149,11 @@ impl StampedStream {
         self.stamps.clone()
     }
 
+    /// The socket.
+    pub fn socket(&self) -> &StdTcpStream {
+        self.fd.get_ref()
+    }
+
     /// Reads what has arrived into `buf`: the byte count (0 at the end of the stream); when
     /// the kernel received the bytes goes to [`Stamps`]. A short read means the socket is
     /// drained, so the next call waits for readiness instead of making a read that would
@@ -92,7 +161,8 @@ impl StampedStream {
     pub fn poll_receive(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
-            match guard.try_io(|fd| receive_stamped(fd.get_ref(), buf)) {
+            let stamps = &self.stamps;
+            match guard.try_io(|fd| stamps.counted(|| receive_stamped(fd.get_ref(), buf))) {
                 Ok(Ok((read, at))) => {
                     if read < buf.len() {
                         guard.clear_ready();
@@ -130,20 +200,19 @@ pub fn enable_receive_stamps(socket: &impl AsFd) {
 /// One non-blocking read of `socket` into `buf`: the bytes read and when the kernel received
 /// them (the latest of them, when several segments are read at once).
 pub fn receive_stamped(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<(usize, Instant)> {
-    let (read, stamp) = receive(socket, buf)?;
+    let (read, stamp) = receive(socket, buf, MsgFlags::empty())?;
     Ok((read, stamp_instant(stamp, Instant::now())))
 }
 
 /// One `recvmsg` into `buf`: bytes read and the kernel's receive stamp, if any.
-fn receive(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<(usize, Option<TimeSpec>)> {
+fn receive(
+    socket: &impl AsRawFd,
+    buf: &mut [u8],
+    flags: MsgFlags,
+) -> io::Result<(usize, Option<TimeSpec>)> {
     let mut space = nix::cmsg_space!(TimeSpec);
     let mut iov = [IoSliceMut::new(buf)];
-    let message = recvmsg::<()>(
-        socket.as_raw_fd(),
-        &mut iov,
-        Some(&mut space),
-        MsgFlags::empty(),
-    )?;
+    let message = recvmsg::<()>(socket.as_raw_fd(), &mut iov, Some(&mut space), flags)?;
     let stamp = message.cmsgs()?.find_map(|cmsg| match cmsg {
         ControlMessageOwned::ScmTimestampns(stamp) => Some(stamp),
         _ => None,
