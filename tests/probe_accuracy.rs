@@ -3,7 +3,7 @@
 
 mod support;
 
-use infertune::probe::{self, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
+use infertune::probe::{self, Api, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use std::time::Duration;
 use support::{FakeConfig, FakeServer, UsageMode};
 
@@ -107,9 +107,15 @@ fn known_timings_at_concurrency_256() {
 
 /// The probe's thread is blocked (as by a burst of work at thousands of streams) from before
 /// the first token arrives until several more have: they wait unread and the kernel merges
-/// them under the stamp of the last. The first token's arrival must still be exact.
+/// them under the stamp of the last. The first token's arrival must still be exact, whether a
+/// role-only chunk came first (chat) or not (completions).
 #[test]
 fn ttft_is_exact_when_the_probe_thread_is_busy_as_the_first_token_arrives() {
+    assert_exact_ttft_when_busy(Api::Chat);
+    assert_exact_ttft_when_busy(Api::Completions);
+}
+
+fn assert_exact_ttft_when_busy(api: Api) {
     let _serial = SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -121,6 +127,7 @@ fn ttft_is_exact_when_the_probe_thread_is_busy_as_the_first_token_arrives() {
     };
     let workload = WorkloadSpec {
         warmup: 0,
+        api,
         ..workload(1, 1)
     };
     let report = probe::runtime()
@@ -137,7 +144,7 @@ fn ttft_is_exact_when_the_probe_thread_is_busy_as_the_first_token_arrives() {
     let ttft = metric(&report, "mean_ttft_ms");
     assert!(
         (ttft - delivered).abs() <= 3.0,
-        "TTFT {ttft} ms; the server delivered the first token after {delivered} ms"
+        "{api:?}: TTFT {ttft} ms; the server delivered the first token after {delivered} ms"
     );
     assert_eq!(metric(&report, "total_output_tokens"), 64.0);
 }

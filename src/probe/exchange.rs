@@ -177,6 +177,7 @@ impl Exchange {
         let mut last_bytes: Option<Instant> = None;
         let mut watch: Option<Watch> = None;
         loop {
+            self.watch_for_first_token(conn, reply, &mut watch);
             match conn.body_piece(body, timer.as_mut()).await {
                 Ok(Some((data, at))) => {
                     // A response's bytes cannot have arrived before its request was sent.
@@ -189,7 +190,6 @@ impl Exchange {
                     if reply.failure.is_some() {
                         return Ok(());
                     }
-                    self.watch_for_first_token(conn, reply, &mut watch);
                 }
                 Ok(None) => break,
                 Err(ConnError::ClosedBeforeResponse(e) | ConnError::Closed(e)) => {
@@ -218,16 +218,15 @@ impl Exchange {
         Ok(())
     }
 
-    /// Once a response has sent an event, and until its first token, keeps its socket
-    /// watched by the other thread (again after each look, should that not have been the
-    /// first token).
+    /// Until a response's first token, keeps its socket watched by the other thread (again
+    /// after each look, should that not have been the first token).
     fn watch_for_first_token(&self, conn: &Conn, reply: &Reply, watch: &mut Option<Watch>) {
         let Some(watcher) = &self.watcher else {
             return;
         };
         if reply.first.is_some() {
             *watch = None;
-        } else if reply.any_event && watch.as_ref().is_none_or(Watch::done) {
+        } else if watch.as_ref().is_none_or(Watch::done) {
             let (socket, stamps) = conn.watched();
             *watch = watcher.watch(socket, stamps);
         }
@@ -236,8 +235,6 @@ impl Exchange {
 
 /// What a response said so far.
 struct Reply {
-    /// Some event came.
-    any_event: bool,
     first: Option<Instant>,
     last: Option<Instant>,
     itl: Vec<Duration>,
@@ -250,7 +247,6 @@ struct Reply {
 impl Reply {
     fn new(capture_text: bool) -> Self {
         Reply {
-            any_event: false,
             first: None,
             last: None,
             itl: Vec::with_capacity(64),
@@ -262,7 +258,6 @@ impl Reply {
     }
 
     fn on_event(&mut self, data: &[u8], at: Instant) {
-        self.any_event = true;
         if self.failure.is_some() {
             return;
         }
