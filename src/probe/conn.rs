@@ -40,8 +40,6 @@ pub(crate) struct Conn {
     stamps: Arc<Stamps>,
     /// Bytes received since the latest request was sent.
     received: usize,
-    /// Bytes received over the connection.
-    offset: u64,
     /// Buffered bytes before this index were seen waiting by the watcher at the given time,
     /// before the read that took them (which may carry a later stamp).
     early: Option<(usize, Instant)>,
@@ -64,7 +62,6 @@ impl Conn {
             start: 0,
             end: 0,
             received: 0,
-            offset: 0,
             early: None,
             keep_alive: false,
             idle: true,
@@ -190,14 +187,11 @@ impl Conn {
         match read {
             Ok(0) => Err(closed("the server closed the connection".into())),
             Ok(read) => {
-                if let Some(early) = self.stamps.take_early() {
-                    if early.start == self.offset {
-                        self.early = Some((self.end + early.len.min(read), early.at));
-                    }
+                if let Some((seen, at)) = self.stamps.seen_early(read) {
+                    self.early = Some((self.end + seen, at));
                 }
                 self.end += read;
                 self.received += read;
-                self.offset += read as u64;
                 Ok(())
             }
             Err(e) => Err(closed(e.to_string())),

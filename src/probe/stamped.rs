@@ -40,13 +40,13 @@ pub struct Stamps {
 
 /// Bytes seen waiting on a socket, unread, and when the last of them arrived.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Early {
+struct Early {
     /// Stream offset of the first of them.
-    pub start: u64,
+    start: u64,
     /// How many.
-    pub len: usize,
+    len: usize,
     /// When the kernel received the last of them.
-    pub at: Instant,
+    at: Instant,
 }
 
 impl Stamps {
@@ -95,12 +95,15 @@ impl Stamps {
         self.has_early.store(true, Ordering::SeqCst);
     }
 
-    /// Takes what [`Stamps::look`] saw, if anything.
-    pub(crate) fn take_early(&self) -> Option<Early> {
+    /// After a read of `read` bytes: how many of its first bytes [`Stamps::look`] saw waiting
+    /// before it, and when the last of those arrived; `None` when the look was of other bytes.
+    pub(crate) fn seen_early(&self, read: usize) -> Option<(usize, Instant)> {
         if !self.has_early.swap(false, Ordering::SeqCst) {
             return None;
         }
-        self.early.lock().expect("early lock").take()
+        let early = self.early.lock().expect("early lock").take()?;
+        let read_start = self.consumed.load(Ordering::SeqCst) - read as u64;
+        (early.start == read_start).then(|| (early.len.min(read), early.at))
     }
 
     fn encode(&self, at: Instant) -> u64 {
