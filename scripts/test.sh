@@ -17,7 +17,7 @@ step() { printf '[test] %s (%d s so far)\n' "$*" "$((SECONDS - start))" >&2; }
 # folder's size; set CARGO_INCREMENTAL=1 to keep them for repeated local runs.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
-# The build needs about 2 GB under target/, and a first provisioning about 6 GB in the cache.
+# The build needs about 1.5 GB under target/, and a first provisioning about 6 GB in the cache.
 free_mib() {
     local dir=$1
     while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
