@@ -95,9 +95,10 @@ fn reclaim_one(path: &Path, grace: Duration) -> Option<String> {
         Ok(record) => {
             // The leader may be gone, or its pid may now belong to another process: then
             // nothing of ours is left to stop, only the temporary folder.
-            let (note, gone) = match record.still_running() {
-                true => stop_group(&record, path, grace),
-                false => (None, true),
+            let (note, gone) = if record.still_running() {
+                stop_group(&record, path, grace)
+            } else {
+                (None, true)
             };
             if let (true, Some(dir)) = (gone, &record.scratch) {
                 scratch::remove(dir);

@@ -30,10 +30,10 @@ impl Scratch {
     /// A new folder for a server started with the variables `env` adds to this process's
     /// environment; `None` when `env` sets `TMPDIR` itself.
     pub fn for_server(env: &BTreeMap<String, String>) -> io::Result<Option<Scratch>> {
-        match env.contains_key("TMPDIR") {
-            true => Ok(None),
-            false => Scratch::create_in(&std::env::temp_dir()).map(Some),
+        if env.contains_key("TMPDIR") {
+            return Ok(None);
         }
+        Scratch::create_in(&std::env::temp_dir()).map(Some)
     }
 
     /// Creates a folder (owner-only) in `base`.
