@@ -7,6 +7,7 @@ pub mod cli;
 pub mod engine;
 pub mod launch;
 pub mod probe;
+pub mod record;
 pub mod report;
 pub mod sampler;
 pub mod sim;

@@ -8,8 +8,7 @@ use assert_cmd::Command;
 use e2e_sim_common::{
     processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
 };
-use infertune::launch::FailureKind;
-use infertune::study::{Outcome, TrialRecord};
+use infertune::record::{FailureKind, Outcome, TrialRecord};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
@@ -82,7 +81,10 @@ fn assert_outcomes(all: &[TrialRecord]) {
     let slow = &all[3];
     assert!(
         matches!(slow.outcome, Outcome::Infeasible | Outcome::Pruned { .. })
-            && slow.violations.iter().any(|v| v.contains("ttft")),
+            && slow
+                .violations
+                .iter()
+                .any(|v| v.to_string().contains("ttft")),
         "one sequence for sixteen clients must break the TTFT bound: {:?} {:?}",
         slow.outcome,
         slow.violations

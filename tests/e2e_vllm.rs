@@ -7,8 +7,8 @@
 //! provisioned vLLM it fails when `CI=true` or `INFERTUNE_REQUIRE_VLLM=1`, and is skipped
 //! with a loud message otherwise.
 
-use infertune::launch::FailureKind;
-use infertune::study::{journal, Outcome, TrialRecord};
+use infertune::record::{FailureKind, Outcome, TrialRecord};
+use infertune::study::journal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

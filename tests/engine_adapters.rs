@@ -5,7 +5,8 @@ mod support;
 
 use infertune::engine::for_kind;
 use infertune::launch::command_line;
-use infertune::space::{EngineKind, ParamKind, Target, Value};
+use infertune::record::Value;
+use infertune::space::{EngineKind, ParamKind, Target};
 use support::*;
 
 fn argv(spec: &infertune::launch::LaunchSpec) -> Vec<String> {

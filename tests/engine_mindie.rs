@@ -4,7 +4,8 @@
 mod support;
 
 use infertune::engine::for_kind;
-use infertune::space::{EngineKind, ParamKind, Target, Value};
+use infertune::record::Value;
+use infertune::space::{EngineKind, ParamKind, Target};
 use serde_json::json;
 use support::*;
 

@@ -4,7 +4,7 @@
 mod support;
 
 use infertune::launch::classify::{classify, diagnose, Ending};
-use infertune::launch::FailureKind;
+use infertune::record::FailureKind;
 use support::fixture;
 
 fn log(name: &str) -> String {

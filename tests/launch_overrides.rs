@@ -4,7 +4,8 @@
 mod support;
 
 use infertune::launch::overrides::config_with_overrides;
-use infertune::space::{EngineKind, ParamKind, Value};
+use infertune::record::Value;
+use infertune::space::{EngineKind, ParamKind};
 use support::*;
 
 fn demo() -> infertune::space::Space {

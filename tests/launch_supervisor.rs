@@ -4,8 +4,9 @@
 #[path = "fixtures/children/support.rs"]
 mod support;
 
-use infertune::launch::{port, FailureKind, Launcher, ProcessLauncher, Server, StartFailure};
+use infertune::launch::{port, Launcher, ProcessLauncher, Server, StartFailure};
 use infertune::probe::Api;
+use infertune::record::FailureKind;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::*;

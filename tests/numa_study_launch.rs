@@ -3,10 +3,10 @@
 //! `PATH` (to put a stand-in `numactl` on it), which no other test may observe.
 
 use infertune::engine::{for_kind, Slot};
-use infertune::space::{Params, Space, Value};
+use infertune::record::{Outcome, Params, TrialRecord, Value};
+use infertune::space::Space;
 use infertune::study::export::{Exporter, BEST_SH};
 use infertune::study::journal::StudyMeta;
-use infertune::study::{Outcome, TrialRecord};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 

@@ -211,7 +211,7 @@ fn open_loop_keeps_its_schedule_and_goodput_follows_slos() {
         requests: Some(20),
         duration: None,
     };
-    spec.slo = probe::slo::parse_list("ttft:p99<=1s").unwrap();
+    spec.slo = infertune::record::parse_slos("ttft:p99<=1s").unwrap();
     let report = run(
         FakeConfig {
             tokens: Some(4),
@@ -226,7 +226,7 @@ fn open_loop_keeps_its_schedule_and_goodput_follows_slos() {
         metric(&report, "request_goodput"),
         metric(&report, "request_throughput")
     );
-    spec.slo = probe::slo::parse_list("ttft:p99<=100ms").unwrap();
+    spec.slo = infertune::record::parse_slos("ttft:p99<=100ms").unwrap();
     let report = run(
         FakeConfig {
             tokens: Some(4),

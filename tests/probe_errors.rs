@@ -168,14 +168,15 @@ fn the_pruning_hook_stops_the_run() {
     let options = RunOptions {
         progress: false,
         prune: Some(std::sync::Arc::new(|live: &probe::LiveStats| {
-            (live.finished >= 3).then(|| format!("enough after {}", live.finished))
+            (live.finished >= 3)
+                .then(|| probe::EarlyStop::Pruned(format!("enough after {}", live.finished)))
         })),
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let report = runtime
         .block_on(probe::run(&target, &spec, options))
         .unwrap();
-    let reason = report.pruned.expect("pruned");
+    let reason = report.pruned.expect("pruned").to_string();
     assert!(reason.starts_with("enough after"), "{reason}");
     assert!(report.metrics["completed"] < 1000.0);
     assert!(server.served() < 1000);

@@ -3,8 +3,9 @@
 
 mod sim_common;
 
+use infertune::record::Value;
 use infertune::sim::eval;
-use infertune::space::{EngineKind, Value};
+use infertune::space::EngineKind;
 use sim_common::{closed, deployment, params};
 use std::time::Duration;
 

@@ -3,10 +3,10 @@
 
 mod sim_common;
 
-use infertune::launch::FailureKind;
 use infertune::probe::DatasetSpec;
+use infertune::record::{FailureKind, Value};
 use infertune::sim::eval;
-use infertune::space::{EngineKind, Value};
+use infertune::space::EngineKind;
 use sim_common::{closed, deployment, params};
 
 #[test]

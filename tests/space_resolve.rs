@@ -1,6 +1,7 @@
 //! Completing sampled configs: consts, derived values, `when`, constraints, rules and repair.
 
-use infertune::space::{rules, EngineKind, Feasibility, Params, Space, Value};
+use infertune::record::{Params, Value};
+use infertune::space::{rules, EngineKind, Feasibility, Space};
 use std::io::Write;
 
 const TAIL: &str = "probe:

@@ -2,7 +2,8 @@
 //! Every config vLLM refused at start-up must be refused by the rule pack with vLLM's message,
 //! every config that served must pass; on a current V1 release the removed flags are refused.
 
-use infertune::space::{rules, EngineKind, Feasibility, Params, Space, Value};
+use infertune::record::{Params, Value};
+use infertune::space::{rules, EngineKind, Feasibility, Space};
 use std::path::Path;
 
 /// The seed's command lines with vLLM's answer (`None` = it served).

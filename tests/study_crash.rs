@@ -10,7 +10,7 @@ use e2e_sim_common::{
     processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
-use infertune::study::TrialRecord;
+use infertune::record::TrialRecord;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::Stdio;

@@ -3,8 +3,8 @@
 
 mod study_fakes;
 
-use infertune::space::{Params, Value};
-use infertune::study::{journal, Outcome};
+use infertune::record::{Outcome, Params, Value};
+use infertune::study::journal;
 use study_fakes::*;
 
 const SEED: u64 = 7;
@@ -30,7 +30,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
         count(&|o| matches!(
             o,
             Outcome::Failed {
-                kind: infertune::launch::FailureKind::Oom,
+                kind: infertune::record::FailureKind::Oom,
                 ..
             }
         )) >= 1
@@ -44,7 +44,9 @@ fn a_study_records_every_outcome_and_its_views_agree() {
                 assert!(r.ready_s.is_none(), "a rejected config was launched");
             }
             Outcome::Infeasible => assert!(
-                r.violations[0].starts_with("ttft:p99<=1500ms (was "),
+                r.violations[0]
+                    .to_string()
+                    .starts_with("ttft:p99<=1500ms (was "),
                 "{:?}",
                 r.violations
             ),

@@ -4,7 +4,8 @@ use super::assemble::{finish, Invocation};
 use super::render::{render_params, served_name, value_text, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::record::Params;
+use crate::space::Space;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,7 +5,8 @@ use super::assemble::{device_env, finish, program_and_leading, Invocation};
 use super::render::{render_params, BoolStyle, DefaultTarget};
 use super::Slot;
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::record::Params;
+use crate::space::Space;
 
 /// How the model path is passed.
 pub(crate) enum ModelArg {

@@ -4,7 +4,8 @@ use super::flag_cli::{build, CliShape, ModelArg};
 use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::record::Params;
+use crate::space::Space;
 
 /// The llama.cpp server adapter. The served name goes in `--alias`; booleans are
 /// `store_true` flags (name a parameter `no_mmap` to tune `--no-mmap`).

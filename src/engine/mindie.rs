@@ -5,7 +5,8 @@ use super::json_path;
 use super::render::{render_params, served_name, BoolStyle, DefaultTarget, Rendered};
 use super::{Engine, Slot};
 use crate::launch::{FileToWrite, LaunchSpec};
-use crate::space::{Params, Space, Value};
+use crate::record::{Params, Value};
+use crate::space::Space;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value as Json};
 

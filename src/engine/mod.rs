@@ -22,7 +22,8 @@ pub use vllm::Vllm;
 pub(crate) use numa::on_path;
 
 use crate::launch::LaunchSpec;
-use crate::space::{EngineKind, Params, Space};
+use crate::record::Params;
+use crate::space::{EngineKind, Space};
 use std::path::PathBuf;
 
 /// Resources allocated to one trial (port, devices, folder), so several can later run at once.

@@ -1,6 +1,7 @@
 //! Shared rendering of a resolved config into flags, environment and config-file entries.
 
-use crate::space::{ParamDef, ParamKind, Params, Space, Target, Value};
+use crate::record::{Params, Value};
+use crate::space::{ParamDef, ParamKind, Space, Target};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 

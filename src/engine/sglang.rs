@@ -4,7 +4,8 @@ use super::flag_cli::{build, CliShape, ModelArg};
 use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::record::Params;
+use crate::space::Space;
 
 /// The SGLang adapter. Booleans are `store_true` flags: true → `--x`, false → omitted.
 pub struct Sglang;

@@ -4,7 +4,8 @@ use super::assemble::{finish, Invocation};
 use super::render::{push_flag, render_params, served_name, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space, Value};
+use crate::record::{Params, Value};
+use crate::space::Space;
 use anyhow::Context;
 
 /// The simulator adapter. The program is `launch.command` (program + leading args) when set,

@@ -4,7 +4,8 @@ use super::flag_cli::{build, CliShape, ModelArg};
 use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
-use crate::space::{Params, Space};
+use crate::record::Params;
+use crate::space::Space;
 
 /// The vLLM adapter. Flags are spelled as vLLM's argument parser reads them; booleans use
 /// `--x` / `--no-x`. With a `launch.command` that does not end in `serve` (e.g.

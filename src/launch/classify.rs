@@ -1,7 +1,8 @@
 //! Classify a failed start from how the process ended and what it logged, keeping the
 //! root-cause line (the first, innermost error) rather than the wrappers printed after it.
 
-use super::{FailureKind, StartFailure};
+use super::StartFailure;
+use crate::record::FailureKind;
 
 /// How a server process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

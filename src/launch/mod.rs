@@ -4,7 +4,7 @@
 pub mod classify;
 pub mod cli;
 mod command_line;
-pub mod failure;
+
 pub mod group;
 pub mod leftover;
 pub mod overrides;
@@ -16,10 +16,11 @@ pub mod spec;
 mod teardown;
 
 pub use command_line::command_line;
-pub use failure::FailureKind;
+
 pub use process::{ProcessLauncher, ProcessServer};
 pub use spec::{FileToWrite, LaunchSpec, Readiness};
 
+use crate::record::FailureKind;
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! The config `infertune launch` starts: each parameter's default, then `--set NAME=VALUE`.
 
-use crate::space::{ParamDef, ParamKind, Params, Space, Value};
+use crate::record::{Params, Value};
+use crate::space::{ParamDef, ParamKind, Space};
 use anyhow::{anyhow, bail, Result};
 
 /// Defaults (and constants) of `space`, overridden by `sets` (`NAME=VALUE` each).

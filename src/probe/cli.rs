@@ -1,7 +1,7 @@
 //! `infertune bench`: load-tests a running OpenAI-compatible server.
 
 use super::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
-use super::{csv_out::CsvOut, slo, summary, ProbeReport, RunOptions, Target};
+use super::{csv_out::CsvOut, summary, EarlyStop, ProbeReport, RunOptions, Target};
 use anyhow::{bail, Context, Result};
 use std::fmt;
 use std::path::PathBuf;
@@ -166,7 +166,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         prune: Some(Arc::new(move |_| {
             hook_flag
                 .load(Ordering::SeqCst)
-                .then(|| "interrupted (Ctrl-C); partial results".to_string())
+                .then(|| EarlyStop::Pruned("interrupted (Ctrl-C); partial results".to_string()))
         })),
     };
     let mut reports: Vec<ProbeReport> = Vec::new();
@@ -244,7 +244,9 @@ fn workloads(args: &BenchOptions) -> Result<Vec<(String, WorkloadSpec)>> {
         stall_timeout: args.stall_timeout,
         seed: args.seed,
         slo: match &args.slo {
-            Some(text) => slo::parse_list(text).map_err(|e| anyhow::anyhow!("--slo: {e}"))?,
+            Some(text) => {
+                crate::record::parse_slos(text).map_err(|e| anyhow::anyhow!("--slo: {e}"))?
+            }
             None => Vec::new(),
         },
     };

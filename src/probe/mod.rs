@@ -16,7 +16,7 @@ mod record;
 mod report;
 mod runner;
 pub mod server_counter;
-pub mod slo;
+
 mod sse;
 pub mod stamped;
 mod summary;
@@ -25,14 +25,10 @@ pub mod workload;
 
 pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 pub use runner::WARMUP_OUTPUT_TOKENS;
-pub use slo::{Slo, SloOp};
+
 pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 
-use std::collections::BTreeMap;
-
-/// Flat metric name → value, names as in `vllm bench serve` (`mean_ttft_ms`, `p99_tpot_ms`,
-/// `output_throughput`, `request_goodput`, `completed`, `failed`, `error_rate`, `duration_s`, ...).
-pub type MetricMap = BTreeMap<String, f64>;
+use crate::record::MetricMap;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,15 +63,33 @@ pub struct LiveStats {
     pub elapsed: Duration,
 }
 
-/// Decides from a snapshot whether to stop early; returns the reason when it should.
-pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<String> + Send + Sync>;
+/// Why a run ended before its planned end.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EarlyStop {
+    /// The caller asked it to stop (e.g. the study was interrupted); its numbers mean nothing.
+    Interrupted,
+    /// The run can no longer meet an SLO; the explanation.
+    Pruned(String),
+}
+
+impl std::fmt::Display for EarlyStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EarlyStop::Interrupted => f.write_str("interrupted"),
+            EarlyStop::Pruned(reason) => f.write_str(reason),
+        }
+    }
+}
+
+/// Decides from a snapshot whether to stop early; returns why when it should.
+pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
 
 /// Options of one probe run.
 #[derive(Clone, Default)]
 pub struct RunOptions {
     /// Show a progress bar (on a TTY).
     pub progress: bool,
-    /// Called periodically; a `Some(reason)` stops the run.
+    /// Called periodically; a `Some(why)` stops the run.
     pub prune: Option<PruneHook>,
 }
 
@@ -85,7 +99,7 @@ pub struct ProbeReport {
     /// Summary metrics.
     pub metrics: MetricMap,
     /// Set when the pruning hook stopped the run.
-    pub pruned: Option<String>,
+    pub pruned: Option<EarlyStop>,
     /// The full report as JSON (vLLM-compatible field names), written to `probe.json`.
     pub json: serde_json::Value,
 }

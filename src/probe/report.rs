@@ -5,7 +5,8 @@ use super::load::Shape;
 use super::metrics::Collector;
 use super::runner::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
-use super::{MetricMap, Target};
+use super::{EarlyStop, Target};
+use crate::record::MetricMap;
 use serde_json::{json, Map, Value};
 
 /// Metrics that are whole numbers.
@@ -26,7 +27,7 @@ pub(crate) fn json(
     endpoint: &str,
     collector: &Collector,
     metrics: &MetricMap,
-    pruned: &Option<String>,
+    pruned: &Option<EarlyStop>,
 ) -> Value {
     let (rate, burstiness, max_concurrency) = match plan.shape {
         Shape::Closed { concurrency } => (Value::Null, Value::Null, json!(concurrency)),
@@ -76,7 +77,7 @@ pub(crate) fn json(
         "errors_by_kind": errors,
         "output_tokens_source": sources,
         "goodput_slo": workload.slo.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "pruned": pruned,
+        "pruned": pruned.as_ref().map(ToString::to_string),
     });
     let fields = report.as_object_mut().expect("built as an object");
     for (key, value) in metrics {

@@ -8,7 +8,7 @@ use super::metrics::Collector;
 use super::record::RequestRecord;
 use super::watcher::ArrivalWatcher;
 use super::workload::{LoadSpec, WorkloadSpec};
-use super::{limits, progress, report, ProbeReport, RunOptions, Target};
+use super::{limits, progress, report, EarlyStop, ProbeReport, RunOptions, Target};
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -100,7 +100,7 @@ pub(crate) async fn run(
         pool: Pool::default(),
         options: &options,
     };
-    let report = |collector: &Collector, warmup: Option<&Collector>, pruned: Option<String>| {
+    let report = |collector: &Collector, warmup: Option<&Collector>, pruned: Option<EarlyStop>| {
         let mut metrics = collector.metrics();
         if let Some(warmup) = warmup {
             metrics.insert(
@@ -174,7 +174,7 @@ impl Phases<'_> {
         planned: u64,
         on_record: &mut (dyn FnMut(&RequestRecord) + Send),
         show_progress: bool,
-    ) -> Result<Option<String>> {
+    ) -> Result<Option<EarlyStop>> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut tasks = JoinSet::new();
         let started = Instant::now();

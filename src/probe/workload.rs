@@ -1,6 +1,6 @@
 //! The workload description: what requests to send, and how.
 
-use super::slo::Slo;
+use crate::record::Slo;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -3,9 +3,9 @@
 
 use super::document::Block;
 use super::{plots, StudyView};
+use crate::record::Outcome;
 use crate::study::score::Objective;
 use crate::study::views::{detail, status};
-use crate::study::Outcome;
 use std::collections::BTreeMap;
 
 /// The blocks of the report of `view`.
@@ -126,7 +126,7 @@ fn failures(view: &StudyView) -> Block {
             Outcome::Pruned { .. } => "pruned".to_string(),
         };
         let example = match &r.outcome {
-            Outcome::Infeasible => r.violations.join("; "),
+            Outcome::Infeasible => r.violations_text(),
             other => detail(other),
         };
         let entry = by_kind.entry(kind).or_insert((0, example));
@@ -151,7 +151,7 @@ fn trials(view: &StudyView) -> Block {
             .iter()
             .map(|r| {
                 let mut note = match &r.outcome {
-                    Outcome::Infeasible => r.violations.join("; "),
+                    Outcome::Infeasible => r.violations_text(),
                     other => detail(other),
                 };
                 if r.baseline {

@@ -7,9 +7,9 @@ pub mod document;
 pub mod plots;
 pub mod svg;
 
+use crate::record::TrialRecord;
 use crate::study::journal::{self, write_atomic, StudyMeta};
 use crate::study::select::{choose_winner, Winner};
-use crate::study::TrialRecord;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 

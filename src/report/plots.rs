@@ -2,10 +2,10 @@
 //! throughput, and the Pareto front of two objectives.
 
 use super::svg::{Chart, Series};
+use crate::record::{Outcome, TrialRecord};
 use crate::study::objective::ObjectiveSpec;
 use crate::study::score::Objective;
 use crate::study::select::pareto_front;
-use crate::study::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
 
 const GOOD: &str = "#1f77b4";
@@ -63,7 +63,7 @@ pub fn params_vs_objective(records: &[TrialRecord], spec: &ObjectiveSpec) -> Vec
     names
         .into_iter()
         .map(|name| {
-            let values: Vec<(&TrialRecord, &crate::space::Value)> = records
+            let values: Vec<(&TrialRecord, &crate::record::Value)> = records
                 .iter()
                 .filter(|r| probed(r) && r.value.is_some())
                 .filter_map(|r| r.params.get(name).map(|v| (r, v)))
@@ -75,7 +75,7 @@ pub fn params_vs_objective(records: &[TrialRecord], spec: &ObjectiveSpec) -> Vec
                 let set: BTreeSet<String> = values.iter().map(|(_, v)| v.to_string()).collect();
                 set.into_iter().collect()
             };
-            let x_of = |v: &crate::space::Value| match v.as_f64() {
+            let x_of = |v: &crate::record::Value| match v.as_f64() {
                 Some(x) if numeric => x,
                 _ => categories
                     .iter()

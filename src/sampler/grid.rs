@@ -2,8 +2,8 @@
 
 use super::propose::{accept, category_count, Dims, Rejections, Tried};
 use super::Sampler;
-use crate::space::{Feasibility, Params, Value};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord, Value};
+use crate::space::Feasibility;
 use rand::Rng;
 
 /// Levels per numeric parameter when none are given.

@@ -3,8 +3,7 @@
 //! meeting their SLOs first), start-up failures last.
 
 use super::propose::Dims;
-use crate::probe::{Slo, SloOp};
-use crate::study::{Outcome, TrialRecord};
+use crate::record::{Outcome, TrialRecord, Violation};
 use std::cmp::Ordering;
 
 /// How a trial ended, for learning.
@@ -43,41 +42,10 @@ impl Observation {
     }
 }
 
-/// How far `trial` misses its SLOs: the sum over its violations of `ln(measured / bound)`
-/// (oriented so that a miss is positive), read from the violation texts (`tpot:p99<=50ms`,
-/// optionally followed by ` (was …)`) and the trial's metrics. A violation that cannot be
-/// measured counts as infinitely far.
+/// How far `trial` misses its SLOs: the sum of its violations' shortfalls (see
+/// [`Violation::shortfall`]); a violation without a measured SLO counts as infinitely far.
 pub(crate) fn shortfall(trial: &TrialRecord) -> f64 {
-    trial
-        .violations
-        .iter()
-        .map(|text| {
-            let slo_text = text.split(" (").next().unwrap_or(text);
-            let Ok(slo) = slo_text.parse::<Slo>() else {
-                return f64::INFINITY;
-            };
-            match trial.metrics.get(&slo.metric_key()) {
-                Some(&value) => miss(&slo, value),
-                None => f64::INFINITY,
-            }
-        })
-        .sum()
-}
-
-/// The log-ratio by which `value` misses `slo` (0 when it holds).
-fn miss(slo: &Slo, value: f64) -> f64 {
-    let (over, under) = match slo.op {
-        SloOp::Le => (value, slo.threshold),
-        SloOp::Ge => (slo.threshold, value),
-    };
-    if over <= under {
-        return 0.0;
-    }
-    if over > 0.0 && under > 0.0 {
-        (over / under).ln()
-    } else {
-        (over - under) / under.abs().max(over.abs()).max(f64::MIN_POSITIVE)
-    }
+    trial.violations.iter().map(Violation::shortfall).sum()
 }
 
 /// The informative trials, in trial order. Rejected configs and failures unrelated to the config
@@ -116,22 +84,28 @@ mod tests {
     use super::*;
     use crate::sampler::testkit::record;
 
-    fn broken(score: f64, p99_tpot: f64, violation: &str) -> TrialRecord {
+    fn broken(score: f64, violation: Violation) -> TrialRecord {
         let mut t = record(Default::default(), Outcome::Infeasible, Some(score));
-        t.metrics.insert("p99_tpot_ms".into(), p99_tpot);
-        t.violations = vec![violation.into()];
+        t.violations = vec![violation];
         t
+    }
+
+    fn slo(text: &str, measured: Option<f64>) -> Violation {
+        Violation::Slo {
+            slo: text.parse().unwrap(),
+            measured,
+        }
     }
 
     #[test]
     fn shortfall_is_the_log_ratio_of_the_miss() {
-        let near = broken(1.0, 52.5, "tpot:p99<=50ms (was 52.5ms)");
+        let near = broken(1.0, slo("tpot:p99<=50ms", Some(52.5)));
         assert!((shortfall(&near) - 1.05f64.ln()).abs() < 1e-9);
-        let unmeasured = broken(1.0, 10.0, "ttft:p99<=2000ms (not measured)");
+        let unmeasured = broken(1.0, slo("ttft:p99<=2000ms", None));
         assert_eq!(shortfall(&unmeasured), f64::INFINITY);
-        let pending = broken(1.0, 10.0, "pending");
+        let pending = broken(1.0, Violation::Pending);
         assert_eq!(shortfall(&pending), f64::INFINITY);
-        let met = broken(1.0, 40.0, "tpot:p99<=50ms");
+        let met = broken(1.0, slo("tpot:p99<=50ms", Some(40.0)));
         assert_eq!(shortfall(&met), 0.0);
     }
 
@@ -141,11 +115,11 @@ mod tests {
             x: vec![],
             tier: Tier::SloBroken,
             score: 900.0,
-            shortfall: shortfall(&broken(900.0, 150.0, "tpot:p99<=50ms")),
+            shortfall: shortfall(&broken(900.0, slo("tpot:p99<=50ms", Some(150.0)))),
         };
         let near_but_slow = Observation {
             score: 400.0,
-            shortfall: shortfall(&broken(400.0, 51.0, "tpot:p99<=50ms")),
+            shortfall: shortfall(&broken(400.0, slo("tpot:p99<=50ms", Some(51.0)))),
             ..far_but_fast.clone()
         };
         let feasible = Observation {

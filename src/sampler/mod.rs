@@ -25,8 +25,8 @@ pub use qmc::QmcSampler;
 pub use random::RandomSampler;
 pub use tpe::TpeSampler;
 
-use crate::space::{Feasibility, Params};
-use crate::study::{Outcome, TrialRecord};
+use crate::record::{Outcome, Params, TrialRecord, Violation};
+use crate::space::Feasibility;
 
 /// Proposes configs. Stateless over the trial list (seeded at construction), so resume = replay.
 pub trait Sampler {
@@ -104,17 +104,13 @@ fn pessimistic_score(trials: &[TrialRecord]) -> Option<f64> {
 /// which ranks it below every feasible trial without marking its region as a start-up failure.
 fn pending_record(number: usize, params: Params, score: Option<f64>) -> TrialRecord {
     TrialRecord {
-        number: u32::try_from(number).unwrap_or(u32::MAX),
-        params,
-        outcome: Outcome::Infeasible,
-        metrics: Default::default(),
         value: score,
         score,
-        violations: vec!["pending".into()],
-        baseline: false,
-        repeat_of: None,
-        ready_s: None,
-        wall_s: 0.0,
-        started_unix: 0.0,
+        violations: vec![Violation::Pending],
+        ..TrialRecord::new(
+            u32::try_from(number).unwrap_or(u32::MAX),
+            params,
+            Outcome::Infeasible,
+        )
     }
 }

@@ -2,8 +2,8 @@
 //! per-call random stream, and the bounded sample-then-reject loop that makes every proposal
 //! resolvable by the space and untried.
 
-use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, Params, Value};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord, Value};
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, HashSet};

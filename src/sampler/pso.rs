@@ -13,8 +13,8 @@ use super::kernel::reflect;
 use super::propose::{call_rng, first_acceptable, Dims, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
-use crate::space::{Feasibility, Params};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord};
+use crate::space::Feasibility;
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
 

@@ -3,8 +3,8 @@
 
 use super::propose::{first_acceptable, Dims, Tried, MAX_ATTEMPTS};
 use super::Sampler;
-use crate::space::{Feasibility, Params};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord};
+use crate::space::Feasibility;
 
 /// Dimensions `sobol_burley` provides.
 const MAX_DIMS: usize = 256;

@@ -2,8 +2,8 @@
 
 use super::propose::{call_rng, first_acceptable, Dims, Tried, MAX_ATTEMPTS};
 use super::Sampler;
-use crate::space::{Feasibility, Params};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord};
+use crate::space::Feasibility;
 use rand::Rng;
 
 /// Independent uniform draws; the baseline every other sampler is benchmarked against.

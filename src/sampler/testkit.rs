@@ -1,8 +1,7 @@
 //! Test fixtures: spaces with every parameter kind, conditionals and constraints, and records.
 
-use crate::launch::FailureKind;
-use crate::space::{Feasibility, ParamDef, ParamKind, Params, Rejection, Value};
-use crate::study::{Outcome, TrialRecord};
+use crate::record::{FailureKind, Outcome, Params, TrialRecord, Value};
+use crate::space::{Feasibility, ParamDef, ParamKind, Rejection};
 use std::sync::Arc;
 
 /// A predicate over a config.

@@ -3,8 +3,7 @@
 
 use super::from_name;
 use super::testkit::{feasible, mixed_space, record, FnSpaceBuilder};
-use crate::space::{Params, Value};
-use crate::study::{Outcome, TrialRecord};
+use crate::record::{Outcome, Params, TrialRecord, Value};
 use std::collections::HashSet;
 
 /// A smooth score over the mixed space, so model-based samplers have something to follow.

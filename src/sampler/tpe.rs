@@ -15,8 +15,8 @@ use super::kernel::{failure_probability, Parzen};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
-use crate::space::{Feasibility, Params};
-use crate::study::TrialRecord;
+use crate::record::{Params, TrialRecord};
+use crate::space::Feasibility;
 
 /// Informative trials before the model takes over (earlier ones follow a Sobol sequence).
 /// The search benchmark found 5 better than 8: the model, guided by how far SLO-breaking
@@ -161,10 +161,9 @@ fn bandwidth(n: usize, dims: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::{Outcome, Value};
     use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
     use crate::sampler::RandomSampler;
-    use crate::space::Value;
-    use crate::study::Outcome;
 
     fn plane() -> crate::sampler::testkit::FnSpace {
         FnSpaceBuilder::new()

@@ -3,7 +3,8 @@
 use super::config::Deployment;
 use super::serve::{self, ServeOptions};
 use crate::probe::{DatasetSpec, WorkloadSpec};
-use crate::space::{EngineKind, Params, Value};
+use crate::record::{Params, Value};
+use crate::space::EngineKind;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -2,8 +2,7 @@
 
 use super::cli::EvalArgs;
 use super::eval;
-use crate::probe::MetricMap;
-use crate::space::Params;
+use crate::record::{MetricMap, Params};
 use anyhow::Context;
 use serde_json::json;
 use std::io::{BufRead, Write};

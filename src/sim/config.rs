@@ -4,8 +4,8 @@
 use super::knobs::Knobs;
 use super::numa::{self, NumaBinding};
 use super::profiles::{self, CardProfile, EngineProfile, ModelProfile, Scheduling};
-use crate::launch::FailureKind;
-use crate::space::{rules, EngineKind, Params};
+use crate::record::{FailureKind, Params};
+use crate::space::{rules, EngineKind};
 use serde::{Deserialize, Serialize};
 
 /// The engine, hardware and model being simulated.
@@ -280,7 +280,7 @@ fn vllm_major_minor(text: &str) -> Result<(u32, u32), SimFailure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::Value;
+    use crate::record::Value;
 
     fn deployment(card: &str, model: &str, tp: u32) -> Deployment {
         Deployment {

@@ -5,7 +5,7 @@ use super::config::{Deployment, EngineConfig, SimFailure};
 use super::cost::CostModel;
 use super::memory::{self, KvCapacity};
 use super::scheduler::{Event, Gauges, Scheduler};
-use crate::space::Params;
+use crate::record::Params;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -102,7 +102,8 @@ impl SimEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::{EngineKind, Value};
+    use crate::record::Value;
+    use crate::space::EngineKind;
 
     fn engine(params: &[(&str, Value)]) -> SimEngine {
         let d = Deployment {

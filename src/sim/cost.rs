@@ -104,8 +104,9 @@ impl CostModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Params;
     use crate::sim::config::Deployment;
-    use crate::space::{EngineKind, Params};
+    use crate::space::EngineKind;
 
     fn cost(card: &str, model: &str, tp: u32) -> CostModel {
         let d = Deployment {

@@ -5,8 +5,8 @@ use super::core::SimEngine;
 use super::requests::{self, Limits, Load, RequestShape, RequestSource};
 use super::scheduler::Event;
 use super::stats::{self, RequestRecord};
-use crate::probe::{MetricMap, WorkloadSpec};
-use crate::space::Params;
+use crate::probe::WorkloadSpec;
+use crate::record::{MetricMap, Params};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 

@@ -1,6 +1,7 @@
 //! Reading engine parameters (vLLM and MindIE spellings) out of a resolved `Params` map.
 
-use crate::space::{EngineKind, Params, Value};
+use crate::record::{Params, Value};
+use crate::space::EngineKind;
 
 /// The engine settings the model reacts to, in one vocabulary. `None` = engine default.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -132,9 +132,8 @@ pub fn load_done_seconds(cfg: &EngineConfig) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::FailureKind;
+    use crate::record::{FailureKind, Params, Value};
     use crate::sim::config::Deployment;
-    use crate::space::{Params, Value};
 
     fn config(card: &str, model: &str, tp: u32, params: &[(&str, Value)]) -> EngineConfig {
         let d = Deployment {

@@ -1,6 +1,6 @@
 //! Summary metrics of a run, with the probe's names and definitions (`vllm bench serve` style).
 
-use crate::probe::{MetricMap, Slo};
+use crate::record::{MetricMap, Slo};
 
 /// What the client saw of one measured request (times in seconds from the run start).
 #[derive(Clone, Debug, PartialEq)]

@@ -4,8 +4,9 @@
 use super::error::thousands;
 use super::rules;
 use super::sample::{self, Estimate};
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Params, Space, Target};
+use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Space, Target};
 use crate::engine::{self, Slot};
+use crate::record::Params;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::path::PathBuf;
 

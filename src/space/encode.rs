@@ -4,7 +4,7 @@
 //! log for `log: true`, snapped to `step`); `to_unit(v)` is its inverse (the centre of `v`'s cell).
 
 use super::param::{NumaCandidates, ParamKind};
-use super::value::Value;
+use crate::record::Value;
 
 impl ParamKind {
     /// The value at position `u ∈ [0, 1]` of the domain; `None` for kinds a sampler does not

@@ -1,7 +1,7 @@
 //! Expressions over parameters (CEL): constraints, `derived` values and `when` conditions.
 //! `max(a, b, ...)` and `min(a, b, ...)` are available besides the CEL standard library.
 
-use super::value::{Params, Value};
+use crate::record::{Params, Value};
 use cel::{Context, Env, Program};
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -9,15 +9,15 @@ pub mod param;
 mod resolve;
 pub mod rules;
 pub mod sample;
-pub mod value;
+
 pub mod version;
 mod yaml;
 
 pub use error::SpaceError;
 pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
-pub use value::{Params, Value};
 
 use crate::probe::WorkloadSpec;
+use crate::record::Params;
 use crate::study::objective::ObjectiveSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

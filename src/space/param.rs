@@ -1,6 +1,6 @@
 //! Parameter definitions of a search space (the typed form of the YAML `parameters:` list).
 
-use super::value::Value;
+use crate::record::Value;
 use serde::{Deserialize, Serialize};
 
 /// One tunable (or fixed, or derived) parameter.

@@ -3,7 +3,8 @@
 
 use super::expr;
 use super::rules;
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Params, Rejection, Space, Value};
+use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Rejection, Space};
+use crate::record::{Params, Value};
 
 impl Feasibility for Space {
     fn parameters(&self) -> &[ParamDef] {

@@ -1,6 +1,7 @@
 //! Uniform sampling of a space, to estimate which share of it is feasible and why the rest is not.
 
-use super::{ParamDef, Params, Rejection};
+use super::{ParamDef, Rejection};
+use crate::record::Params;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;

@@ -2,10 +2,10 @@
 //! engine version, card and host facts) and, for MindIE, `config.patch.json`.
 
 use super::journal::{write_atomic, StudyMeta};
-use super::record::TrialRecord;
 use super::select::{choose_winner, Winner};
 use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
+use crate::record::TrialRecord;
 use crate::space::{EngineKind, Space, Target};
 use anyhow::Context as _;
 use serde_json::{json, Map, Value as Json};

@@ -2,7 +2,7 @@
 //! and `study.json`, the identity of the study that `--resume` checks.
 
 use super::objective::ObjectiveSpec;
-use super::record::TrialRecord;
+use crate::record::TrialRecord;
 use crate::space::EngineKind;
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
@@ -215,7 +215,7 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::study::Outcome;
+    use crate::record::Outcome;
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {

@@ -16,7 +16,7 @@ pub mod objective;
 pub mod prober;
 pub mod progress;
 pub mod prune;
-pub mod record;
+
 pub mod runner;
 pub mod score;
 pub mod select;
@@ -25,6 +25,6 @@ pub mod views;
 
 pub use interrupt::StopFlag;
 pub use prober::{HttpProber, Prober};
-pub use record::{Outcome, TrialRecord};
+
 pub use runner::{run, StudyOptions, StudyResult};
 pub use trial::Backends;

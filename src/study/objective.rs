@@ -1,6 +1,6 @@
 //! The objective: maximise or minimise a metric subject to SLOs.
 
-use crate::probe::Slo;
+use crate::record::Slo;
 use serde::{Deserialize, Serialize};
 
 /// Optimisation direction.

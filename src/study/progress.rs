@@ -1,7 +1,7 @@
 //! Progress of a study: a bar with ETA on a TTY, one line per trial always.
 
-use super::record::{Outcome, TrialRecord};
 use super::views::{detail, status};
+use crate::record::{Outcome, TrialRecord};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal as _;
 use std::time::Duration;
@@ -88,7 +88,7 @@ pub fn describe(r: &TrialRecord, metric: &str) -> String {
         (Outcome::Infeasible, v) => format!(
             "{}{}",
             v.map(|v| format!("{metric}={v:.2}, ")).unwrap_or_default(),
-            r.violations.join("; ")
+            r.violations_text()
         ),
         (outcome, _) => detail(outcome),
     };

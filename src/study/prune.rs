@@ -7,11 +7,9 @@
 //! the first sample above `X`. The error rate is certainly above `e` once `f > e·P`.
 
 use super::interrupt::StopFlag;
-use crate::probe::{LiveStats, PruneHook, Slo, SloOp};
+use crate::probe::{EarlyStop, LiveStats, PruneHook};
+use crate::record::{Slo, SloOp};
 use std::sync::Arc;
-
-/// The reason a probe stopped because the user interrupted the study.
-pub const INTERRUPTED: &str = "interrupted";
 
 /// A hook that stops the probe when `stop` is raised, and (when `prune` is set) as soon as one
 /// of `slos` is certainly broken.
@@ -19,9 +17,11 @@ pub fn hook(slos: &[Slo], prune: bool, stop: StopFlag) -> PruneHook {
     let slos: Vec<Slo> = if prune { slos.to_vec() } else { Vec::new() };
     Arc::new(move |stats: &LiveStats| {
         if stop.is_raised() {
-            return Some(INTERRUPTED.to_string());
+            return Some(EarlyStop::Interrupted);
         }
-        slos.iter().find_map(|slo| certainly_broken(slo, stats))
+        slos.iter()
+            .find_map(|slo| certainly_broken(slo, stats))
+            .map(EarlyStop::Pruned)
     })
 }
 
@@ -150,6 +150,6 @@ mod tests {
         let h = hook(&[m], false, stop.clone());
         assert_eq!(h(&stats(4, 0, vec![1e6, 1e6])), None);
         stop.raise();
-        assert_eq!(h(&stats(4, 0, vec![])), Some(INTERRUPTED.to_string()));
+        assert_eq!(h(&stats(4, 0, vec![])), Some(EarlyStop::Interrupted));
     }
 }

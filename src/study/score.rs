@@ -2,7 +2,7 @@
 //! the SLO verdict with named violations.
 
 use super::objective::{Direction, ObjectiveSpec};
-use crate::probe::{MetricMap, Slo};
+use crate::record::{MetricMap, Violation};
 use anyhow::Context as _;
 
 /// An objective ready to score metrics.
@@ -19,8 +19,8 @@ pub struct Judgement {
     pub value: Option<f64>,
     /// The value oriented so that higher is better.
     pub score: Option<f64>,
-    /// Broken SLOs, e.g. `ttft:p99<=2000ms (was 3120ms)`; empty when every SLO held.
-    pub violations: Vec<String>,
+    /// Broken SLOs with what was measured; empty when every SLO held.
+    pub violations: Vec<Violation>,
 }
 
 impl Objective {
@@ -49,7 +49,9 @@ impl Objective {
         let value = match self.primary.eval(metrics) {
             Ok(v) => Some(v),
             Err(e) => {
-                violations.push(format!("objective: {e}"));
+                violations.push(Violation::Objective {
+                    message: e.to_string(),
+                });
                 None
             }
         };
@@ -61,14 +63,19 @@ impl Objective {
     }
 
     /// Named violations of the SLOs by `metrics` (an unmeasured SLO metric is a violation).
-    pub fn violations(&self, metrics: &MetricMap) -> Vec<String> {
+    pub fn violations(&self, metrics: &MetricMap) -> Vec<Violation> {
         self.spec
             .subject_to
             .iter()
-            .filter_map(|slo| match metrics.get(&slo.metric_key()) {
-                Some(v) if slo.holds(*v) => None,
-                Some(v) => Some(format!("{slo} (was {})", format_like(slo, *v))),
-                None => Some(format!("{slo} (not measured)")),
+            .filter_map(|slo| {
+                let measured = metrics.get(&slo.metric_key()).copied();
+                match measured {
+                    Some(v) if slo.holds(v) => None,
+                    _ => Some(Violation::Slo {
+                        slo: slo.clone(),
+                        measured,
+                    }),
+                }
             })
             .collect()
     }
@@ -81,25 +88,6 @@ impl Objective {
     /// The primary objective's direction.
     pub fn direction(&self) -> Direction {
         self.spec.direction
-    }
-}
-
-/// Formats a measured value in the unit its SLO is written in.
-pub fn format_like(slo: &Slo, value: f64) -> String {
-    if slo.is_latency() {
-        format!("{}ms", round_sig(value))
-    } else if slo.metric == "error_rate" {
-        format!("{}%", round_sig(value * 100.0))
-    } else {
-        round_sig(value).to_string()
-    }
-}
-
-fn round_sig(v: f64) -> f64 {
-    if v.abs() >= 100.0 {
-        v.round()
-    } else {
-        (v * 100.0).round() / 100.0
     }
 }
 
@@ -203,7 +191,7 @@ fn is_word_or_dot(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::slo::parse_list;
+    use crate::record::parse_slos as parse_list;
 
     fn spec(metric: &str, slos: &str) -> ObjectiveSpec {
         ObjectiveSpec {
@@ -240,8 +228,9 @@ mod tests {
             ("p99_tpot_ms", 20.0),
             ("error_rate", 0.05),
         ]));
+        let texts: Vec<String> = j.violations.iter().map(|v| v.to_string()).collect();
         assert_eq!(
-            j.violations,
+            texts,
             vec!["ttft:p99<=2000ms (was 3120ms)", "error_rate<=1% (was 5%)"]
         );
         assert_eq!(j.value, Some(10.0));
@@ -257,7 +246,7 @@ mod tests {
         let missing = o.judge(&MetricMap::new());
         assert_eq!(missing.value, None);
         assert!(
-            missing.violations[0].contains("`p99_e2el_ms`"),
+            missing.violations[0].to_string().contains("`p99_e2el_ms`"),
             "{missing:?}"
         );
     }

@@ -3,8 +3,7 @@
 //! SLOs, and state its gain over the baseline.
 
 use super::objective::Direction;
-use super::record::{Outcome, TrialRecord};
-use crate::space::Params;
+use crate::record::{Outcome, Params, TrialRecord};
 
 /// A config's runs (the original trial and its repeats), summarised.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,14 +3,14 @@
 
 use super::interrupt::StopFlag;
 use super::prober::Prober;
-use super::prune::{self, INTERRUPTED};
-use super::record::{Outcome, TrialRecord};
+use super::prune;
 use super::score::Objective;
 use super::{counted, journal, loadsearch};
 use crate::engine::{Engine, Slot};
-use crate::launch::{FailureKind, Launcher};
-use crate::probe::{MetricMap, ProbeReport, RunOptions, Target, WorkloadSpec};
-use crate::space::{Feasibility, Params, Space};
+use crate::launch::Launcher;
+use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
+use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
+use crate::space::{Feasibility, Space};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -74,7 +74,7 @@ enum Measured {
         metrics: MetricMap,
         value: Option<f64>,
         score: Option<f64>,
-        violations: Vec<String>,
+        violations: Vec<Violation>,
         pruned: Option<String>,
     },
 }
@@ -245,21 +245,21 @@ impl TrialRunner<'_> {
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         write_probe_json(workdir, &report.json)?;
-        if report.pruned.as_deref() == Some(INTERRUPTED) {
-            return Ok(Measured::Interrupted);
-        }
+        let pruned = match report.pruned {
+            Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
+            Some(EarlyStop::Pruned(reason)) => Some(reason),
+            None => None,
+        };
         let judgement = self.objective.judge(&report.metrics);
         let mut violations = judgement.violations;
         violations.extend(nothing_completed(&report.metrics));
-        if let Some(reason) = &report.pruned {
-            violations.push(reason.clone());
-        }
+        violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
         Ok(Measured::Probed {
             metrics: report.metrics,
             value: judgement.value,
             score: judgement.score,
             violations,
-            pruned: report.pruned,
+            pruned,
         })
     }
 
@@ -269,7 +269,7 @@ impl TrialRunner<'_> {
         search: &super::objective::LoadSearchSpec,
         workdir: &Path,
     ) -> anyhow::Result<Measured> {
-        let mut runs: Vec<(f64, ProbeReport, Vec<String>)> = Vec::new();
+        let mut runs: Vec<(f64, ProbeReport, Vec<Violation>)> = Vec::new();
         let mut interrupted = false;
         let mut probe_failure = None;
         let probing = Instant::now();
@@ -282,13 +282,17 @@ impl TrialRunner<'_> {
                     return Ok(None);
                 }
             };
-            if report.pruned.as_deref() == Some(INTERRUPTED) {
-                interrupted = true;
-                return Ok(None);
-            }
+            let pruned = match &report.pruned {
+                Some(EarlyStop::Interrupted) => {
+                    interrupted = true;
+                    return Ok(None);
+                }
+                Some(EarlyStop::Pruned(reason)) => Some(reason.clone()),
+                None => None,
+            };
             let mut violations = self.objective.violations(&report.metrics);
             violations.extend(nothing_completed(&report.metrics));
-            violations.extend(report.pruned.clone());
+            violations.extend(pruned.map(|reason| Violation::Pruned { reason }));
             let feasible = violations.is_empty();
             runs.push((load, report, violations));
             Ok(Some(feasible))
@@ -307,7 +311,10 @@ impl TrialRunner<'_> {
             .context("the load search probed nothing")?;
         let summary: Vec<serde_json::Value> = runs
             .iter()
-            .map(|(load, _, v)| serde_json::json!({"load": load, "violations": v}))
+            .map(|(load, _, v)| {
+                let texts: Vec<String> = v.iter().map(ToString::to_string).collect();
+                serde_json::json!({"load": load, "violations": texts})
+            })
             .collect();
         write_probe_json(
             workdir,
@@ -332,8 +339,8 @@ impl TrialRunner<'_> {
     }
 }
 
-fn nothing_completed(metrics: &MetricMap) -> Option<String> {
-    (metrics.get("completed") == Some(&0.0)).then(|| "no request completed".to_string())
+fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
+    (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
 }
 
 fn write_probe_json(workdir: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
@@ -351,18 +358,11 @@ fn new_record(
     wall_s: f64,
 ) -> TrialRecord {
     TrialRecord {
-        number: id.number,
-        params,
-        outcome,
-        metrics: MetricMap::new(),
-        value: None,
-        score: None,
-        violations: Vec::new(),
         baseline: id.baseline,
         repeat_of: id.repeat_of,
-        ready_s: None,
         wall_s,
         started_unix,
+        ..TrialRecord::new(id.number, params, outcome)
     }
 }
 

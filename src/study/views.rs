@@ -1,7 +1,7 @@
 //! Views of the journal rewritten after every trial: `trials.csv`.
 
 use super::journal::write_atomic;
-use super::record::{Outcome, TrialRecord};
+use crate::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -66,7 +66,7 @@ pub fn trials_csv(records: &[TrialRecord]) -> anyhow::Result<String> {
             opt(r.repeat_of),
             opt(r.value),
             opt(r.score),
-            r.violations.join("; "),
+            r.violations_text(),
             detail(&r.outcome),
             opt(r.ready_s),
             format!("{:.3}", r.wall_s),
@@ -95,7 +95,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::Value;
+    use crate::record::Value;
 
     #[test]
     fn columns_are_the_union_in_name_order() {

@@ -2,9 +2,8 @@
 //! tuner's command line, the journal, and the processes a study leaves behind.
 #![allow(dead_code)]
 
-use infertune::space::Params;
+use infertune::record::{Params, TrialRecord};
 use infertune::study::journal;
-use infertune::study::TrialRecord;
 use std::path::{Path, PathBuf};
 
 /// The space every simulator study here runs (see its header for the landscape).

@@ -1,8 +1,9 @@
 //! Helpers shared by the simulator's integration tests.
 
 use infertune::probe::{DatasetSpec, WorkloadSpec};
+use infertune::record::{Params, Value};
 use infertune::sim::Deployment;
-use infertune::space::{EngineKind, Params, Value};
+use infertune::space::EngineKind;
 
 /// A vLLM (or MindIE) deployment.
 pub fn deployment(

@@ -5,13 +5,14 @@
 #![allow(dead_code)]
 
 use infertune::probe::WorkloadSpec;
+use infertune::record::{Params, TrialRecord, Value};
 use infertune::sampler::Sampler;
 use infertune::space::{
-    Constraint, EngineKind, EngineSection, Feasibility, LaunchSection, ParamDef, ParamKind, Params,
-    Rejection, RuleSettings, SearchSettings, Space, Value,
+    Constraint, EngineKind, EngineSection, Feasibility, LaunchSection, ParamDef, ParamKind,
+    Rejection, RuleSettings, SearchSettings, Space,
 };
 use infertune::study::objective::{Direction, ObjectiveSpec};
-use infertune::study::{Backends, StopFlag, StudyOptions, TrialRecord};
+use infertune::study::{Backends, StopFlag, StudyOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -106,7 +107,7 @@ pub fn space(seed: u64, trials: u32) -> Space {
         objective: ObjectiveSpec {
             direction: Direction::Maximize,
             metric: "output_throughput".into(),
-            subject_to: infertune::probe::slo::parse_list("ttft:p99<=1500ms,error_rate<=1%")
+            subject_to: infertune::record::parse_slos("ttft:p99<=1500ms,error_rate<=1%")
                 .expect("valid SLOs"),
             secondary: None,
             load_search: None,

@@ -2,11 +2,10 @@
 //! are a function of the config and the load, with the pruning hook called after each request.
 
 use infertune::engine::{Engine, Slot};
-use infertune::launch::{FailureKind, LaunchSpec, Launcher, Readiness, Server, StartFailure};
-use infertune::probe::{
-    Api, LiveStats, LoadSpec, MetricMap, ProbeReport, RunOptions, Target, WorkloadSpec,
-};
-use infertune::space::{Params, Space, Value};
+use infertune::launch::{LaunchSpec, Launcher, Readiness, Server, StartFailure};
+use infertune::probe::{Api, LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
+use infertune::record::{FailureKind, MetricMap, Params, Value};
+use infertune::space::Space;
 use infertune::study::{Prober, StopFlag};
 use std::collections::HashMap;
 use std::path::Path;

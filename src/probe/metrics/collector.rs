@@ -2,7 +2,8 @@
 
 use super::stats::LatencyStats;
 use crate::probe::record::{ErrorKind, RequestRecord, TokenSource};
-use crate::probe::{LiveStats, MetricMap, Slo};
+use crate::probe::LiveStats;
+use crate::record::{MetricMap, Slo};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

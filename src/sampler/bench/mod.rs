@@ -11,10 +11,8 @@ pub mod report;
 pub mod sim;
 
 use super::from_name;
-use crate::launch::FailureKind;
-use crate::probe::{MetricMap, Slo};
-use crate::space::{Feasibility, Params};
-use crate::study::{Outcome, TrialRecord};
+use crate::record::{FailureKind, MetricMap, Outcome, Params, Slo, TrialRecord, Violation};
+use crate::space::Feasibility;
 use anyhow::Context;
 use reference::Reference;
 use std::path::PathBuf;
@@ -64,15 +62,16 @@ impl Scenario {
                 (outcome, MetricMap::new(), None, Vec::new())
             }
             Ok(metrics) => {
-                let violations: Vec<String> = self
+                let violations: Vec<Violation> = self
                     .slos
                     .iter()
-                    .filter(|slo| {
-                        !metrics
-                            .get(&slo.metric_key())
-                            .is_some_and(|v| slo.holds(*v))
+                    .filter_map(|slo| {
+                        let measured = metrics.get(&slo.metric_key()).copied();
+                        (!measured.is_some_and(|v| slo.holds(v))).then(|| Violation::Slo {
+                            slo: slo.clone(),
+                            measured,
+                        })
                     })
-                    .map(|slo| slo.to_string())
                     .collect();
                 let outcome = if violations.is_empty() {
                     Outcome::Feasible
@@ -84,18 +83,11 @@ impl Scenario {
             }
         };
         TrialRecord {
-            number: u32::try_from(number).unwrap_or(u32::MAX),
-            params,
-            outcome,
             metrics,
             value,
             score: value,
             violations,
-            baseline: false,
-            repeat_of: None,
-            ready_s: None,
-            wall_s: 0.0,
-            started_unix: 0.0,
+            ..TrialRecord::new(u32::try_from(number).unwrap_or(u32::MAX), params, outcome)
         }
     }
 }

@@ -3,9 +3,8 @@
 //! keyed by the scenario's fingerprint and the number of draws.
 
 use super::Scenario;
+use crate::record::{Outcome, Params};
 use crate::sampler::propose::{call_rng, Dims};
-use crate::space::Params;
-use crate::study::Outcome;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -6,9 +6,10 @@
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
 use super::{Objective, Scenario, StartupFailure};
-use crate::probe::{MetricMap, WorkloadSpec};
+use crate::probe::WorkloadSpec;
+use crate::record::{MetricMap, Params};
 use crate::sim::Deployment;
-use crate::space::{EngineKind, Params, Space, Target};
+use crate::space::{EngineKind, Space, Target};
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};

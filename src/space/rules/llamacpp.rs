@@ -1,8 +1,8 @@
 //! llama.cpp (`llama-server`) checks on batch sizes, slots and the KV cache type.
 
 use super::{Ctx, Rule};
+use crate::record::Value;
 use crate::space::version::VersionRange;
-use crate::space::Value;
 
 /// KV cache types that are not quantized.
 const PLAIN_CACHE_TYPES: [&str; 3] = ["f32", "f16", "bf16"];

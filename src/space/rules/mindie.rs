@@ -4,8 +4,8 @@
 //! to start on a config outside these bounds; the messages state the documented constraint.
 
 use super::Rule;
+use crate::record::Value;
 use crate::space::version::VersionRange;
-use crate::space::Value;
 
 /// Documented value ranges: (parameter, lowest, highest).
 const RANGES: [(&str, i64, i64); 7] = [

@@ -13,7 +13,8 @@ mod vllm;
 pub use detect::{detect_version, effective_version};
 
 use super::version::{Version, VersionRange};
-use super::{EngineKind, Params, Rejection, Value};
+use super::{EngineKind, Rejection};
+use crate::record::{Params, Value};
 
 /// One start-up check of an engine.
 pub struct Rule {

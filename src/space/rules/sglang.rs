@@ -1,8 +1,8 @@
 //! SGLang's start-up checks (python/sglang/srt/server_args.py), with SGLang's messages.
 
 use super::Rule;
+use crate::record::Value;
 use crate::space::version::VersionRange;
-use crate::space::Value;
 
 const SCHEDULE_POLICIES: [&str; 5] = ["lpm", "random", "fcfs", "dfs-weight", "lof"];
 
@@ -67,7 +67,8 @@ pub static RULES: &[Rule] = &[
 #[cfg(test)]
 mod tests {
     use super::super::check;
-    use crate::space::{EngineKind, Params, Value};
+    use crate::record::{Params, Value};
+    use crate::space::EngineKind;
 
     #[test]
     fn chunk_must_be_a_page_multiple_unless_disabled() {

@@ -7,8 +7,8 @@
 //! chunked prefill is off unless asked for (for models up to 32K context).
 
 use super::{nearest, Ctx, Rule};
+use crate::record::{Params, Value};
 use crate::space::version::VersionRange;
-use crate::space::{Params, Value};
 
 const V1_ENGINE: &str = "0.8.0";
 const V0_REMOVED: &str = "0.11.0";

@@ -2,11 +2,10 @@
 
 use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
 use super::{expand, param, Spots};
+use crate::record::Value;
 use crate::space::error::{did_you_mean, Pos, SpaceError};
 use crate::space::rules;
-use crate::space::{
-    Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, Space, Value,
-};
+use crate::space::{Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, Space};
 use serde_saphyr::Spanned;
 use std::path::Path;
 use std::time::Duration;

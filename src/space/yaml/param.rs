@@ -1,8 +1,9 @@
 //! `parameters:` entries → typed [`ParamDef`]s, refusing inconsistent definitions.
 
 use super::raw::{RawCandidates, RawParam};
+use crate::record::Value;
 use crate::space::error::{did_you_mean, Pos};
-use crate::space::{NumaCandidates, ParamDef, ParamKind, Target, Value};
+use crate::space::{NumaCandidates, ParamDef, ParamKind, Target};
 use serde_saphyr::Spanned;
 
 /// A parameter error: where, and what.

@@ -2,7 +2,8 @@
 //! check may need to point at.
 
 use crate::probe::WorkloadSpec;
-use crate::space::{EngineKind, Value};
+use crate::record::Value;
+use crate::space::EngineKind;
 use crate::study::objective::ObjectiveSpec;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -142,5 +143,5 @@ pub struct RawSearch {
     pub revalidate_top: Option<u32>,
     pub repeats: Option<u32>,
     #[serde(default)]
-    pub enqueue: Vec<Spanned<crate::space::Params>>,
+    pub enqueue: Vec<Spanned<crate::record::Params>>,
 }

@@ -1,8 +1,6 @@
 //! One trial's outcome: what the journal stores and samplers learn from.
 
-use crate::launch::FailureKind;
-use crate::probe::MetricMap;
-use crate::space::Params;
+use super::{legacy, FailureKind, MetricMap, Params, Violation};
 use serde::{Deserialize, Serialize};
 
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
@@ -23,9 +21,9 @@ pub struct TrialRecord {
     /// The same value oriented so that higher is better (negated for `minimize`).
     #[serde(default)]
     pub score: Option<f64>,
-    /// Names of the SLOs the trial broke, e.g. `ttft:p99<=2s (was 3.1s)`.
-    #[serde(default)]
-    pub violations: Vec<String>,
+    /// Why a probed trial is not feasible: the SLOs it broke, with what was measured.
+    #[serde(default, deserialize_with = "legacy::violations")]
+    pub violations: Vec<Violation>,
     /// True for the engine-default baseline trial.
     #[serde(default)]
     pub baseline: bool,
@@ -73,6 +71,30 @@ pub enum Outcome {
 }
 
 impl TrialRecord {
+    /// A record of trial `number` with `params` and `outcome`, nothing measured yet.
+    pub fn new(number: u32, params: Params, outcome: Outcome) -> TrialRecord {
+        TrialRecord {
+            number,
+            params,
+            outcome,
+            metrics: MetricMap::new(),
+            value: None,
+            score: None,
+            violations: Vec::new(),
+            baseline: false,
+            repeat_of: None,
+            ready_s: None,
+            wall_s: 0.0,
+            started_unix: 0.0,
+        }
+    }
+
+    /// The violations as reports and CSV show them, separated by `; `.
+    pub fn violations_text(&self) -> String {
+        let texts: Vec<String> = self.violations.iter().map(|v| v.to_string()).collect();
+        texts.join("; ")
+    }
+
     /// True when the trial probed and met every SLO.
     pub fn is_feasible(&self) -> bool {
         matches!(self.outcome, Outcome::Feasible)

@@ -1,6 +1,7 @@
 //! Service-level objectives written as `metric[:stat]<=threshold`, e.g. `ttft:p99<=2s`,
 //! `tpot:p99<=50ms`, `error_rate<=1%`, `output_throughput>=500`.
 
+use super::Latency;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -28,21 +29,53 @@ pub struct Slo {
     pub threshold: f64,
 }
 
-const LATENCIES: [&str; 5] = ["ttft", "ttft_queued", "tpot", "itl", "e2el"];
 const STATS: [&str; 8] = ["mean", "median", "min", "max", "p50", "p90", "p95", "p99"];
 
 impl Slo {
+    /// The latency this SLO bounds, if its metric is one.
+    pub fn latency(&self) -> Option<Latency> {
+        Latency::from_name(&self.metric)
+    }
+
     /// True for latency metrics (thresholds in ms).
     pub fn is_latency(&self) -> bool {
-        LATENCIES.contains(&self.metric.as_str())
+        self.latency().is_some()
     }
 
     /// The summary metric this SLO reads, e.g. `p99_ttft_ms`, `error_rate`.
     pub fn metric_key(&self) -> String {
-        match (&self.stat, self.is_latency()) {
-            (Some(stat), true) => format!("{stat}_{}_ms", self.metric),
-            (Some(stat), false) => format!("{stat}_{}", self.metric),
+        match (&self.stat, self.latency()) {
+            (Some(stat), Some(latency)) => latency.key(stat),
+            (Some(stat), None) => format!("{stat}_{}", self.metric),
             (None, _) => self.metric.clone(),
+        }
+    }
+
+    /// The log-ratio by which `value` misses this SLO (0 when it holds), linear where a side
+    /// is not positive.
+    pub fn miss(&self, value: f64) -> f64 {
+        let (over, under) = match self.op {
+            SloOp::Le => (value, self.threshold),
+            SloOp::Ge => (self.threshold, value),
+        };
+        if over <= under {
+            return 0.0;
+        }
+        if over > 0.0 && under > 0.0 {
+            (over / under).ln()
+        } else {
+            (over - under) / under.abs().max(over.abs()).max(f64::MIN_POSITIVE)
+        }
+    }
+
+    /// `value` (in the metric's unit) written in the unit this SLO is written in.
+    pub fn format_value(&self, value: f64) -> String {
+        if self.is_latency() {
+            format!("{}ms", round_sig(value))
+        } else if self.metric == "error_rate" {
+            format!("{}%", round_sig(value * 100.0))
+        } else {
+            round_sig(value).to_string()
         }
     }
 
@@ -94,7 +127,7 @@ impl FromStr for Slo {
                 )));
             }
         }
-        let is_latency = LATENCIES.contains(&metric);
+        let is_latency = Latency::from_name(metric).is_some();
         if is_latency && stat.is_none() {
             return Err(fail("a latency SLO needs a statistic, e.g. `ttft:p99`"));
         }
@@ -113,6 +146,14 @@ impl FromStr for Slo {
             op,
             threshold,
         })
+    }
+}
+
+fn round_sig(v: f64) -> f64 {
+    if v.abs() >= 100.0 {
+        v.round()
+    } else {
+        (v * 100.0).round() / 100.0
     }
 }
 

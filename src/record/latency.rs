@@ -1,0 +1,71 @@
+//! The per-request latency metrics, one list for the whole crate.
+
+use std::fmt;
+
+/// A per-request latency, in milliseconds. JSON and metric names use [`Latency::name`]
+/// (`mean_ttft_ms`, `p99_tpot_ms`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Latency {
+    /// Time to first token from the request write.
+    Ttft,
+    /// Time to first token from the request's scheduled send time.
+    TtftQueued,
+    /// Time per output token after the first.
+    Tpot,
+    /// Gaps between token-bearing events, pooled.
+    Itl,
+    /// End-to-end latency.
+    E2el,
+}
+
+impl Latency {
+    /// Every latency, in report order.
+    pub const ALL: [Latency; 5] = [
+        Latency::Ttft,
+        Latency::TtftQueued,
+        Latency::Tpot,
+        Latency::Itl,
+        Latency::E2el,
+    ];
+
+    /// The metric's name: `ttft`, `ttft_queued`, `tpot`, `itl`, `e2el`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Latency::Ttft => "ttft",
+            Latency::TtftQueued => "ttft_queued",
+            Latency::Tpot => "tpot",
+            Latency::Itl => "itl",
+            Latency::E2el => "e2el",
+        }
+    }
+
+    /// The latency called `name`, if it is one.
+    pub fn from_name(name: &str) -> Option<Latency> {
+        Latency::ALL.into_iter().find(|l| l.name() == name)
+    }
+
+    /// The summary metric of `stat` over this latency, e.g. `p99_ttft_ms`.
+    pub fn key(self, stat: &str) -> String {
+        format!("{stat}_{}_ms", self.name())
+    }
+}
+
+impl fmt::Display for Latency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_keys_follow_vllm_bench() {
+        for l in Latency::ALL {
+            assert_eq!(Latency::from_name(l.name()), Some(l));
+        }
+        assert_eq!(Latency::from_name("error_rate"), None);
+        assert_eq!(Latency::TtftQueued.key("p99"), "p99_ttft_queued_ms");
+    }
+}

@@ -1,0 +1,24 @@
+//! What a trial is: parameter values, latency metrics and SLOs, failure classes, typed SLO
+//! violations and the trial record itself. The bottom of the module graph: it imports nothing
+//! of the crate, so every other module may share these types.
+
+mod failure;
+mod latency;
+mod legacy;
+mod slo;
+mod trial;
+mod value;
+mod violation;
+
+pub use failure::FailureKind;
+pub use latency::Latency;
+pub use slo::{parse_list as parse_slos, Slo, SloOp, SloParseError};
+pub use trial::{Outcome, TrialRecord};
+pub use value::{Params, Value};
+pub use violation::Violation;
+
+use std::collections::BTreeMap;
+
+/// Flat metric name → value, names as in `vllm bench serve` (`mean_ttft_ms`, `p99_tpot_ms`,
+/// `output_throughput`, `request_goodput`, `completed`, `failed`, `error_rate`, `duration_s`, ...).
+pub type MetricMap = BTreeMap<String, f64>;
