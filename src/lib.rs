@@ -1,6 +1,6 @@
 //! infertune: finds the best launch configuration for an LLM inference server.
 //!
-//! Data flow: `cli` → validated [`space::Space`] → `study` loop: sampler → space check →
+//! Data flow: `cli` → validated [`space::StudySpec`] → `study` loop: sampler → space check →
 //! engine launch spec → supervisor → probe → objective → journal. See README.md.
 
 pub mod cli;

@@ -25,7 +25,10 @@ fn template() -> serde_json::Value {
     })
 }
 
-fn mindie_space(dir: &std::path::Path, template: &serde_json::Value) -> infertune::space::Space {
+fn mindie_space(
+    dir: &std::path::Path,
+    template: &serde_json::Value,
+) -> infertune::space::StudySpec {
     let path = dir.join("template.json");
     std::fs::write(&path, serde_json::to_string_pretty(template).unwrap()).unwrap();
     let mut batch = int("max_batch");

@@ -8,7 +8,7 @@ use infertune::record::Value;
 use infertune::space::{EngineKind, ParamKind};
 use support::*;
 
-fn demo() -> infertune::space::Space {
+fn demo() -> infertune::space::StudySpec {
     let mut seqs = param(
         "max_num_seqs",
         ParamKind::Int {

@@ -4,7 +4,7 @@
 
 use infertune::engine::{for_kind, Slot};
 use infertune::record::{Outcome, Params, TrialRecord, Value};
-use infertune::space::Space;
+use infertune::space::StudySpec;
 use infertune::study::export::{Exporter, BEST_SH};
 use infertune::study::journal::StudyMeta;
 use std::os::unix::fs::PermissionsExt;
@@ -64,7 +64,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
     let old_path = std::env::var("PATH").unwrap_or_default();
     std::env::set_var("PATH", format!("{}:{old_path}", bin.display()));
 
-    let space = Space::load(&space_file).unwrap();
+    let space = StudySpec::load(&space_file).unwrap();
     let engine = for_kind(space.engine.kind).unwrap();
     let slot = Slot {
         port: 8000,

@@ -1,11 +1,11 @@
 //! Every malformed space file gives one clear error that starts with file:line:col.
 
-use infertune::space::{Space, SpaceError};
+use infertune::space::{SpaceError, StudySpec};
 use std::path::Path;
 
 fn load_error(fixture: &str) -> String {
     let path = Path::new("tests/fixtures/spaces").join(fixture);
-    let err = Space::load(&path).expect_err("the fixture is malformed");
+    let err = StudySpec::load(&path).expect_err("the fixture is malformed");
     let located = err.downcast_ref::<SpaceError>().expect("a SpaceError");
     assert_eq!(located.file, path.display().to_string());
     err.to_string()
@@ -107,7 +107,7 @@ fn constraints_no_config_satisfies() {
 
 #[test]
 fn missing_file_is_an_error_not_a_panic() {
-    let err = Space::load(Path::new("tests/fixtures/spaces/none.yaml")).unwrap_err();
+    let err = StudySpec::load(Path::new("tests/fixtures/spaces/none.yaml")).unwrap_err();
     assert!(
         err.to_string().contains("cannot read the space file"),
         "{err}"

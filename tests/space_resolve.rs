@@ -1,7 +1,7 @@
 //! Completing sampled configs: consts, derived values, `when`, constraints, rules and repair.
 
 use infertune::record::{Params, Value};
-use infertune::space::{rules, EngineKind, Feasibility, Space};
+use infertune::space::{rules, EngineKind, Feasibility, StudySpec};
 use std::io::Write;
 
 const TAIL: &str = "probe:
@@ -11,14 +11,14 @@ objective:
   metric: output_throughput
 ";
 
-fn space(body: &str) -> Space {
+fn space(body: &str) -> StudySpec {
     let mut file = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
     write!(
         file,
         "engine:\n  kind: vllm\n  version: \"0.11.0\"\n  model: m\n{body}{TAIL}"
     )
     .unwrap();
-    Space::load(file.path()).unwrap()
+    StudySpec::load(file.path()).unwrap()
 }
 
 fn params(pairs: &[(&str, Value)]) -> Params {

@@ -3,7 +3,7 @@
 //! every config that served must pass; on a current V1 release the removed flags are refused.
 
 use infertune::record::{Params, Value};
-use infertune::space::{rules, EngineKind, Feasibility, Space};
+use infertune::space::{rules, EngineKind, Feasibility, StudySpec};
 use std::path::Path;
 
 /// The seed's command lines with vLLM's answer (`None` = it served).
@@ -65,7 +65,7 @@ fn v0_release_refuses_exactly_what_vllm_refused_with_its_message() {
 
 #[test]
 fn the_seed_space_refuses_before_any_spawn() {
-    let space = Space::load(Path::new("tests/fixtures/spaces/seed004.yaml")).unwrap();
+    let space = StudySpec::load(Path::new("tests/fixtures/spaces/seed004.yaml")).unwrap();
     for (command, refusal) in SEED {
         let mut sampled = params_of(command);
         sampled

@@ -275,8 +275,8 @@ fn an_existing_study_is_not_overwritten_without_resume() {
 fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos() {
     let tmp = tempfile::tempdir().unwrap();
     let mut space = space(SEED, 8);
-    space.objective.load_search = Some(infertune::study::objective::LoadSearchSpec {
-        over: infertune::study::objective::LoadKnob::Concurrency,
+    space.objective.load_search = Some(infertune::space::objective::LoadSearchSpec {
+        over: infertune::space::objective::LoadKnob::Concurrency,
         low: 1.0,
         high: 256.0,
         rounds: 12,

@@ -3,7 +3,7 @@
 
 use super::{numa, Slot};
 use crate::launch::{FileToWrite, LaunchSpec, Readiness};
-use crate::space::Space;
+use crate::space::StudySpec;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -38,7 +38,7 @@ impl Invocation {
 }
 
 /// `launch.command` when the space sets one (program + leading args), else `default`.
-pub(crate) fn program_and_leading(space: &Space, default: &[&str]) -> (String, Vec<String>) {
+pub(crate) fn program_and_leading(space: &StudySpec, default: &[&str]) -> (String, Vec<String>) {
     let parts: Vec<String> = match &space.launch.command {
         Some(command) if !command.is_empty() => command.clone(),
         _ => default.iter().map(|s| s.to_string()).collect(),
@@ -50,7 +50,7 @@ pub(crate) fn program_and_leading(space: &Space, default: &[&str]) -> (String, V
 
 /// The variable that restricts the engine to the slot's accelerators, when it has any:
 /// `ASCEND_RT_VISIBLE_DEVICES` on the `npu` platform, `CUDA_VISIBLE_DEVICES` otherwise.
-pub(crate) fn device_env(space: &Space, slot: &Slot) -> Option<(String, String)> {
+pub(crate) fn device_env(space: &StudySpec, slot: &Slot) -> Option<(String, String)> {
     if slot.devices.is_empty() {
         return None;
     }
@@ -65,7 +65,7 @@ pub(crate) fn device_env(space: &Space, slot: &Slot) -> Option<(String, String)>
 /// Build the final spec: extra args, merged env (`launch.env` < adapter < parameters),
 /// the numactl prefix for `numa`, and readiness.
 pub(crate) fn finish(
-    space: &Space,
+    space: &StudySpec,
     slot: &Slot,
     invocation: Invocation,
     param_env: &BTreeMap<String, String>,

@@ -5,7 +5,7 @@ use super::render::{render_params, served_name, value_text, BoolStyle, DefaultTa
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::Space;
+use crate::space::StudySpec;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct Custom;
 
 impl Engine for Custom {
-    fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
+    fn launch_spec(&self, space: &StudySpec, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
         let Some(template) = space.launch.command.as_ref().filter(|c| !c.is_empty()) else {
             bail!(
                 "{}: engine `custom` needs `launch.command`, an argv template such as \

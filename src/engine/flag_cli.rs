@@ -6,7 +6,7 @@ use super::render::{render_params, BoolStyle, DefaultTarget};
 use super::Slot;
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::Space;
+use crate::space::StudySpec;
 
 /// How the model path is passed.
 pub(crate) enum ModelArg {
@@ -33,7 +33,7 @@ pub(crate) struct CliShape {
 /// `program leading… <model> --host H --port P [<served-name flag> N] <param flags…>`.
 pub(crate) fn build(
     shape: &CliShape,
-    space: &Space,
+    space: &StudySpec,
     params: &Params,
     slot: &Slot,
 ) -> anyhow::Result<LaunchSpec> {

@@ -5,7 +5,7 @@ use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::Space;
+use crate::space::StudySpec;
 
 /// The llama.cpp server adapter. The served name goes in `--alias`; booleans are
 /// `store_true` flags (name a parameter `no_mmap` to tune `--no-mmap`).
@@ -22,7 +22,7 @@ const SHAPE: CliShape = CliShape {
 impl Engine for Llamacpp {
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {

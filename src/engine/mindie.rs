@@ -6,7 +6,7 @@ use super::render::{render_params, served_name, BoolStyle, DefaultTarget, Render
 use super::{Engine, Slot};
 use crate::launch::{FileToWrite, LaunchSpec};
 use crate::record::{Params, Value};
-use crate::space::Space;
+use crate::space::StudySpec;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value as Json};
 
@@ -21,7 +21,7 @@ pub struct Mindie;
 const MODEL_CONFIG: &str = "BackendConfig.ModelDeployConfig.ModelConfig[0]";
 
 impl Engine for Mindie {
-    fn launch_spec(&self, space: &Space, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
+    fn launch_spec(&self, space: &StudySpec, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
         let rendered = render_params(
             space,
             params,
@@ -62,7 +62,7 @@ impl Engine for Mindie {
 }
 
 /// The template with the slot, model and parameters applied.
-fn render_config(space: &Space, slot: &Slot, rendered: &Rendered) -> Result<Json> {
+fn render_config(space: &StudySpec, slot: &Slot, rendered: &Rendered) -> Result<Json> {
     let Some(template) = &space.launch.config_template else {
         bail!(
             "{}: engine `mindie` needs `launch.config_template`, the path of a MindIE config.json \

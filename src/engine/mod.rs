@@ -23,7 +23,7 @@ pub(crate) use numa::on_path;
 
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::{EngineKind, Space};
+use crate::space::{EngineKind, StudySpec};
 use std::path::PathBuf;
 
 /// Resources allocated to one trial (port, devices, folder), so several can later run at once.
@@ -42,7 +42,7 @@ pub trait Engine {
     /// Build the launch for `params` (a resolved config of `space`) in `slot`.
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec>;

@@ -1,7 +1,7 @@
 //! Shared rendering of a resolved config into flags, environment and config-file entries.
 
 use crate::record::{Params, Value};
-use crate::space::{ParamDef, ParamKind, Space, Target};
+use crate::space::{ParamDef, ParamKind, StudySpec, Target};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 
@@ -65,7 +65,7 @@ pub(crate) fn value_text(value: &Value) -> String {
 
 /// Split `params` (a resolved config of `space`) by destination.
 pub(crate) fn render_params(
-    space: &Space,
+    space: &StudySpec,
     params: &Params,
     bools: BoolStyle,
     default_target: DefaultTarget,
@@ -150,7 +150,7 @@ fn numa_binding(def: &ParamDef, value: &Value) -> Result<Option<String>> {
 }
 
 /// The name `/v1/models` reports: `engine.served_model_name`, else `engine.model`.
-pub(crate) fn served_name(space: &Space) -> String {
+pub(crate) fn served_name(space: &StudySpec) -> String {
     space
         .engine
         .served_model_name

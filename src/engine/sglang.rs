@@ -5,7 +5,7 @@ use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::Space;
+use crate::space::StudySpec;
 
 /// The SGLang adapter. Booleans are `store_true` flags: true → `--x`, false → omitted.
 pub struct Sglang;
@@ -21,7 +21,7 @@ const SHAPE: CliShape = CliShape {
 impl Engine for Sglang {
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {

@@ -5,7 +5,7 @@ use super::render::{push_flag, render_params, served_name, BoolStyle, DefaultTar
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
-use crate::space::Space;
+use crate::space::StudySpec;
 use anyhow::Context;
 
 /// The simulator adapter. The program is `launch.command` (program + leading args) when set,
@@ -16,7 +16,7 @@ pub struct Sim;
 impl Engine for Sim {
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {

@@ -5,7 +5,7 @@ use super::render::BoolStyle;
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::Space;
+use crate::space::StudySpec;
 
 /// The vLLM adapter. Flags are spelled as vLLM's argument parser reads them; booleans use
 /// `--x` / `--no-x`. With a `launch.command` that does not end in `serve` (e.g.
@@ -23,7 +23,7 @@ const SHAPE: CliShape = CliShape {
 impl Engine for Vllm {
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {

@@ -3,7 +3,7 @@
 use super::overrides::config_with_overrides;
 use super::{command_line, Launcher, ProcessLauncher};
 use crate::engine::{for_kind, Slot};
-use crate::space::{Feasibility, Space};
+use crate::space::{Feasibility, StudySpec};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,7 +31,7 @@ pub struct LaunchArgs {
 
 /// Runs `infertune launch`.
 pub fn run(args: LaunchArgs) -> Result<i32> {
-    let (space, _notes) = Space::load_for_host(&args.space)?;
+    let (space, _notes) = StudySpec::load_for_host(&args.space)?;
     let params = config_with_overrides(&space, &args.set)?;
     let params = space
         .resolve(&params)

@@ -1,11 +1,11 @@
 //! The config `infertune launch` starts: each parameter's default, then `--set NAME=VALUE`.
 
 use crate::record::{Params, Value};
-use crate::space::{ParamDef, ParamKind, Space};
+use crate::space::{ParamDef, ParamKind, StudySpec};
 use anyhow::{anyhow, bail, Result};
 
 /// Defaults (and constants) of `space`, overridden by `sets` (`NAME=VALUE` each).
-pub fn config_with_overrides(space: &Space, sets: &[String]) -> Result<Params> {
+pub fn config_with_overrides(space: &StudySpec, sets: &[String]) -> Result<Params> {
     let mut params = Params::new();
     for def in &space.parameters {
         let value = match &def.kind {
@@ -31,7 +31,7 @@ pub fn config_with_overrides(space: &Space, sets: &[String]) -> Result<Params> {
     Ok(params)
 }
 
-fn unknown(space: &Space, name: &str) -> anyhow::Error {
+fn unknown(space: &StudySpec, name: &str) -> anyhow::Error {
     let closest = space
         .parameters
         .iter()

@@ -3,7 +3,7 @@
 
 use super::svg::{Chart, Series};
 use crate::record::{Outcome, TrialRecord};
-use crate::study::objective::ObjectiveSpec;
+use crate::space::objective::ObjectiveSpec;
 use crate::study::score::Objective;
 use crate::study::select::pareto_front;
 use std::collections::BTreeSet;

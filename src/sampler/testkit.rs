@@ -149,7 +149,7 @@ pub fn oom(params: Params) -> TrialRecord {
     record(params, outcome, None)
 }
 
-/// Completes and checks a sampled config, like `Space`'s resolve.
+/// Completes and checks a sampled config, like `StudySpec`'s resolve.
 pub type ResolveFn = dyn Fn(&Params) -> Result<Params, Rejection> + Send + Sync;
 
 /// A space defined by `parameters` and a `resolve` closure.

@@ -4,7 +4,7 @@
 use super::error::thousands;
 use super::rules;
 use super::sample::{self, Estimate};
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Space, Target};
+use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use crate::engine::{self, Slot};
 use crate::record::Params;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -26,7 +26,7 @@ pub struct CheckArgs {
 
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let (space, notes) = Space::load_for_host(&args.space)?;
+    let (space, notes) = StudySpec::load_for_host(&args.space)?;
     for note in notes {
         println!("note: {note}");
     }
@@ -68,7 +68,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn header(space: &Space, version: Option<&str>) -> String {
+fn header(space: &StudySpec, version: Option<&str>) -> String {
     let e = &space.engine;
     let platform = space
         .rules
@@ -186,7 +186,7 @@ fn describe(kind: &ParamKind) -> (&'static str, String) {
     }
 }
 
-fn rule_table(space: &Space, version: Option<&str>) -> Option<Table> {
+fn rule_table(space: &StudySpec, version: Option<&str>) -> Option<Table> {
     if !space.rules.enabled || rules::pack(space.engine.kind).is_empty() {
         return None;
     }
@@ -243,7 +243,7 @@ fn one_line(config: &Params) -> String {
 }
 
 /// The launch command the engine adapter renders, or why it could not (then the params).
-fn launch_text(space: &Space, config: &Params) -> String {
+fn launch_text(space: &StudySpec, config: &Params) -> String {
     let slot = Slot {
         port: space.launch.port,
         devices: Vec::new(),

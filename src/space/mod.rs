@@ -5,6 +5,7 @@ mod encode;
 pub mod error;
 pub mod expr;
 mod numa;
+pub mod objective;
 pub mod param;
 mod resolve;
 pub mod rules;
@@ -18,7 +19,7 @@ pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 
 use crate::probe::WorkloadSpec;
 use crate::record::Params;
-use crate::study::objective::ObjectiveSpec;
+use objective::ObjectiveSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,7 +45,7 @@ pub enum EngineKind {
 
 /// A loaded, validated search space.
 #[derive(Clone, Debug)]
-pub struct Space {
+pub struct StudySpec {
     /// Where it came from (file path), for messages.
     pub origin: String,
     /// Short name (defaults to the file stem); used for the study name.
@@ -168,11 +169,11 @@ pub trait Feasibility {
     fn resolve(&self, sampled: &Params) -> Result<Params, Rejection>;
 }
 
-impl Space {
+impl StudySpec {
     /// Load and validate a space file.
     /// Errors are a [`SpaceError`] (file:line:col: what is wrong and how to fix it).
     /// `numa` parameters with `candidates: auto` stay [`NumaCandidates::Auto`] here.
-    pub fn load(path: &std::path::Path) -> anyhow::Result<Space> {
+    pub fn load(path: &std::path::Path) -> anyhow::Result<StudySpec> {
         Ok(yaml::load(path)?)
     }
 }

@@ -1,14 +1,14 @@
 //! Resolving `numa` parameters with `candidates: auto` against the host topology.
 
-use super::{NumaCandidates, ParamKind, Space};
+use super::{NumaCandidates, ParamKind, StudySpec};
 use crate::topo::{resolve_numa_choices, Topology};
 use anyhow::{Context, Result};
 
-impl Space {
+impl StudySpec {
     /// Load a space and replace every `candidates: auto` with the bindings this host offers
     /// (see `infertune topo`). Returns the space and the topology's notes (e.g. "one node").
-    pub fn load_for_host(path: &std::path::Path) -> Result<(Space, Vec<String>)> {
-        let mut space = Space::load(path)?;
+    pub fn load_for_host(path: &std::path::Path) -> Result<(StudySpec, Vec<String>)> {
+        let mut space = StudySpec::load(path)?;
         if !space.parameters.iter().any(is_auto_numa) {
             return Ok((space, Vec::new()));
         }
@@ -45,7 +45,7 @@ fn is_auto_numa(def: &super::ParamDef) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::space::{Feasibility, NumaCandidates, ParamKind, Space};
+    use crate::space::{Feasibility, NumaCandidates, ParamKind, StudySpec};
     use crate::topo::{FixtureRunner, Topology};
     use std::path::Path;
 
@@ -62,7 +62,7 @@ mod tests {
         Topology::from_root(&root, &runner).unwrap()
     }
 
-    fn numa_values(space: &Space) -> Vec<String> {
+    fn numa_values(space: &StudySpec) -> Vec<String> {
         let def = space
             .parameters()
             .iter()
@@ -79,13 +79,13 @@ mod tests {
     #[test]
     fn auto_becomes_the_accelerator_local_candidates() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/vllm.yaml");
-        let mut space = Space::load(&path).unwrap();
+        let mut space = StudySpec::load(&path).unwrap();
         space.bind_numa(&fixture("eight-node")).unwrap();
         let values = numa_values(&space);
         assert_eq!(values[0], "none");
         assert!(values.len() > 1, "{values:?}");
 
-        let mut one = Space::load(&path).unwrap();
+        let mut one = StudySpec::load(&path).unwrap();
         let notes = one.bind_numa(&fixture("one-node")).unwrap();
         assert_eq!(numa_values(&one), vec!["none".to_string()]);
         assert!(!notes.is_empty());

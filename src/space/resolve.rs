@@ -3,10 +3,10 @@
 
 use super::expr;
 use super::rules;
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Rejection, Space};
+use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Rejection, StudySpec};
 use crate::record::{Params, Value};
 
-impl Feasibility for Space {
+impl Feasibility for StudySpec {
     fn parameters(&self) -> &[ParamDef] {
         &self.parameters
     }
@@ -18,7 +18,7 @@ impl Feasibility for Space {
     }
 }
 
-impl Space {
+impl StudySpec {
     /// Fills consts and derived values, drops parameters whose `when` is false (ignoring any
     /// sampled value for them) and applies the constraints; the rule pack is not consulted.
     /// A numa parameter without a sampled value means no binding (`"none"`).

@@ -7,7 +7,7 @@ use super::prober::HttpProber;
 use super::runner::{self, StudyOptions, StudyResult};
 use super::trial::Backends;
 use crate::launch::ProcessLauncher;
-use crate::space::Space;
+use crate::space::StudySpec;
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,7 +56,7 @@ pub struct ExportArgs {
 
 /// Runs `infertune tune`.
 pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
-    let (mut space, notes) = Space::load_for_host(&args.space)?;
+    let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
     for note in notes {
         eprintln!("note: {note}");
     }
@@ -92,7 +92,7 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
 pub fn export(args: ExportArgs) -> anyhow::Result<i32> {
     let dir = &args.study_dir;
     let meta = journal::load_meta(dir)?;
-    let space = Space::load(std::path::Path::new(&meta.space_origin))
+    let space = StudySpec::load(std::path::Path::new(&meta.space_origin))
         .context("export rebuilds the winner's launch from the study's space file")?;
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let records = journal::read_records(dir)?;
@@ -131,7 +131,7 @@ fn process_launcher(stop: &StopFlag) -> ProcessLauncher {
     launcher
 }
 
-fn apply_overrides(space: &mut Space, args: &TuneArgs) {
+fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     let s = &mut space.search;
     if let Some(t) = args.trials {
         s.trials = t;
@@ -148,7 +148,7 @@ fn apply_overrides(space: &mut Space, args: &TuneArgs) {
 }
 
 fn print_outcome(
-    space: &Space,
+    space: &StudySpec,
     dir: &std::path::Path,
     result: &StudyResult,
 ) -> anyhow::Result<i32> {

@@ -6,7 +6,7 @@ use super::select::{choose_winner, Winner};
 use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::TrialRecord;
-use crate::space::{EngineKind, Space, Target};
+use crate::space::{EngineKind, StudySpec, Target};
 use anyhow::Context as _;
 use serde_json::{json, Map, Value as Json};
 use std::cell::OnceCell;
@@ -21,7 +21,7 @@ pub const CONFIG_PATCH: &str = "config.patch.json";
 
 /// Writes the exports of a study folder.
 pub struct Exporter<'a> {
-    space: &'a Space,
+    space: &'a StudySpec,
     engine: &'a dyn Engine,
     meta: &'a StudyMeta,
     dir: &'a Path,
@@ -31,7 +31,7 @@ pub struct Exporter<'a> {
 impl<'a> Exporter<'a> {
     /// An exporter for the study in `dir`.
     pub fn new(
-        space: &'a Space,
+        space: &'a StudySpec,
         engine: &'a dyn Engine,
         meta: &'a StudyMeta,
         dir: &'a Path,
@@ -265,7 +265,7 @@ pub fn host_facts() -> Json {
 }
 
 /// The record's params that target a dotted config path, as a nested JSON object.
-pub fn config_patch(space: &Space, record: &TrialRecord) -> Json {
+pub fn config_patch(space: &StudySpec, record: &TrialRecord) -> Json {
     let mut root = Json::Object(Map::new());
     for def in &space.parameters {
         if let (Some(Target::ConfigPath(path)), Some(value)) =

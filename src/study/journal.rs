@@ -1,8 +1,8 @@
 //! The study journal: `journal.jsonl`, one [`TrialRecord`] a line, append-only, synced per record,
 //! and `study.json`, the identity of the study that `--resume` checks.
 
-use super::objective::ObjectiveSpec;
 use crate::record::TrialRecord;
+use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};

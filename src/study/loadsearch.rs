@@ -1,8 +1,8 @@
 //! Per-trial load search: the highest request rate or concurrency at which every SLO holds,
 //! found by bracketing (doubling from `low`) and then bisection, in at most `rounds` probe runs.
 
-use super::objective::{LoadKnob, LoadSearchSpec};
 use crate::probe::{LoadSpec, WorkloadSpec};
+use crate::space::objective::{LoadKnob, LoadSearchSpec};
 use anyhow::bail;
 
 /// One probe run of a load search.

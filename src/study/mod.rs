@@ -12,7 +12,7 @@ pub mod interrupt;
 pub mod journal;
 pub mod loadsearch;
 pub mod lock;
-pub mod objective;
+
 pub mod prober;
 pub mod progress;
 pub mod prune;

@@ -11,7 +11,7 @@ use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
 use super::{loadsearch, lock, views};
 use crate::record::{Params, TrialRecord};
 use crate::sampler::Sampler;
-use crate::space::{ParamKind, Space};
+use crate::space::{ParamKind, StudySpec};
 use anyhow::{bail, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ pub struct StudyResult {
 
 /// Run (or resume) the study of `space` in `options.dir`.
 pub fn run(
-    space: &Space,
+    space: &StudySpec,
     sampler: &mut dyn Sampler,
     backends: Backends<'_>,
     options: &StudyOptions,
@@ -102,7 +102,7 @@ pub fn run(
 }
 
 /// The identity of a study of `space` in `dir`.
-pub fn meta_for(space: &Space, dir: &Path) -> StudyMeta {
+pub fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
     StudyMeta {
         name: dir
             .file_name()
@@ -120,7 +120,7 @@ pub fn meta_for(space: &Space, dir: &Path) -> StudyMeta {
 /// A hash (FNV-1a, hex) of everything in `space` that shapes results: engine, launch, parameters,
 /// constraints, rules, probe and objective. The search budget is left out, so a resume may ask
 /// for more trials or time; seed and sampler are checked on their own.
-pub fn fingerprint(space: &Space) -> String {
+pub fn fingerprint(space: &StudySpec) -> String {
     let text = format!(
         "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
         space.engine,
@@ -138,7 +138,7 @@ pub fn fingerprint(space: &Space) -> String {
 }
 
 /// The engine-default config: every parameter's `default:` and every constant; the rest omitted.
-pub fn baseline_config(space: &Space) -> Params {
+pub fn baseline_config(space: &StudySpec) -> Params {
     space
         .parameters
         .iter()
@@ -207,7 +207,7 @@ impl Clock {
 }
 
 struct Study<'a> {
-    space: &'a Space,
+    space: &'a StudySpec,
     backends: Backends<'a>,
     sampler: &'a mut dyn Sampler,
     runner: TrialRunner<'a>,

@@ -1,8 +1,8 @@
 //! Scoring a probe's metrics: the objective value (a metric or a CEL expression of metrics) and
 //! the SLO verdict with named violations.
 
-use super::objective::{Direction, ObjectiveSpec};
 use crate::record::{MetricMap, Violation};
+use crate::space::objective::{Direction, ObjectiveSpec};
 use anyhow::Context as _;
 
 /// An objective ready to score metrics.

@@ -2,8 +2,8 @@
 //! pick the config with the best lower confidence bound among those whose every run met the
 //! SLOs, and state its gain over the baseline.
 
-use super::objective::Direction;
 use crate::record::{Outcome, Params, TrialRecord};
+use crate::space::objective::Direction;
 
 /// A config's runs (the original trial and its repeats), summarised.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@ use crate::engine::{Engine, Slot};
 use crate::launch::Launcher;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
-use crate::space::{Feasibility, Space};
+use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -43,7 +43,7 @@ pub enum TrialRun {
 /// Runs trials of one study.
 pub struct TrialRunner<'a> {
     /// The space.
-    pub space: &'a Space,
+    pub space: &'a StudySpec,
     /// Side effects.
     pub backends: Backends<'a>,
     /// Scoring.
@@ -266,7 +266,7 @@ impl TrialRunner<'_> {
     fn measure_load(
         &self,
         target: &Target,
-        search: &super::objective::LoadSearchSpec,
+        search: &crate::space::objective::LoadSearchSpec,
         workdir: &Path,
     ) -> anyhow::Result<Measured> {
         let mut runs: Vec<(f64, ProbeReport, Vec<Violation>)> = Vec::new();

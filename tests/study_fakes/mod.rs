@@ -7,11 +7,11 @@
 use infertune::probe::WorkloadSpec;
 use infertune::record::{Params, TrialRecord, Value};
 use infertune::sampler::Sampler;
+use infertune::space::objective::{Direction, ObjectiveSpec};
 use infertune::space::{
     Constraint, EngineKind, EngineSection, Feasibility, LaunchSection, ParamDef, ParamKind,
-    Rejection, RuleSettings, SearchSettings, Space,
+    Rejection, RuleSettings, SearchSettings, StudySpec,
 };
-use infertune::study::objective::{Direction, ObjectiveSpec};
 use infertune::study::{Backends, StopFlag, StudyOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -33,9 +33,9 @@ fn param(name: &str, kind: ParamKind, default: Option<Value>) -> ParamDef {
 
 /// A vLLM-like space: max_num_seqs (log int), max_num_batched_tokens (choice), block_size
 /// (choice), max_model_len (const 4096); p99 TTFT ≤ 1.5 s and error rate ≤ 1%.
-pub fn space(seed: u64, trials: u32) -> Space {
+pub fn space(seed: u64, trials: u32) -> StudySpec {
     let ints = |v: &[i64]| v.iter().map(|x| Value::Int(*x)).collect::<Vec<_>>();
-    Space {
+    StudySpec {
         origin: "fake.yaml".into(),
         name: "fake".into(),
         engine: EngineSection {
@@ -126,7 +126,7 @@ pub fn space(seed: u64, trials: u32) -> Space {
 }
 
 /// Completes consts and applies the one constraint of [`space`].
-pub struct FakeCheck(pub Space);
+pub struct FakeCheck(pub StudySpec);
 
 impl Feasibility for FakeCheck {
     fn parameters(&self) -> &[ParamDef] {
@@ -184,7 +184,7 @@ pub struct Rig {
 }
 
 impl Rig {
-    pub fn new(space: &Space) -> Rig {
+    pub fn new(space: &StudySpec) -> Rig {
         let registry = Registry::default();
         Rig {
             check: FakeCheck(space.clone()),
@@ -223,7 +223,7 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
 
 /// Run a study of `space` in `dir` with fresh fakes.
 pub fn run_study(
-    space: &Space,
+    space: &StudySpec,
     dir: &Path,
     resume: bool,
     prune: bool,

@@ -5,7 +5,7 @@ use infertune::engine::{Engine, Slot};
 use infertune::launch::{LaunchSpec, Launcher, Readiness, Server, StartFailure};
 use infertune::probe::{Api, LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use infertune::record::{FailureKind, MetricMap, Params, Value};
-use infertune::space::Space;
+use infertune::space::StudySpec;
 use infertune::study::{Prober, StopFlag};
 use std::collections::HashMap;
 use std::path::Path;
@@ -24,7 +24,7 @@ pub struct FakeEngine;
 impl Engine for FakeEngine {
     fn launch_spec(
         &self,
-        space: &Space,
+        space: &StudySpec,
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {

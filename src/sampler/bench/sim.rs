@@ -9,7 +9,7 @@ use super::{Objective, Scenario, StartupFailure};
 use crate::probe::WorkloadSpec;
 use crate::record::{MetricMap, Params};
 use crate::sim::Deployment;
-use crate::space::{EngineKind, Space, Target};
+use crate::space::{EngineKind, StudySpec, Target};
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -31,7 +31,7 @@ pub struct SimObjective {
 
 impl SimObjective {
     /// The objective of `space`: its engine, card and model simulated under its probe workload.
-    pub fn of(space: &Space) -> anyhow::Result<SimObjective> {
+    pub fn of(space: &StudySpec) -> anyhow::Result<SimObjective> {
         Ok(SimObjective {
             deployment: deployment(space)?,
             workload: space.probe.clone(),
@@ -83,7 +83,7 @@ impl Objective for SimObjective {
 
 /// What the simulator runs for `space`: its engine kind and version, `engine.card` and
 /// `engine.model`; tensor parallelism comes from a `tensor_parallel_size`/`worldSize` parameter.
-pub fn deployment(space: &Space) -> anyhow::Result<Deployment> {
+pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
     let engine = match space.engine.kind {
         EngineKind::Vllm | EngineKind::Sim => EngineKind::Vllm,
         EngineKind::Mindie => EngineKind::Mindie,
@@ -110,7 +110,7 @@ pub fn deployment(space: &Space) -> anyhow::Result<Deployment> {
 
 /// The scenario in the space file at `path`: maximise its objective metric subject to its SLOs.
 pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let space = Space::load(path)?;
+    let space = StudySpec::load(path)?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

@@ -1,17 +1,19 @@
-//! Raw sections → the contract [`Space`], with located errors for values serde cannot judge.
+//! Raw sections → the contract [`StudySpec`], with located errors for values serde cannot judge.
 
 use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
 use super::{expand, param, Spots};
 use crate::record::Value;
 use crate::space::error::{did_you_mean, Pos, SpaceError};
 use crate::space::rules;
-use crate::space::{Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, Space};
+use crate::space::{
+    Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, StudySpec,
+};
 use serde_saphyr::Spanned;
 use std::path::Path;
 use std::time::Duration;
 
 /// Converts a parsed file into a space, and the locations validation needs.
-pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots), SpaceError> {
+pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(StudySpec, Spots), SpaceError> {
     let fail = |pos: Pos, message: String| SpaceError::at(file, pos, message);
     let mut spots = Spots {
         parameters: Pos::of(&raw.parameters.referenced),
@@ -64,7 +66,7 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(Space, Spots),
         }
     }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
-    let space = Space {
+    let space = StudySpec {
         origin: file.to_string(),
         name: raw.name.unwrap_or_else(|| {
             path.file_stem()

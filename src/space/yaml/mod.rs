@@ -1,4 +1,4 @@
-//! Reading a space file: YAML → raw structs (serde-saphyr, with locations) → a validated [`Space`].
+//! Reading a space file: YAML → raw structs (serde-saphyr, with locations) → a validated [`StudySpec`].
 
 mod convert;
 mod expand;
@@ -7,12 +7,12 @@ mod raw;
 mod validate;
 
 use super::error::{did_you_mean, Pos, SpaceError};
-use super::Space;
+use super::StudySpec;
 use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter};
 use std::path::Path;
 
 /// Reads, converts and validates the space file at `path`.
-pub fn load(path: &Path) -> Result<Space, SpaceError> {
+pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
         SpaceError::at(

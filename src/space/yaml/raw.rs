@@ -3,8 +3,8 @@
 
 use crate::probe::WorkloadSpec;
 use crate::record::Value;
+use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
-use crate::study::objective::ObjectiveSpec;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_saphyr::Spanned;

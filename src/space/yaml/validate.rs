@@ -3,13 +3,13 @@
 
 use super::Spots;
 use crate::space::error::{did_you_mean, thousands, Pos};
-use crate::space::{expr, sample, ParamKind, Space};
+use crate::space::{expr, sample, ParamKind, StudySpec};
 
 /// Configs sampled to check that the constraints can be met.
 const SATISFIABILITY_SAMPLES: usize = 10_000;
 
 /// Validates expressions and satisfiability; the error says where and what.
-pub fn validate(space: &Space, spots: &Spots) -> Result<(), (Pos, String)> {
+pub fn validate(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, String)> {
     let names: Vec<&str> = space.parameters.iter().map(|p| p.name.as_str()).collect();
     for (i, def) in space.parameters.iter().enumerate() {
         let at = spots.param_exprs[i].unwrap_or(spots.params[i]);
@@ -63,7 +63,7 @@ fn check_reads(source: &str, visible: &[&str], all: &[&str], what: &str) -> Resu
     Ok(())
 }
 
-fn satisfiable(space: &Space, spots: &Spots) -> Result<(), (Pos, String)> {
+fn satisfiable(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, String)> {
     let computed = space
         .parameters
         .iter()
