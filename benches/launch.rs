@@ -3,8 +3,8 @@
 //! timestamp the supervisor reports ready, and how long teardown takes. Baseline in the same
 //! run: a bare TCP connect loop polling every 1 ms for the same server, the floor for detection.
 
+use infertune::launch::ReadyRequest;
 use infertune::launch::{LaunchSpec, ProcessLauncher, Readiness, Server};
-use infertune::probe::Api;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -58,7 +58,7 @@ fn fake_spec(fake: &Path, port: u16, delay: f64) -> LaunchSpec {
         readiness: Readiness {
             health_path: "/health".into(),
             served_model: "tiny".into(),
-            api: Api::Chat,
+            api: ReadyRequest::Chat,
             https: false,
         },
     }

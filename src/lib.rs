@@ -14,3 +14,4 @@ pub mod sim;
 pub mod space;
 pub mod study;
 pub mod topo;
+pub mod util;

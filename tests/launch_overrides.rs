@@ -3,8 +3,8 @@
 #[path = "fixtures/children/support.rs"]
 mod support;
 
-use infertune::launch::overrides::config_with_overrides;
 use infertune::record::Value;
+use infertune::space::overrides::config_with_overrides;
 use infertune::space::{EngineKind, ParamKind};
 use support::*;
 

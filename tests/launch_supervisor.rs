@@ -4,8 +4,8 @@
 #[path = "fixtures/children/support.rs"]
 mod support;
 
+use infertune::launch::ReadyRequest;
 use infertune::launch::{port, Launcher, ProcessLauncher, Server, StartFailure};
-use infertune::probe::Api;
 use infertune::record::FailureKind;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -33,7 +33,7 @@ fn failing_child(log_fixture: &str, status: &str, port: u16) -> infertune::launc
         &fixture("print_log.sh"),
         &[log.to_str().unwrap(), status],
         port,
-        Api::Chat,
+        ReadyRequest::Chat,
     )
 }
 
@@ -66,7 +66,7 @@ fn completions_api_readiness_works_through_the_launcher_trait() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let mut spec = fake_server(port, &[]);
-    spec.readiness.api = Api::Completions;
+    spec.readiness.api = ReadyRequest::Completions;
     let log = dir.path().join("server.log");
     let launcher: Box<dyn Launcher> = Box::new(ProcessLauncher::new());
     let server = launcher
@@ -241,7 +241,7 @@ fn killed_by_a_signal_is_a_crash() {
         Path::new("/bin/bash"),
         &["-c", script],
         free_port(),
-        Api::Chat,
+        ReadyRequest::Chat,
     );
     let failure = start_failure(&spec, &log, Duration::from_secs(30));
     assert_eq!(failure.kind, FailureKind::Crash);
@@ -260,7 +260,7 @@ fn missing_program_says_how_to_fix_it() {
         Path::new("no-such-engine-binary"),
         &[],
         free_port(),
-        Api::Chat,
+        ReadyRequest::Chat,
     );
     let failure = start_failure(
         &spec,

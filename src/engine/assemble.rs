@@ -2,7 +2,8 @@
 //! environment, extra args, the numactl prefix, and readiness settings.
 
 use super::{numa, Slot};
-use crate::launch::{FileToWrite, LaunchSpec, Readiness};
+use crate::launch::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};
+use crate::probe::Api;
 use crate::space::StudySpec;
 use anyhow::Result;
 use std::collections::BTreeMap;
@@ -101,8 +102,11 @@ pub(crate) fn finish(
                 .health_path
                 .clone()
                 .unwrap_or_else(|| default_health.to_string()),
-            served_model: super::render::served_name(space),
-            api: space.probe.api,
+            served_model: space.engine.served_name().to_string(),
+            api: match space.probe.api {
+                Api::Chat => ReadyRequest::Chat,
+                Api::Completions => ReadyRequest::Completions,
+            },
             https,
         },
     })

@@ -1,11 +1,12 @@
 //! Any server given as an argv template: `launch.command` with `{param}` placeholders.
 
 use super::assemble::{finish, Invocation};
-use super::render::{render_params, served_name, value_text, BoolStyle, DefaultTarget};
+use super::render::{render_params, value_text, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::StudySpec;
+use crate::util::did_you_mean;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,7 +36,10 @@ impl Engine for Custom {
         values.insert("host".into(), space.launch.host.clone());
         values.insert("port".into(), slot.port.to_string());
         values.insert("model".into(), space.engine.model.clone());
-        values.insert("served_model_name".into(), served_name(space));
+        values.insert(
+            "served_model_name".into(),
+            space.engine.served_name().to_string(),
+        );
         values.insert(
             "workdir".into(),
             slot.workdir.to_string_lossy().into_owned(),
@@ -115,11 +119,8 @@ fn expand(
 }
 
 fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> String {
-    candidates
-        .map(|c| (strsim::jaro_winkler(name, c), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| format!(" (did you mean `{{{c}}}`?)"))
+    did_you_mean(name, candidates)
+        .map(|c| format!(" (did you mean `{{{c}}}`?)"))
         .unwrap_or_default()
 }
 

@@ -1,6 +1,7 @@
 //! Dotted paths into a JSON document: `BackendConfig.ScheduleConfig.maxBatchSize`,
 //! with array elements as `ModelConfig[0]` or `ModelConfig.0`.
 
+use crate::util::did_you_mean;
 use anyhow::{bail, Result};
 use serde_json::Value as Json;
 
@@ -99,10 +100,8 @@ pub(crate) fn get<'a>(doc: &'a Json, path: &str) -> Option<&'a Json> {
 }
 
 fn closest<'a>(key: &str, keys: impl Iterator<Item = &'a String>) -> String {
-    keys.map(|k| (strsim::jaro_winkler(key, k), k))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+    did_you_mean(key, keys)
+        .map(|k| format!(" (did you mean `{k}`?)"))
         .unwrap_or_default()
 }
 

@@ -2,7 +2,7 @@
 
 use super::assemble::{finish, program_and_leading, Invocation};
 use super::json_path;
-use super::render::{render_params, served_name, BoolStyle, DefaultTarget, Rendered};
+use super::render::{render_params, BoolStyle, DefaultTarget, Rendered};
 use super::{Engine, Slot};
 use crate::launch::{FileToWrite, LaunchSpec};
 use crate::record::{Params, Value};
@@ -90,7 +90,7 @@ fn render_config(space: &StudySpec, slot: &Slot, rendered: &Rendered) -> Result<
         ("ServerConfig.metricsPort".to_string(), json!(slot.port)),
         (
             format!("{MODEL_CONFIG}.modelName"),
-            json!(served_name(space)),
+            json!(space.engine.served_name().to_string()),
         ),
         (
             format!("{MODEL_CONFIG}.modelWeightPath"),

@@ -19,8 +19,6 @@ pub use sglang::Sglang;
 pub use sim::Sim;
 pub use vllm::Vllm;
 
-pub(crate) use numa::on_path;
-
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::{EngineKind, StudySpec};

@@ -1,6 +1,7 @@
 //! The `numactl …` prefix that binds a real engine to NUMA nodes.
 
-use crate::topo::{numactl_prefix, runner::find_on_path};
+use crate::topo::numactl_prefix;
+use crate::util::process::find_on_path;
 use anyhow::{bail, Result};
 use std::ffi::OsStr;
 
@@ -16,7 +17,7 @@ pub(crate) fn wrap(
     let Some((numactl, options)) = prefix.split_first() else {
         return Ok((program, args));
     };
-    if !on_path(numactl, path) {
+    if find_on_path(numactl, path).is_none() {
         bail!(
             "the config binds NUMA nodes (`numactl {binding}`) but numactl is not on PATH; \
              install it (Debian/Ubuntu: `apt-get install numactl`, RHEL/Fedora: `dnf install numactl`) \
@@ -27,11 +28,6 @@ pub(crate) fn wrap(
     wrapped.push(program);
     wrapped.extend(args);
     Ok((numactl.clone(), wrapped))
-}
-
-/// True when an executable file named `name` is in one of the `path` directories.
-pub(crate) fn on_path(name: &str, path: Option<&OsStr>) -> bool {
-    find_on_path(name, path).is_some()
 }
 
 #[cfg(test)]
@@ -78,6 +74,6 @@ mod tests {
     fn non_executable_file_is_not_found() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("numactl"), "").unwrap();
-        assert!(!on_path("numactl", Some(dir.path().as_os_str())));
+        assert!(find_on_path("numactl", Some(dir.path().as_os_str())).is_none());
     }
 }

@@ -148,12 +148,3 @@ fn numa_binding(def: &ParamDef, value: &Value) -> Result<Option<String>> {
     let text = text.trim();
     Ok((!text.is_empty() && text != "none").then(|| text.to_string()))
 }
-
-/// The name `/v1/models` reports: `engine.served_model_name`, else `engine.model`.
-pub(crate) fn served_name(space: &StudySpec) -> String {
-    space
-        .engine
-        .served_model_name
-        .clone()
-        .unwrap_or_else(|| space.engine.model.clone())
-}

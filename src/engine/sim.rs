@@ -1,7 +1,7 @@
 //! The built-in simulator: `infertune sim serve --host H --port P --model M --card C …`.
 
 use super::assemble::{finish, Invocation};
-use super::render::{push_flag, render_params, served_name, BoolStyle, DefaultTarget};
+use super::render::{push_flag, render_params, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
@@ -48,7 +48,10 @@ impl Engine for Sim {
         if let Some(card) = &space.engine.card {
             args.extend(["--card".to_string(), card.clone()]);
         }
-        args.extend(["--served-model-name".to_string(), served_name(space)]);
+        args.extend([
+            "--served-model-name".to_string(),
+            space.engine.served_name().to_string(),
+        ]);
         args.extend(rendered.flags);
         if let Some(binding) = rendered.numa {
             push_flag(

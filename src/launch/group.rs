@@ -1,5 +1,6 @@
 //! Process groups: who is still in one, signalling it, and waiting for it to empty.
 
+use crate::util::process::{on_path, run_with_timeout};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::process::Child;
@@ -74,17 +75,22 @@ pub fn wait_empty(pgid: i32, mut leader: Option<&mut Child>, deadline: Instant) 
     }
 }
 
+/// How long `nvidia-smi` may take (a wedged driver can hang it).
+const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// PIDs holding accelerator memory per `nvidia-smi`, or `None` where it is not installed.
 pub fn gpu_pids() -> Option<Vec<i32>> {
-    if !crate::engine::on_path("nvidia-smi", std::env::var_os("PATH").as_deref()) {
+    if !on_path("nvidia-smi") {
         return None;
     }
-    let out = std::process::Command::new("nvidia-smi")
-        .args(["--query-compute-apps=pid", "--format=csv,noheader,nounits"])
-        .output()
-        .ok()?;
+    let out = run_with_timeout(
+        "nvidia-smi",
+        &["--query-compute-apps=pid", "--format=csv,noheader,nounits"],
+        NVIDIA_SMI_TIMEOUT,
+    )
+    .ok()?;
     Some(
-        String::from_utf8_lossy(&out.stdout)
+        out.stdout
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect(),

@@ -7,7 +7,7 @@ mod command_line;
 
 pub mod group;
 pub mod leftover;
-pub mod overrides;
+
 pub mod port;
 mod process;
 mod readiness;
@@ -18,7 +18,7 @@ mod teardown;
 pub use command_line::command_line;
 
 pub use process::{ProcessLauncher, ProcessServer};
-pub use spec::{FileToWrite, LaunchSpec, Readiness};
+pub use spec::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};
 
 use crate::record::FailureKind;
 use std::path::Path;

@@ -2,8 +2,7 @@
 //! and a 1-token completion succeeds. Polls with exponential backoff capped at 250 ms and stops
 //! the moment the process exits.
 
-use super::{port, LaunchSpec, Readiness};
-use crate::probe::Api;
+use super::{port, LaunchSpec, Readiness, ReadyRequest};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{header, Method, Request, StatusCode};
@@ -113,12 +112,12 @@ async fn check(authority: &str, readiness: &Readiness) -> Result<(), String> {
         return Err(format!("/v1/models lists {ids:?}, not {served:?}"));
     }
     let (path, body) = match readiness.api {
-        Api::Chat => (
+        ReadyRequest::Chat => (
             "/v1/chat/completions",
             serde_json::json!({"model": served, "max_tokens": 1, "stream": false,
                 "messages": [{"role": "user", "content": "Hello"}]}),
         ),
-        Api::Completions => (
+        ReadyRequest::Completions => (
             "/v1/completions",
             serde_json::json!({"model": served, "max_tokens": 1, "stream": false, "prompt": "Hello"}),
         ),

@@ -1,6 +1,5 @@
 //! What to start, and how to tell that it serves.
 
-use crate::probe::Api;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -43,7 +42,17 @@ pub struct Readiness {
     /// Model name that `/v1/models` must list.
     pub served_model: String,
     /// Endpoint used for the 1-token completion.
-    pub api: Api,
+    pub api: ReadyRequest,
     /// Use https (MindIE with httpsEnabled).
     pub https: bool,
+}
+
+/// The endpoint of the 1-token request that proves a server serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadyRequest {
+    /// `/v1/chat/completions` with one message.
+    Chat,
+    /// `/v1/completions` with a prompt.
+    Completions,
 }

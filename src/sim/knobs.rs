@@ -2,6 +2,7 @@
 
 use crate::record::{Params, Value};
 use crate::space::EngineKind;
+use crate::util::did_you_mean;
 
 /// The engine settings the model reacts to, in one vocabulary. `None` = engine default.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -169,11 +170,8 @@ fn unrecognized(
     ignored: &[&str],
 ) -> String {
     let known = table.iter().map(|(n, _)| *n).chain(ignored.iter().copied());
-    let best = known
-        .map(|n| (strsim::jaro_winkler(n, name), n))
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .filter(|(score, _)| *score > 0.8)
-        .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+    let best = did_you_mean(name, known)
+        .map(|n| format!(" (did you mean `{n}`?)"))
         .unwrap_or_default();
     match kind {
         EngineKind::Mindie => format!("unknown MindIE config key `{name}`{best}"),

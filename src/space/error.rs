@@ -53,16 +53,6 @@ impl SpaceError {
     }
 }
 
-/// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    candidates
-        .iter()
-        .map(|c| (strsim::jaro_winkler(word, c), *c))
-        .filter(|(score, _)| *score >= 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
 /// Formats a count with thousands separators: `10000` → `10,000`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -82,8 +72,6 @@ mod tests {
 
     #[test]
     fn hints_and_separators() {
-        assert_eq!(did_you_mean("hihg", &["low", "high", "step"]), Some("high"));
-        assert_eq!(did_you_mean("zzz", &["low", "high"]), None);
         assert_eq!(thousands(10_000), "10,000");
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1_234_567), "1,234,567");

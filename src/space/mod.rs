@@ -6,6 +6,7 @@ pub mod error;
 pub mod expr;
 mod numa;
 pub mod objective;
+pub mod overrides;
 pub mod param;
 mod resolve;
 pub mod rules;
@@ -81,6 +82,13 @@ pub struct EngineSection {
     pub served_model_name: Option<String>,
     /// Accelerator card profile (used by `sim`; informational otherwise).
     pub card: Option<String>,
+}
+
+impl EngineSection {
+    /// The name `/v1/models` reports: `served_model_name`, else `model`.
+    pub fn served_name(&self) -> &str {
+        self.served_model_name.as_deref().unwrap_or(&self.model)
+    }
 }
 
 /// Launch settings shared by all trials.

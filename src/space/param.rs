@@ -1,6 +1,7 @@
 //! Parameter definitions of a search space (the typed form of the YAML `parameters:` list).
 
 use crate::record::Value;
+pub use crate::topo::NumaCandidates;
 use serde::{Deserialize, Serialize};
 
 /// One tunable (or fixed, or derived) parameter.
@@ -46,16 +47,6 @@ pub enum ParamKind {
     Derived { expr: String },
     /// A NUMA binding (a numactl argument list, or "none"); candidates resolved from the topology.
     Numa { candidates: NumaCandidates },
-}
-
-/// Where NUMA binding candidates come from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NumaCandidates {
-    /// Derived from the host topology and the instance's accelerator node.
-    Auto,
-    /// Explicit numactl argument strings, e.g. `"-N 0 -m 0"`; `"none"` means no binding.
-    List(Vec<String>),
 }
 
 /// How a parameter reaches the engine.

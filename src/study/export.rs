@@ -299,8 +299,8 @@ fn set_path(node: &mut Json, keys: &[&str], value: Json) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::ReadyRequest;
     use crate::launch::{FileToWrite, Readiness};
-    use crate::probe::Api;
 
     fn spec() -> LaunchSpec {
         LaunchSpec {
@@ -323,7 +323,7 @@ mod tests {
             readiness: Readiness {
                 health_path: "/health".into(),
                 served_model: "m".into(),
-                api: Api::Chat,
+                api: ReadyRequest::Chat,
                 https: false,
             },
         }

@@ -9,9 +9,10 @@ use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
 use super::{loadsearch, lock, views};
-use crate::record::{Params, TrialRecord};
+use crate::record::TrialRecord;
 use crate::sampler::Sampler;
-use crate::space::{ParamKind, StudySpec};
+use crate::space::overrides::baseline_config;
+use crate::space::StudySpec;
 use anyhow::{bail, Context as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -135,20 +136,6 @@ pub fn fingerprint(space: &StudySpec) -> String {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
     format!("{hash:016x}")
-}
-
-/// The engine-default config: every parameter's `default:` and every constant; the rest omitted.
-pub fn baseline_config(space: &StudySpec) -> Params {
-    space
-        .parameters
-        .iter()
-        .filter_map(|p| match (&p.kind, &p.default) {
-            (ParamKind::Const { value }, _) | (_, Some(value)) => {
-                Some((p.name.clone(), value.clone()))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 fn open_study(

@@ -194,13 +194,9 @@ impl TrialRunner<'_> {
     }
 
     fn target(&self, base_url: String) -> Target {
-        let engine = &self.space.engine;
         Target {
             base_url,
-            model: engine
-                .served_model_name
-                .clone()
-                .unwrap_or_else(|| engine.model.clone()),
+            model: self.space.engine.served_name().to_string(),
             api_key: std::env::var("INFERTUNE_API_KEY").ok(),
         }
     }

@@ -19,7 +19,8 @@ mod sysfs;
 pub use accel::{Accelerator, Vendor};
 pub use binding::{Binding, Candidates};
 pub use numa_param::{
-    numactl_available, numactl_prefix, resolve_numa_candidates, resolve_numa_choices, NumaError,
+    numactl_available, numactl_prefix, resolve_numa_candidates, resolve_numa_choices,
+    NumaCandidates, NumaError,
 };
 pub use runner::{CommandRunner, FixtureRunner, SystemRunner, ToolOutput};
 pub use sysfs::{Allowed, NumaNode};

@@ -3,9 +3,9 @@
 
 use super::binding::{Binding, Candidates};
 use super::cpuset::parse_list;
-use super::runner::find_on_path;
 use super::Topology;
-use crate::space::NumaCandidates;
+use crate::util::process::find_on_path;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -62,6 +62,16 @@ pub fn numactl_prefix(value: &str) -> Result<Vec<String>, NumaError> {
             reason: "not a numactl argument list; use `none` or e.g. `-N 0 -m 0`".into(),
         })?;
     Ok(std::iter::once("numactl".to_string()).chain(args).collect())
+}
+
+/// Where NUMA binding candidates come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NumaCandidates {
+    /// Derived from the host topology and the instance's accelerator node.
+    Auto,
+    /// Explicit numactl argument strings, e.g. `"-N 0 -m 0"`; `"none"` means no binding.
+    List(Vec<String>),
 }
 
 /// The values a sampler chooses from for a `numa` parameter: `none` or numactl arguments

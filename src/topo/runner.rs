@@ -1,13 +1,12 @@
 //! External tools (`nvidia-smi`, `npu-smi`, `mx-smi`, `numactl`) behind a small trait, so
 //! discovery runs against the real host or against captured outputs.
 
+use crate::util::process::{find_on_path, run_with_timeout};
 use anyhow::{bail, Context, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// What running a tool gave.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,74 +48,23 @@ impl CommandRunner for SystemRunner {
             return ToolOutput::Missing;
         };
         match run_with_timeout(&path, args, self.timeout) {
-            Ok(stdout) => ToolOutput::Stdout(stdout),
-            Err(e) => ToolOutput::Failed(format!("{e:#}")),
+            Ok(out) if out.status.success() => ToolOutput::Stdout(out.stdout),
+            Ok(out) => {
+                let reason = out
+                    .stderr
+                    .lines()
+                    .chain(out.stdout.lines())
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("");
+                ToolOutput::Failed(format!("{}: {}", out.status, reason.trim()))
+            }
+            Err(e) => ToolOutput::Failed(e.to_string()),
         }
     }
 
     fn locate(&self, program: &str) -> Option<PathBuf> {
         find_on_path(program, std::env::var_os("PATH").as_deref())
     }
-}
-
-fn run_with_timeout(path: &Path, args: &[&str], timeout: Duration) -> Result<String> {
-    let mut child = Command::new(path)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("starting {}", path.display()))?;
-    let stdout = drain(child.stdout.take());
-    let stderr = drain(child.stderr.take());
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            // The child is ours; killing it by its own handle is the targeted stop.
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!("timed out after {}", humantime::format_duration(timeout));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let out = stdout.join().unwrap_or_default();
-    if !status.success() {
-        let err = stderr.join().unwrap_or_default();
-        let reason = err
-            .lines()
-            .chain(out.lines())
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        bail!("{status}: {}", reason.trim());
-    }
-    Ok(out)
-}
-
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(mut pipe) = pipe {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            text = String::from_utf8_lossy(&bytes).into_owned();
-        }
-        text
-    })
-}
-
-/// The first executable file called `program` in the `PATH`-style list `path`.
-pub fn find_on_path(program: &str, path: Option<&OsStr>) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path?)
-        .map(|dir| dir.join(program))
-        .find(|candidate| {
-            std::fs::metadata(candidate)
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
 }
 
 /// Captured tool outputs instead of real programs (tests, `infertune topo --root`).

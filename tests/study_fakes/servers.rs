@@ -3,7 +3,7 @@
 
 use infertune::engine::{Engine, Slot};
 use infertune::launch::{LaunchSpec, Launcher, Readiness, Server, StartFailure};
-use infertune::probe::{Api, LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
+use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use infertune::record::{FailureKind, MetricMap, Params, Value};
 use infertune::space::StudySpec;
 use infertune::study::{Prober, StopFlag};
@@ -49,7 +49,7 @@ impl Engine for FakeEngine {
             readiness: Readiness {
                 health_path: "/health".into(),
                 served_model: space.engine.model.clone(),
-                api: Api::Chat,
+                api: infertune::launch::ReadyRequest::Chat,
                 https: false,
             },
         })

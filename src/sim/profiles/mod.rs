@@ -1,5 +1,6 @@
 //! Hardware, model and engine profiles, kept as data files embedded in the binary.
 
+use crate::util::did_you_mean;
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -242,14 +243,12 @@ fn find<'a, T>(
     if let Some((_, item)) = all().find(|(n, _)| n.to_ascii_lowercase() == wanted) {
         return Ok(item);
     }
-    let best = all()
-        .map(|(n, _)| (strsim::jaro_winkler(&n.to_ascii_lowercase(), &wanted), n))
-        .max_by(|a, b| a.0.total_cmp(&b.0));
+    let lowered: Vec<(String, &String)> = all().map(|(n, _)| (n.to_ascii_lowercase(), n)).collect();
     let known: Vec<&str> = items.iter().map(|i| names(i).0.as_str()).collect();
-    let hint = match best {
-        Some((score, n)) if score > 0.85 => format!("did you mean `{n}`? "),
-        _ => String::new(),
-    };
+    let hint = did_you_mean(&wanted, lowered.iter().map(|(low, _)| low.as_str()))
+        .and_then(|low| lowered.iter().find(|(l, _)| l == low))
+        .map(|(_, n)| format!("did you mean `{n}`? "))
+        .unwrap_or_default();
     Err(format!("{hint}known: {}", known.join(", ")))
 }
 

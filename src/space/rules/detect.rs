@@ -1,10 +1,10 @@
 //! Asking an installed engine for its version, when a space names none.
 
 use super::super::EngineKind;
+use crate::util::process::run_with_timeout;
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long `--version` may take (vLLM imports torch first: ~20 s).
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -41,36 +41,8 @@ pub fn detect_version(kind: EngineKind) -> Option<String> {
         EngineKind::Llamacpp => &["llama-server", "--version"],
         EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => return None,
     };
-    let output = run_with_timeout(argv, VERSION_TIMEOUT)?;
-    first_version(&output)
-}
-
-fn run_with_timeout(argv: &[&str], timeout: Duration) -> Option<String> {
-    let mut child = Command::new(argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < timeout => std::thread::sleep(Duration::from_millis(50)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    Some(format!(
-        "{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    ))
+    let out = run_with_timeout(argv[0], &argv[1..], VERSION_TIMEOUT).ok()?;
+    first_version(&format!("{}\n{}", out.stdout, out.stderr))
 }
 
 /// The first word of `text` that starts with a digit and parses as a version.

@@ -3,11 +3,12 @@
 use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
 use super::{expand, param, Spots};
 use crate::record::Value;
-use crate::space::error::{did_you_mean, Pos, SpaceError};
+use crate::space::error::{Pos, SpaceError};
 use crate::space::rules;
 use crate::space::{
     Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, StudySpec,
 };
+use crate::util::did_you_mean;
 use serde_saphyr::Spanned;
 use std::path::Path;
 use std::time::Duration;

@@ -6,8 +6,9 @@ mod param;
 mod raw;
 mod validate;
 
-use super::error::{did_you_mean, Pos, SpaceError};
+use super::error::{Pos, SpaceError};
 use super::StudySpec;
+use crate::util::did_you_mean;
 use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter};
 use std::path::Path;
 

@@ -2,8 +2,9 @@
 
 use super::raw::{RawCandidates, RawParam};
 use crate::record::Value;
-use crate::space::error::{did_you_mean, Pos};
+use crate::space::error::Pos;
 use crate::space::{NumaCandidates, ParamDef, ParamKind, Target};
+use crate::util::did_you_mean;
 use serde_saphyr::Spanned;
 
 /// A parameter error: where, and what.

@@ -2,8 +2,9 @@
 //! satisfies the constraints.
 
 use super::Spots;
-use crate::space::error::{did_you_mean, thousands, Pos};
+use crate::space::error::{thousands, Pos};
 use crate::space::{expr, sample, ParamKind, StudySpec};
+use crate::util::did_you_mean;
 
 /// Configs sampled to check that the constraints can be met.
 const SATISFIABILITY_SAMPLES: usize = 10_000;

@@ -1,21 +1,28 @@
-//! The config `infertune launch` starts: each parameter's default, then `--set NAME=VALUE`.
+//! The engine-default (baseline) config, and the config `infertune launch` starts: the
+//! baseline, then `--set NAME=VALUE`.
 
+use super::{ParamDef, ParamKind, StudySpec};
 use crate::record::{Params, Value};
-use crate::space::{ParamDef, ParamKind, StudySpec};
+use crate::util::did_you_mean;
 use anyhow::{anyhow, bail, Result};
 
-/// Defaults (and constants) of `space`, overridden by `sets` (`NAME=VALUE` each).
+/// The engine-default config: every parameter's `default:` and every constant; the rest omitted.
+pub fn baseline_config(space: &StudySpec) -> Params {
+    space
+        .parameters
+        .iter()
+        .filter_map(|p| match (&p.kind, &p.default) {
+            (ParamKind::Const { value }, _) | (_, Some(value)) => {
+                Some((p.name.clone(), value.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The baseline of `space`, overridden by `sets` (`NAME=VALUE` each).
 pub fn config_with_overrides(space: &StudySpec, sets: &[String]) -> Result<Params> {
-    let mut params = Params::new();
-    for def in &space.parameters {
-        let value = match &def.kind {
-            ParamKind::Const { value } => Some(value.clone()),
-            _ => def.default.clone(),
-        };
-        if let Some(value) = value {
-            params.insert(def.name.clone(), value);
-        }
-    }
+    let mut params = baseline_config(space);
     for set in sets {
         let Some((name, text)) = set.split_once('=') else {
             bail!("--set {set}: expected NAME=VALUE, e.g. --set max_num_seqs=64");
@@ -32,13 +39,8 @@ pub fn config_with_overrides(space: &StudySpec, sets: &[String]) -> Result<Param
 }
 
 fn unknown(space: &StudySpec, name: &str) -> anyhow::Error {
-    let closest = space
-        .parameters
-        .iter()
-        .map(|d| (strsim::jaro_winkler(name, &d.name), d.name.as_str()))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| format!(" (did you mean `{n}`?)"))
+    let closest = did_you_mean(name, space.parameters.iter().map(|d| d.name.as_str()))
+        .map(|n| format!(" (did you mean `{n}`?)"))
         .unwrap_or_default();
     anyhow!(
         "--set {name}: {} declares no such parameter{closest}",
