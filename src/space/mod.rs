@@ -70,7 +70,7 @@ pub struct StudySpec {
 }
 
 /// Engine identity.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EngineSection {
     /// Which engine.
     pub kind: EngineKind,
@@ -92,7 +92,7 @@ impl EngineSection {
 }
 
 /// Launch settings shared by all trials.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LaunchSection {
     /// Replaces the engine's default program + leading args (e.g. `["python", "-m", "vllm.entrypoints.openai.api_server"]`).
     pub command: Option<Vec<String>>,
@@ -115,7 +115,7 @@ pub struct LaunchSection {
 }
 
 /// A named constraint expression over params (CEL syntax).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Constraint {
     /// Name shown when it rejects a config.
     pub name: String,
@@ -124,7 +124,7 @@ pub struct Constraint {
 }
 
 /// Engine rule-pack settings.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RuleSettings {
     /// Apply the engine's rule pack (default true).
     pub enabled: bool,

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod counted;
 pub mod export;
+pub mod fingerprint;
 pub mod interrupt;
 pub mod journal;
 pub mod loadsearch;

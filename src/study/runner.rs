@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{loadsearch, lock, views};
+use super::{fingerprint, loadsearch, lock, views};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::overrides::baseline_config;
@@ -63,7 +63,7 @@ pub fn run(
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
         eprintln!("note: {note}");
     }
-    let (journal, records) = open_study(&options.dir, &meta, options.resume)?;
+    let (journal, records) = open_study(&options.dir, space, &meta, options.resume)?;
     let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
     let mut study = Study {
         space,
@@ -110,7 +110,7 @@ pub fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| space.name.clone()),
         space_origin: space.origin.clone(),
-        space_fingerprint: fingerprint(space),
+        space_fingerprint: fingerprint::fingerprint(space),
         seed: space.search.seed,
         sampler: space.search.sampler.clone(),
         engine: space.engine.kind,
@@ -118,33 +118,18 @@ pub fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
     }
 }
 
-/// A hash (FNV-1a, hex) of everything in `space` that shapes results: engine, launch, parameters,
-/// constraints, rules, probe and objective. The search budget is left out, so a resume may ask
-/// for more trials or time; seed and sampler are checked on their own.
-pub fn fingerprint(space: &StudySpec) -> String {
-    let text = format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        space.engine,
-        space.launch,
-        space.parameters,
-        space.constraints,
-        space.rules,
-        space.probe,
-        space.objective
-    );
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    });
-    format!("{hash:016x}")
-}
-
 fn open_study(
     dir: &Path,
+    space: &StudySpec,
     meta: &StudyMeta,
     resume: bool,
 ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
     if dir.join(journal::META_FILE).exists() {
-        let stored = journal::load_meta(dir)?;
+        let mut stored = journal::load_meta(dir)?;
+        if fingerprint::matches(&stored.space_fingerprint, space) {
+            // An older encoding of the same space; the meta saved below upgrades it.
+            stored.space_fingerprint.clone_from(&meta.space_fingerprint);
+        }
         if resume {
             if let Some(why) = stored.mismatch(meta) {
                 bail!("cannot resume {}: {why}", dir.display());

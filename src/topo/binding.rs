@@ -1,7 +1,7 @@
 //! numactl binding candidates for an instance whose accelerator sits on a given node.
 
 use super::cpuset::format_list;
-use super::numa_param::NumaError;
+use super::numa_error::NumaError;
 use super::render::human_bytes;
 use super::{NumaNode, Topology};
 use serde::{Deserialize, Serialize};

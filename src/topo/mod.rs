@@ -11,6 +11,7 @@ pub mod accel;
 mod binding;
 pub mod cli;
 pub mod cpuset;
+mod numa_error;
 mod numa_param;
 mod render;
 pub mod runner;
@@ -18,9 +19,10 @@ mod sysfs;
 
 pub use accel::{Accelerator, Vendor};
 pub use binding::{Binding, Candidates};
+pub use numa_error::NumaError;
 pub use numa_param::{
     numactl_available, numactl_prefix, resolve_numa_candidates, resolve_numa_choices,
-    NumaCandidates, NumaError,
+    NumaCandidates,
 };
 pub use runner::{CommandRunner, FixtureRunner, SystemRunner, ToolOutput};
 pub use sysfs::{Allowed, NumaNode};

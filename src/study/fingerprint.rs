@@ -1,0 +1,57 @@
+//! The identity of a study's space: a hash of everything that shapes results (engine, launch,
+//! parameters, constraints, rules, probe and objective), so a resume refuses a changed space.
+//! The search budget is left out, so a resume may ask for more trials or time; seed and
+//! sampler are checked on their own.
+
+use crate::space::StudySpec;
+
+/// Marks fingerprints of the canonical JSON encoding.
+const PREFIX: &str = "json-";
+
+/// FNV-1a (hex) of the canonical JSON of the result-shaping sections of `space`: objects with
+/// sorted keys, so neither field order nor `Debug` formatting can change it.
+pub fn fingerprint(space: &StudySpec) -> String {
+    let sections = serde_json::json!({
+        "engine": space.engine,
+        "launch": space.launch,
+        "parameters": space.parameters,
+        "constraints": space.constraints,
+        "rules": space.rules,
+        "probe": space.probe,
+        "objective": space.objective,
+    });
+    format!("{PREFIX}{}", fnv1a(sections.to_string().as_bytes()))
+}
+
+/// True when `stored` (from a study's `study.json`) identifies `space`, including the
+/// fingerprints of studies written before the canonical encoding, which hashed the
+/// sections' `Debug` text.
+pub fn matches(stored: &str, space: &StudySpec) -> bool {
+    if stored.starts_with(PREFIX) {
+        stored == fingerprint(space)
+    } else {
+        stored == debug_fingerprint(space)
+    }
+}
+
+/// The fingerprint of studies written before the canonical encoding.
+fn debug_fingerprint(space: &StudySpec) -> String {
+    let text = format!(
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        space.engine,
+        space.launch,
+        space.parameters,
+        space.constraints,
+        space.rules,
+        space.probe,
+        space.objective
+    );
+    fnv1a(text.as_bytes())
+}
+
+fn fnv1a(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
