@@ -10,6 +10,9 @@ use crate::space::StudySpec;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value as Json};
 
+/// The largest config template read (MindIE's config.json is a few KiB).
+const MAX_TEMPLATE_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The MindIE adapter. Parameters are dotted paths into the config template (a parameter's
 /// name is its path unless it has a `config_path` target); the written config listens on the
 /// slot's host and port (service, management and metrics on the same port, so the health
@@ -70,12 +73,13 @@ fn render_config(space: &StudySpec, slot: &Slot, rendered: &Rendered) -> Result<
             space.origin
         );
     };
-    let text = std::fs::read_to_string(template).with_context(|| {
-        format!(
-            "cannot read the MindIE config template {}",
-            template.display()
-        )
-    })?;
+    let text =
+        crate::util::files::read_limited(template, MAX_TEMPLATE_BYTES).with_context(|| {
+            format!(
+                "cannot read the MindIE config template {}",
+                template.display()
+            )
+        })?;
     let mut config: Json = serde_json::from_str(&text).with_context(|| {
         format!(
             "the MindIE config template {} is not valid JSON",

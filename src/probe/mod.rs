@@ -11,6 +11,7 @@ mod http1;
 mod limits;
 mod load;
 pub mod metrics;
+pub mod preflight;
 mod progress;
 mod record;
 mod report;

@@ -27,6 +27,7 @@ pub struct CheckArgs {
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let (space, notes) = StudySpec::load_for_host(&args.space)?;
+    crate::study::preflight::check(&space)?;
     for note in notes {
         println!("note: {note}");
     }

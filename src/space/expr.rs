@@ -8,11 +8,29 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, OnceLock};
 
+/// The longest expression accepted, in characters: far beyond any real constraint, short
+/// enough that checking thousands of sampled configs stays fast, and well under the column
+/// numbers the CEL parser can report an error at.
+pub const MAX_EXPRESSION_CHARS: usize = 4096;
+
 /// Compiles `source`, or says why it is not a valid expression.
 pub fn compile(source: &str) -> Result<Program, String> {
+    check_length(source)?;
     env()
         .compile(source)
         .map_err(|e| format!("invalid expression `{source}`: {e}"))
+}
+
+/// An error when `source` is longer than [`MAX_EXPRESSION_CHARS`].
+pub fn check_length(source: &str) -> Result<(), String> {
+    let chars = source.chars().count();
+    if chars > MAX_EXPRESSION_CHARS {
+        return Err(format!(
+            "the expression is {chars} characters long; at most {MAX_EXPRESSION_CHARS} are accepted \
+             (split it into several constraints or derived parameters)"
+        ));
+    }
+    Ok(())
 }
 
 /// The parameter names `source` reads (it must compile).

@@ -13,6 +13,7 @@ pub mod interrupt;
 pub mod journal;
 pub mod loadsearch;
 pub mod lock;
+pub mod preflight;
 
 pub mod prober;
 pub mod progress;

@@ -8,7 +8,7 @@ use super::progress::Progress;
 use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{fingerprint, loadsearch, lock, views};
+use super::{fingerprint, lock, views};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::overrides::baseline_config;
@@ -50,11 +50,9 @@ pub fn run(
     backends: Backends<'_>,
     options: &StudyOptions,
 ) -> anyhow::Result<StudyResult> {
+    super::preflight::check(space)?;
     let objective =
         Objective::new(&space.objective).with_context(|| format!("{}: objective", space.origin))?;
-    if let Some(search) = &space.objective.load_search {
-        loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
-    }
     let meta = meta_for(space, &options.dir);
     std::fs::create_dir_all(&options.dir)
         .with_context(|| format!("cannot create {}", options.dir.display()))?;

@@ -100,6 +100,7 @@ struct MetricExpr {
 
 impl MetricExpr {
     fn compile(text: &str) -> anyhow::Result<MetricExpr> {
+        crate::space::expr::check_length(text).map_err(|m| anyhow::anyhow!("`{text}`: {m}"))?;
         let source = floats_for_int_literals(text);
         let program = cel::Program::compile(&source).map_err(|e| {
             anyhow::anyhow!("cannot parse `{text}`: {e} (write a metric name such as `output_throughput` or an expression such as `output_throughput / 8`)")

@@ -1,7 +1,18 @@
 //! Small general helpers shared across the crate: typo suggestions and running a helper
 //! program with a timeout. Like `record`, it imports nothing of the crate.
 
+use std::time::Duration;
+
+pub mod files;
 pub mod process;
 mod suggest;
 
 pub use suggest::did_you_mean;
+
+/// The longest duration any input may give (timeouts, grace periods, budgets, load
+/// durations): a year is far beyond any study, and far from overflowing a clock reading plus
+/// the duration.
+pub const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS * 24 * 3600);
+
+/// [`MAX_DURATION`] in days, for messages.
+pub const MAX_DURATION_DAYS: u64 = 365;

@@ -2,6 +2,7 @@
 
 use super::{word_count, Entry, Prompt};
 use crate::probe::workload::Api;
+use crate::util::files::read_limited;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use std::path::Path;
@@ -106,8 +107,11 @@ pub(crate) fn load_sharegpt(path: &Path, max_tokens: Option<u32>) -> Result<Vec<
     Ok(entries)
 }
 
+/// The largest dataset file read (ShareGPT's full dump is about 650 MiB).
+const MAX_DATASET_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
+    read_limited(path, MAX_DATASET_BYTES)
         .with_context(|| format!("cannot read dataset file {}", path.display()))
 }
 

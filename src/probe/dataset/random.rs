@@ -1,6 +1,7 @@
 //! Synthetic prompts of exact token lengths.
 
 use super::{Entry, Prompt};
+use crate::util::files::read_limited;
 use anyhow::{anyhow, bail, Context, Result};
 use rand::seq::IndexedRandom;
 use rand::Rng;
@@ -149,8 +150,13 @@ pub(crate) fn count_tokens(tokenizer: &Tokenizer, text: &str) -> Result<usize> {
     Ok(encoding.get_ids().len())
 }
 
+/// The largest tokenizer file read (real ones are a few MiB).
+const MAX_TOKENIZER_BYTES: u64 = 256 * 1024 * 1024;
+
 fn load_vocab(path: &Path) -> Result<Vocab> {
-    let tokenizer = Tokenizer::from_file(path).map_err(|e| {
+    let text = read_limited(path, MAX_TOKENIZER_BYTES)
+        .with_context(|| format!("cannot read tokenizer {}", path.display()))?;
+    let tokenizer = text.parse::<Tokenizer>().map_err(|e| {
         anyhow!(
             "cannot load tokenizer {}: {e} (pass a local tokenizer.json)",
             path.display()

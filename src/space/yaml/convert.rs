@@ -5,10 +5,12 @@ use super::{expand, param, Spots};
 use crate::record::Value;
 use crate::space::error::{Pos, SpaceError};
 use crate::space::rules;
+use crate::space::version::Version;
 use crate::space::{
     Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, StudySpec,
 };
 use crate::util::did_you_mean;
+use crate::util::{MAX_DURATION, MAX_DURATION_DAYS};
 use serde_saphyr::Spanned;
 use std::path::Path;
 use std::time::Duration;
@@ -18,6 +20,7 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(StudySpec, Spo
     let fail = |pos: Pos, message: String| SpaceError::at(file, pos, message);
     let mut spots = Spots {
         parameters: Pos::of(&raw.parameters.referenced),
+        probe: Pos::of(&raw.probe.referenced),
         ..Spots::default()
     };
     let mut parameters = Vec::new();
@@ -99,7 +102,19 @@ fn is_identifier(name: &str) -> bool {
 fn engine(raw: RawEngine) -> Located<EngineSection> {
     let version = match raw.version {
         None => None,
-        Some(Spanned { value: Value::Str(s), .. }) => Some(s),
+        Some(Spanned {
+            value: Value::Str(s),
+            referenced,
+            ..
+        }) => {
+            if Version::parse(&s).is_none() {
+                return Err((
+                    Pos::of(&referenced),
+                    format!("engine.version `{s}` is not a version; write the engine's version, e.g. \"0.10.1\", or leave it out to ask the installed engine"),
+                ));
+            }
+            Some(s)
+        }
         Some(Spanned { value: Value::Int(i), .. }) => Some(i.to_string()),
         Some(v) => {
             return Err((
@@ -127,18 +142,30 @@ fn expand_at(field: &str, text: &str, at: &serde_saphyr::Location) -> Located<St
 }
 
 fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Located<Duration> {
-    match raw {
-        None => Ok(default),
-        Some(s) => humantime::parse_duration(&s.value).map_err(|e| {
-            (
-                Pos::of(&s.referenced),
-                format!(
-                    "{key} `{}` is not a duration ({e}); write e.g. \"90s\", \"5m\"",
-                    s.value
-                ),
-            )
-        }),
+    let Some(s) = raw else {
+        return Ok(default);
+    };
+    let at = Pos::of(&s.referenced);
+    let value = humantime::parse_duration(&s.value).map_err(|e| {
+        (
+            at,
+            format!(
+                "{key} `{}` is not a duration ({e}); write e.g. \"90s\", \"5m\"",
+                s.value
+            ),
+        )
+    })?;
+    if value > MAX_DURATION {
+        return Err((
+            at,
+            format!(
+                "{key} `{}` is longer than {}; write a shorter duration",
+                s.value,
+                format!("{MAX_DURATION_DAYS} days")
+            ),
+        ));
     }
+    Ok(value)
 }
 
 fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
@@ -168,7 +195,7 @@ fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
     Ok(LaunchSection {
         command,
         host: raw.host.unwrap_or_else(|| "127.0.0.1".into()),
-        port: raw.port.unwrap_or(8000),
+        port: port(raw.port)?,
         env,
         ready_timeout: duration(
             raw.ready_timeout,
@@ -184,6 +211,17 @@ fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
         config_template,
         stop_grace: duration(raw.stop_grace, "launch.stop_grace", Duration::from_secs(10))?,
     })
+}
+
+fn port(raw: Option<Spanned<u16>>) -> Located<u16> {
+    match raw {
+        None => Ok(8000),
+        Some(p) if p.value == 0 => Err((
+            Pos::of(&p.referenced),
+            "launch.port must be a port number from 1 to 65535 (trials use it and the ports above it)".into(),
+        )),
+        Some(p) => Ok(p.value),
+    }
 }
 
 fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings> {

@@ -9,13 +9,17 @@ mod validate;
 use super::error::{Pos, SpaceError};
 use super::StudySpec;
 use crate::util::did_you_mean;
+use crate::util::files::read_limited;
 use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter};
 use std::path::Path;
+
+/// The largest space file read; real ones are a few KiB.
+const MAX_SPACE_BYTES: u64 = 1024 * 1024;
 
 /// Reads, converts and validates the space file at `path`.
 pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = read_limited(path, MAX_SPACE_BYTES).map_err(|e| {
         SpaceError::at(
             &file,
             Pos { line: 0, column: 0 },
@@ -40,6 +44,8 @@ pub struct Spots {
     pub param_exprs: Vec<Option<Pos>>,
     /// Each constraint's `expr`.
     pub constraints: Vec<Pos>,
+    /// The `probe:` section.
+    pub probe: Pos,
 }
 
 fn yaml_error(file: &str, err: &YamlError) -> SpaceError {

@@ -47,7 +47,7 @@ pub struct RawEngine {
 pub struct RawLaunch {
     pub command: Option<Vec<Spanned<String>>>,
     pub host: Option<String>,
-    pub port: Option<u16>,
+    pub port: Option<Spanned<u16>>,
     #[serde(default)]
     pub env: BTreeMap<String, Spanned<Value>>,
     pub ready_timeout: Option<Spanned<String>>,

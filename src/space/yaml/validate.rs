@@ -38,6 +38,8 @@ pub fn validate(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, String)> {
         check_reads(&c.expr, &names, &names, &format!("constraint `{}`", c.name))
             .map_err(|m| (*at, m))?;
     }
+    crate::probe::preflight::check(&space.probe)
+        .map_err(|e| (spots.probe, format!("probe: {e:#}")))?;
     satisfiable(space, spots)
 }
 

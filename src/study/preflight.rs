@@ -1,0 +1,21 @@
+//! What `tune` refuses at start-up beyond loading the space, in one place, so that `check`
+//! refuses exactly the same spaces.
+
+use super::loadsearch;
+use super::score::Objective;
+use crate::space::StudySpec;
+use anyhow::Context as _;
+
+/// Checks that a study of `space` can start: the objective compiles, its load search fits the
+/// probe, the sampler and engine exist. Loading the space already checked the rest.
+pub fn check(space: &StudySpec) -> anyhow::Result<()> {
+    Objective::new(&space.objective).with_context(|| format!("{}: objective", space.origin))?;
+    if let Some(search) = &space.objective.load_search {
+        loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
+    }
+    crate::sampler::from_name(&space.search.sampler, space.search.seed)
+        .with_context(|| format!("{}: search.sampler", space.origin))?;
+    crate::engine::for_kind(space.engine.kind)
+        .with_context(|| format!("{}: engine.kind", space.origin))?;
+    Ok(())
+}
