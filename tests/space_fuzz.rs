@@ -66,7 +66,10 @@ fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
         3 => lines[i] = format!("  {}", lines[i]),
         4 => {
             let at = rng.random_range(0..=lines[i].len());
-            let at = (0..=at).rev().find(|a| lines[i].is_char_boundary(*a)).unwrap_or(0);
+            let at = (0..=at)
+                .rev()
+                .find(|a| lines[i].is_char_boundary(*a))
+                .unwrap_or(0);
             let junk = ["{", "}", "[", "]", "\"", "'", ":", "${", "&&", "\t"];
             lines[i].insert_str(at, junk[rng.random_range(0..junk.len())]);
         }

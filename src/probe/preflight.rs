@@ -17,10 +17,7 @@ pub fn check(workload: &WorkloadSpec) -> Result<()> {
     ];
     for (name, value) in durations {
         if value.is_some_and(|d| d > MAX_DURATION) {
-            bail!(
-                "{name} is longer than {}; write a shorter duration",
-                format!("{MAX_DURATION_DAYS} days")
-            );
+            bail!("{name} is longer than {MAX_DURATION_DAYS} days; write a shorter duration");
         }
     }
     dataset::plan(workload, 1)?;

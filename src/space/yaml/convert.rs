@@ -159,9 +159,8 @@ fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Locat
         return Err((
             at,
             format!(
-                "{key} `{}` is longer than {}; write a shorter duration",
-                s.value,
-                format!("{MAX_DURATION_DAYS} days")
+                "{key} `{}` is longer than {MAX_DURATION_DAYS} days; write a shorter duration",
+                s.value
             ),
         ));
     }
