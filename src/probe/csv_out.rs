@@ -1,12 +1,14 @@
 //! Per-request CSV rows for `infertune bench --csv`.
 
 use super::RequestRecord;
+use crate::record::Latency;
 use anyhow::{Context, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const HEADER: [&str; 16] = [
+/// The columns before the latencies, which follow in [`Latency::ALL`] order.
+const HEADER: [&str; 11] = [
     "run",
     "index",
     "ok",
@@ -18,12 +20,16 @@ const HEADER: [&str; 16] = [
     "output_tokens",
     "output_tokens_source",
     "token_events",
-    "ttft_ms",
-    "ttft_queued_ms",
-    "tpot_ms",
-    "itl_max_ms",
-    "e2el_ms",
 ];
+
+/// The column of `latency`: `ttft_ms`, ..., and `itl_max_ms` (a request's largest gap).
+fn column(latency: Latency) -> String {
+    if latency.per_request() {
+        format!("{latency}_ms")
+    } else {
+        format!("{latency}_max_ms")
+    }
+}
 
 /// A CSV file being written; the first write error is kept and reported by `finish`.
 pub(crate) struct CsvOut {
@@ -37,8 +43,12 @@ impl CsvOut {
     pub fn create(path: &Path) -> Result<Self> {
         let mut writer = csv::Writer::from_path(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
+        let header = HEADER
+            .map(str::to_string)
+            .into_iter()
+            .chain(Latency::ALL.map(column));
         writer
-            .write_record(HEADER)
+            .write_record(header)
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(CsvOut {
             path: path.to_path_buf(),
@@ -57,7 +67,7 @@ impl CsvOut {
                 .unwrap_or_default()
         };
         let error = r.error.as_ref();
-        let row = [
+        let fields = [
             run.to_string(),
             r.index.to_string(),
             r.ok().to_string(),
@@ -75,13 +85,10 @@ impl CsvOut {
             r.output_tokens.to_string(),
             r.output_source.name().to_string(),
             r.token_events.to_string(),
-            ms(r.ttft()),
-            ms(r.ttft_queued()),
-            ms(r.tpot()),
-            ms(r.itl.iter().max().copied()),
-            ms(Some(r.e2el())),
         ];
-        if let Err(e) = self.writer.write_record(&row) {
+        let latencies = Latency::ALL.map(|l| ms(r.latency(l)));
+        let row = fields.into_iter().chain(latencies);
+        if let Err(e) = self.writer.write_record(row) {
             self.error = Some(e);
         }
     }
@@ -94,5 +101,24 @@ impl CsvOut {
         self.writer
             .flush()
             .with_context(|| format!("cannot write {}", self.path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_columns_keep_their_names() {
+        assert_eq!(
+            Latency::ALL.map(column),
+            [
+                "ttft_ms",
+                "ttft_queued_ms",
+                "tpot_ms",
+                "itl_max_ms",
+                "e2el_ms"
+            ]
+        );
     }
 }

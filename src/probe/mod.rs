@@ -29,8 +29,9 @@ pub use runner::WARMUP_OUTPUT_TOKENS;
 
 pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 
-use crate::record::MetricMap;
+use crate::record::{Latency, MetricMap};
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,14 +55,18 @@ pub struct LiveStats {
     pub finished: u64,
     /// Measured requests that failed.
     pub failed: u64,
-    /// TTFT of successful requests so far, ms.
-    pub ttft_ms: Vec<f64>,
-    /// TPOT of successful requests so far, ms.
-    pub tpot_ms: Vec<f64>,
-    /// E2E latency of successful requests so far, ms.
-    pub e2el_ms: Vec<f64>,
+    /// Per-request latencies (ms) of successful requests so far; only those with one value
+    /// per request ([`Latency::per_request`]) are kept.
+    pub latencies_ms: BTreeMap<Latency, Vec<f64>>,
     /// Time since the first measured send.
     pub elapsed: Duration,
+}
+
+impl LiveStats {
+    /// The values of `latency` so far, in ms (none for ITL).
+    pub fn samples(&self, latency: Latency) -> &[f64] {
+        self.latencies_ms.get(&latency).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// Why a run ended before its planned end.

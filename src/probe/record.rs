@@ -1,5 +1,6 @@
 //! The outcome of one request, with the timestamps its metrics derive from.
 
+use crate::record::Latency;
 use serde::Serialize;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -121,26 +122,35 @@ impl RequestRecord {
         self.error.is_some() && self.token_events > 0
     }
 
-    /// Time to first token, from write start (streaming only).
-    pub fn ttft(&self) -> Option<Duration> {
-        self.first_token.map(|t| t - self.start)
-    }
-
-    /// Time to first token, from the scheduled send time (streaming only).
-    pub fn ttft_queued(&self) -> Option<Duration> {
-        self.first_token.map(|t| t - self.scheduled)
-    }
-
-    /// End-to-end latency: to the last token-bearing event, or to the end of the response
+    /// This request's value of `latency`, or `None` where it has none: TTFT and queued TTFT
+    /// need a token-bearing event, TPOT at least two output tokens, ITL (the largest gap) two
+    /// events. E2E latency runs to the last token-bearing event, or to the end of the response
     /// when there was none (non-streamed, or no output).
-    pub fn e2el(&self) -> Duration {
-        self.last_token.unwrap_or(self.end) - self.start
+    pub fn latency(&self, latency: Latency) -> Option<Duration> {
+        match latency {
+            Latency::Ttft => self.first_token.map(|t| t - self.start),
+            Latency::TtftQueued => self.first_token.map(|t| t - self.scheduled),
+            Latency::Tpot => {
+                let ttft = self.latency(Latency::Ttft)?;
+                let n = u32::try_from(self.output_tokens).ok()?;
+                (n >= 2).then(|| (self.e2el() - ttft) / (n - 1))
+            }
+            Latency::Itl => self.itl.iter().max().copied(),
+            Latency::E2el => Some(self.e2el()),
+        }
     }
 
-    /// Time per output token after the first: (E2E − TTFT)/(N − 1), streaming with N ≥ 2.
-    pub fn tpot(&self) -> Option<Duration> {
-        let ttft = self.ttft()?;
-        let n = u32::try_from(self.output_tokens).ok()?;
-        (n >= 2).then(|| (self.e2el() - ttft) / (n - 1))
+    /// What this request adds to the statistics of `latency`: its value, or every gap for ITL.
+    pub fn samples(&self, latency: Latency) -> impl Iterator<Item = Duration> + '_ {
+        let (value, gaps) = if latency.per_request() {
+            (self.latency(latency), &[][..])
+        } else {
+            (None, &self.itl[..])
+        };
+        value.into_iter().chain(gaps.iter().copied())
+    }
+
+    fn e2el(&self) -> Duration {
+        self.last_token.unwrap_or(self.end) - self.start
     }
 }

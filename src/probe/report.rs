@@ -6,7 +6,7 @@ use super::metrics::Collector;
 use super::runner::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
 use super::{EarlyStop, Target};
-use crate::record::MetricMap;
+use crate::record::{Latency, MetricMap};
 use serde_json::{json, Map, Value};
 
 /// Metrics that are whole numbers.
@@ -92,10 +92,12 @@ pub(crate) fn json(
         fields.insert(key.clone(), value);
     }
     if !workload.stream {
-        fields.insert(
-            "unavailable_metrics".into(),
-            json!(["ttft", "ttft_queued", "tpot", "itl"]),
-        );
+        let unavailable: Vec<&str> = Latency::ALL
+            .into_iter()
+            .filter(|l| *l != Latency::E2el)
+            .map(Latency::name)
+            .collect();
+        fields.insert("unavailable_metrics".into(), json!(unavailable));
     }
     report
 }

@@ -1,7 +1,7 @@
 //! The terminal summary of a run, laid out like `vllm bench serve`, plus a percentile table.
 
-use super::metrics::LATENCY_METRICS;
 use super::ProbeReport;
+use crate::record::Latency;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
 
@@ -76,18 +76,18 @@ fn latency_table(report: &ProbeReport) -> String {
     head.extend(STATS.iter().map(|s| s.to_string()));
     table.set_header(head);
     let mut rows = 0;
-    for metric in LATENCY_METRICS {
+    for latency in Latency::ALL {
         let values: Option<Vec<String>> = STATS
             .iter()
             .map(|stat| {
                 report
                     .metrics
-                    .get(&format!("{stat}_{metric}_ms"))
+                    .get(&latency.key(stat))
                     .map(|v| format!("{v:.2}"))
             })
             .collect();
         let Some(values) = values else { continue };
-        let mut row = vec![metric.to_string()];
+        let mut row = vec![latency.to_string()];
         row.extend(values);
         table.add_row(row);
         rows += 1;

@@ -44,6 +44,12 @@ impl Latency {
         Latency::ALL.into_iter().find(|l| l.name() == name)
     }
 
+    /// Whether a request contributes one value to this latency's statistics; `itl` pools every
+    /// gap, so its sample count is not bounded by the number of requests.
+    pub fn per_request(self) -> bool {
+        self != Latency::Itl
+    }
+
     /// The summary metric of `stat` over this latency, e.g. `p99_ttft_ms`.
     pub fn key(self, stat: &str) -> String {
         format!("{stat}_{}_ms", self.name())
@@ -67,5 +73,6 @@ mod tests {
         }
         assert_eq!(Latency::from_name("error_rate"), None);
         assert_eq!(Latency::TtftQueued.key("p99"), "p99_ttft_queued_ms");
+        assert!(Latency::E2el.per_request() && !Latency::Itl.per_request());
     }
 }

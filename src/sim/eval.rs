@@ -2,20 +2,23 @@
 
 use super::config::{Deployment, SimFailure};
 use super::core::SimEngine;
-use super::requests::{self, Limits, Load, RequestShape, RequestSource};
+use super::requests::{self, Limits, Load, RequestSource};
 use super::scheduler::Event;
-use super::stats::{self, RequestRecord};
-use crate::probe::WorkloadSpec;
+use super::track::Track;
+use crate::probe::metrics::Collector;
+use crate::probe::{ErrorKind, WorkloadSpec};
 use crate::record::{MetricMap, Params};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+use std::time::Instant;
 
 /// Virtual seconds a refused request takes to come back (an HTTP 400 round trip).
 const REFUSAL_SECONDS: f64 = 0.001;
 
 /// Simulate `workload` against `deployment` configured with `params`; deterministic by `seed`
 /// (engine noise) and `workload.seed` (request lengths, arrivals). Returns the probe's metrics,
-/// or the failure the engine would have had at start.
+/// computed by the probe's collector from the measured requests, or the failure the engine
+/// would have had at start.
 pub fn eval(
     deployment: &Deployment,
     params: &Params,
@@ -24,19 +27,11 @@ pub fn eval(
 ) -> Result<MetricMap, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let engine = SimEngine::start(deployment, params, seed)?;
-    let mut run = Run::new(engine, source, load, limits, workload.timeout.as_secs_f64());
+    let collector = Collector::new(true, &workload.slo, false);
+    let timeout = workload.timeout.as_secs_f64();
+    let mut run = Run::new(engine, source, load, limits, timeout, collector);
     run.drive();
-    Ok(stats::summarize(&run.records(), run.itl, &workload.slo))
-}
-
-struct Track {
-    shape: RequestShape,
-    measured: bool,
-    send: f64,
-    first: Option<f64>,
-    last: f64,
-    tokens: u32,
-    end: Option<(f64, bool)>,
+    Ok(run.collector.metrics())
 }
 
 /// One run's client side and clock.
@@ -52,10 +47,13 @@ struct Run {
     open_in_flight: u32,
     /// Times (ns) at which a client sends its next request.
     issues: BinaryHeap<Reverse<u64>>,
-    backlog: u32,
+    /// Arrival times of open-loop requests waiting for the concurrency cap.
+    backlog: VecDeque<f64>,
     first_measured_send: Option<f64>,
-    itl: Vec<f64>,
     events: Vec<Event>,
+    /// The instant virtual time 0 stands for in the measured requests' records.
+    epoch: Instant,
+    collector: Collector,
 }
 
 impl Run {
@@ -65,6 +63,7 @@ impl Run {
         load: Load,
         limits: Limits,
         timeout: f64,
+        collector: Collector,
     ) -> Run {
         let mut run = Run {
             engine,
@@ -77,10 +76,11 @@ impl Run {
             in_flight: VecDeque::new(),
             open_in_flight: 0,
             issues: BinaryHeap::new(),
-            backlog: 0,
+            backlog: VecDeque::new(),
             first_measured_send: None,
-            itl: Vec::new(),
             events: Vec::new(),
+            epoch: Instant::now(),
+            collector,
         };
         match load {
             Load::Closed { concurrency } => {
@@ -138,44 +138,41 @@ impl Run {
             if !self.may_send() {
                 continue;
             }
+            let due = t as f64 * 1e-9;
             match self.load {
-                Load::Closed { .. } => self.send(),
+                Load::Closed { .. } => self.send(due),
                 Load::Open { cap, .. } => {
                     let gap = self.source.next_gap();
                     self.issues.push(Reverse(t + (gap * 1e9) as u64));
                     if cap.is_some_and(|c| self.open_in_flight >= c) {
-                        self.backlog += 1;
+                        self.backlog.push_back(due);
                     } else {
-                        self.send();
+                        self.send(due);
                     }
                 }
             }
         }
     }
 
-    fn send(&mut self) {
+    /// Sends the next request, due at `due`.
+    fn send(&mut self, due: f64) {
         let id = self.tracks.len() as u64;
         let measured = id >= u64::from(self.limits.warmup);
         if measured && self.first_measured_send.is_none() {
             self.first_measured_send = Some(self.now);
         }
         let shape = self.source.next_shape();
-        self.tracks.push(Track {
-            shape,
-            measured,
-            send: self.now,
-            first: None,
-            last: self.now,
-            tokens: 0,
-            end: None,
-        });
+        self.tracks.push(Track::new(shape, measured, due, self.now));
         self.open_in_flight += 1;
         match self
             .engine
             .add(id, shape.prompt, shape.output, shape.prefix)
         {
             Ok(()) => self.in_flight.push_back(id),
-            Err(_) => self.finish(id, self.now + REFUSAL_SECONDS, false),
+            Err(why) => {
+                let at = self.now + REFUSAL_SECONDS;
+                self.finish(id, at, Some((ErrorKind::Http, why)));
+            }
         }
     }
 
@@ -183,18 +180,12 @@ impl Run {
         let events = std::mem::take(&mut self.events);
         for event in &events {
             match *event {
-                Event::Token { id, first } => {
-                    let t = &mut self.tracks[id as usize];
-                    if first {
-                        t.first = Some(self.now);
-                    } else if t.measured {
-                        self.itl.push(self.now - t.last);
-                    }
-                    t.last = self.now;
-                    t.tokens += 1;
+                Event::Token { id, .. } => self.tracks[id as usize].token(self.now),
+                Event::Finished { id } => self.finish(id, self.now, None),
+                Event::Rejected { id, ref reason } => {
+                    let error = Some((ErrorKind::StreamError, reason.clone()));
+                    self.finish(id, self.now, error);
                 }
-                Event::Finished { id } => self.finish(id, self.now, true),
-                Event::Rejected { id, .. } => self.finish(id, self.now, false),
             }
         }
         self.events = events;
@@ -210,46 +201,38 @@ impl Run {
             } else if self.now - t.send > self.timeout {
                 self.in_flight.pop_front();
                 self.engine.abort(id);
-                self.finish(id, self.now, false);
+                let why = format!("no response within {}s", self.timeout);
+                self.finish(id, self.now, Some((ErrorKind::Timeout, why)));
             } else {
                 break;
             }
         }
     }
 
-    fn finish(&mut self, id: u64, at: f64, ok: bool) {
+    /// Ends request `id` at `at`, failed with `error` (its kind and message) when given; a
+    /// measured request goes to the collector.
+    fn finish(&mut self, id: u64, at: f64, error: Option<(ErrorKind, String)>) {
         let t = &mut self.tracks[id as usize];
         if t.end.is_some() {
             return;
         }
-        t.end = Some((if ok { t.last } else { at }, ok));
+        match error {
+            Some((kind, message)) => t.fail(at, kind, message),
+            None => t.complete(),
+        }
+        if t.measured {
+            let index = id - u64::from(self.limits.warmup);
+            self.collector.add(&t.take_record(index, self.epoch));
+        }
         self.open_in_flight -= 1;
         let at_ns = (at * 1e9) as u64;
         match self.load {
             Load::Closed { .. } => self.issues.push(Reverse(at_ns)),
-            Load::Open { .. } if self.backlog > 0 => {
-                self.backlog -= 1;
-                self.send();
+            Load::Open { .. } => {
+                if let Some(due) = self.backlog.pop_front() {
+                    self.send(due);
+                }
             }
-            Load::Open { .. } => {}
         }
-    }
-
-    fn records(&self) -> Vec<RequestRecord> {
-        self.tracks
-            .iter()
-            .filter(|t| t.measured)
-            .filter_map(|t| {
-                let (end, ok) = t.end?;
-                Some(RequestRecord {
-                    ok,
-                    prompt: t.shape.prompt,
-                    output: t.tokens,
-                    send: t.send,
-                    first: t.first,
-                    end,
-                })
-            })
-            .collect()
     }
 }

@@ -23,7 +23,7 @@ pub mod profiles;
 pub mod requests;
 pub mod scheduler;
 pub mod serve;
-pub mod stats;
+mod track;
 
 pub use config::{Deployment, EngineConfig, SimFailure};
 pub use core::SimEngine;

@@ -1,10 +1,11 @@
 //! Pruning: stop a probe as soon as an SLO can no longer hold, whatever the remaining requests do.
 //!
-//! With `P` planned requests and `f` failed so far, a latency statistic is computed over at most
-//! `n = P − f` samples. A percentile `q` is certainly above `X` once `a` samples exceed `X` with
-//! `a ≥ n − ⌊q·(n − 1)⌋` (that holds for nearest-rank and for interpolated percentiles); a mean is
-//! once the sum of the samples so far exceeds `X·n` (latencies are non-negative); a maximum is at
-//! the first sample above `X`. The error rate is certainly above `e` once `f > e·P`.
+//! With `P` planned requests and `f` failed so far, a statistic of a per-request latency is
+//! computed over at most `n = P − f` samples (ITL pools every gap, so it is never pruned on). A
+//! percentile `q` is certainly above `X` once `a` samples exceed `X` with `a ≥ n − ⌊q·(n − 1)⌋`
+//! (that holds for nearest-rank and for interpolated percentiles); a mean is once the sum of the
+//! samples so far exceeds `X·n` (latencies are non-negative); a maximum is at the first sample
+//! above `X`. The error rate is certainly above `e` once `f > e·P`.
 
 use super::interrupt::StopFlag;
 use crate::probe::{EarlyStop, LiveStats, PruneHook};
@@ -39,12 +40,8 @@ pub fn certainly_broken(slo: &Slo, stats: &LiveStats) -> Option<String> {
             )
         });
     }
-    let samples = match slo.metric.as_str() {
-        "ttft" => &stats.ttft_ms,
-        "tpot" => &stats.tpot_ms,
-        "e2el" => &stats.e2el_ms,
-        _ => return None,
-    };
+    let latency = slo.latency().filter(|l| l.per_request())?;
+    let samples = stats.samples(latency);
     let threshold = slo.threshold;
     let above = samples.iter().filter(|v| **v > threshold).count() as u64;
     let max_samples = stats.planned.saturating_sub(stats.failed);
@@ -80,13 +77,14 @@ fn percentile_of(stat: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Latency;
 
     fn stats(planned: u64, failed: u64, ttft: Vec<f64>) -> LiveStats {
         LiveStats {
             planned,
             finished: ttft.len() as u64 + failed,
             failed,
-            ttft_ms: ttft,
+            latencies_ms: [(Latency::Ttft, ttft)].into(),
             ..LiveStats::default()
         }
     }
@@ -136,6 +134,19 @@ mod tests {
             }
         }
         assert!(fired >= 3, "the rule fired only {fired} times");
+    }
+
+    #[test]
+    fn every_per_request_latency_prunes_and_itl_never_does() {
+        let mut live = stats(10, 0, vec![]);
+        for latency in Latency::ALL {
+            live.latencies_ms.insert(latency, vec![500.0; 10]);
+        }
+        for latency in Latency::ALL {
+            let s = slo(&format!("{latency}:max<=100ms"));
+            let pruned = certainly_broken(&s, &live).is_some();
+            assert_eq!(pruned, latency.per_request(), "{latency}");
+        }
     }
 
     #[test]

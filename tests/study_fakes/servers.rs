@@ -4,7 +4,7 @@
 use infertune::engine::{Engine, Slot};
 use infertune::launch::{LaunchSpec, Launcher, Readiness, Server, StartFailure};
 use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
-use infertune::record::{FailureKind, MetricMap, Params, Value};
+use infertune::record::{FailureKind, Latency, MetricMap, Params, Value};
 use infertune::space::StudySpec;
 use infertune::study::{Prober, StopFlag};
 use std::collections::HashMap;
@@ -188,7 +188,9 @@ impl Prober for FakeProber {
         let mut pruned = None;
         for i in 0..PLANNED {
             stats
-                .ttft_ms
+                .latencies_ms
+                .entry(Latency::Ttft)
+                .or_default()
                 .push(p99 * (0.5 + 0.5 * i as f64 / (PLANNED - 1) as f64));
             stats.finished += 1;
             self.requests_sent.fetch_add(1, Ordering::SeqCst);
@@ -205,7 +207,11 @@ impl Prober for FakeProber {
             ),
             (
                 "p99_ttft_ms".to_string(),
-                stats.ttft_ms.iter().cloned().fold(0.0, f64::max),
+                stats
+                    .samples(Latency::Ttft)
+                    .iter()
+                    .cloned()
+                    .fold(0.0, f64::max),
             ),
             ("completed".to_string(), done),
             ("failed".to_string(), 0.0),

@@ -3,7 +3,7 @@
 use super::stats::LatencyStats;
 use crate::probe::record::{ErrorKind, RequestRecord, TokenSource};
 use crate::probe::LiveStats;
-use crate::record::{MetricMap, Slo};
+use crate::record::{Latency, MetricMap, Slo};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,8 @@ pub(crate) struct ErrorTally {
 /// Running totals of the measured requests of one run.
 pub(crate) struct Collector {
     streamed: bool,
-    slos: Vec<Slo>,
-    pub latencies: BTreeMap<&'static str, LatencyStats>,
+    slos: Vec<(Slo, Latency)>,
+    latencies: BTreeMap<Latency, LatencyStats>,
     pub completed: u64,
     pub failed: u64,
     pub incomplete: u64,
@@ -38,10 +38,13 @@ impl Collector {
     pub fn new(streamed: bool, slos: &[Slo], keep_samples: bool) -> Self {
         Collector {
             streamed,
-            slos: slos.iter().filter(|s| s.is_latency()).cloned().collect(),
-            latencies: super::LATENCY_METRICS
+            slos: slos
+                .iter()
+                .filter_map(|s| Some((s.clone(), s.latency()?)))
+                .collect(),
+            latencies: Latency::ALL
                 .into_iter()
-                .map(|name| (name, LatencyStats::default()))
+                .map(|latency| (latency, LatencyStats::default()))
                 .collect(),
             completed: 0,
             failed: 0,
@@ -86,47 +89,35 @@ impl Collector {
         self.input_tokens += record.input_tokens;
         self.output_tokens += record.output_tokens;
         *self.sources.entry(record.output_source).or_default() += 1;
-        let samples = [
-            ("ttft", record.ttft()),
-            ("ttft_queued", record.ttft_queued()),
-            ("tpot", record.tpot()),
-            ("e2el", Some(record.e2el())),
-        ];
-        for (name, value) in samples {
-            if let (Some(value), Some(stats)) = (value, self.latencies.get_mut(name)) {
-                stats.record(value);
-            }
-        }
-        if let Some(itl) = self.latencies.get_mut("itl") {
-            record.itl.iter().for_each(|gap| itl.record(*gap));
+        for (&latency, stats) in &mut self.latencies {
+            record.samples(latency).for_each(|v| stats.record(v));
         }
         if self.meets_slos(record) {
             self.good += 1;
         }
         if let Some(live) = &mut self.live {
-            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-            live.ttft_ms.extend(record.ttft().map(ms));
-            live.tpot_ms.extend(record.tpot().map(ms));
-            live.e2el_ms.push(ms(record.e2el()));
+            for latency in Latency::ALL.into_iter().filter(|l| l.per_request()) {
+                let values = live.latencies_ms.entry(latency).or_default();
+                values.extend(record.latency(latency).map(ms));
+            }
         }
     }
 
+    /// Whether `record` meets every per-request latency SLO; TPOT and ITL hold as zero for a
+    /// request too short to have them.
     fn meets_slos(&self, record: &RequestRecord) -> bool {
-        self.slos.iter().all(|slo| {
-            let value = match slo.metric.as_str() {
-                "ttft" => record.ttft(),
-                "ttft_queued" => record.ttft_queued(),
-                "e2el" => Some(record.e2el()),
-                "tpot" => Some(record.tpot().unwrap_or_default()),
-                _ => Some(record.itl.iter().max().copied().unwrap_or_default()),
-            };
-            value.is_some_and(|v| slo.holds(v.as_secs_f64() * 1000.0))
+        self.slos.iter().all(|(slo, latency)| {
+            let vacuous = matches!(latency, Latency::Tpot | Latency::Itl);
+            let value = record
+                .latency(*latency)
+                .or_else(|| vacuous.then_some(Duration::ZERO));
+            value.is_some_and(|v| slo.holds(ms(v)))
         })
     }
 
     /// Whether goodput can be judged: without streaming only `e2el` SLOs can.
     fn goodput_available(&self) -> bool {
-        self.streamed || self.slos.iter().all(|s| s.metric == "e2el")
+        self.streamed || self.slos.iter().all(|(_, l)| *l == Latency::E2el)
     }
 
     /// Last request end − first request start.
@@ -182,14 +173,18 @@ impl Collector {
         if self.goodput_available() {
             m.insert("request_goodput".into(), per_second(self.good));
         }
-        for (name, stats) in &self.latencies {
+        for (latency, stats) in &self.latencies {
             let Some(summary) = stats.summary() else {
                 continue;
             };
             for (stat, value) in summary.entries() {
-                m.insert(format!("{stat}_{name}_ms"), value);
+                m.insert(latency.key(&stat), value);
             }
         }
         m
     }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }

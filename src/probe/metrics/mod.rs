@@ -38,6 +38,3 @@ mod stats;
 
 pub(crate) use collector::Collector;
 pub use stats::{LatencyStats, Summary, PERCENTILES};
-
-/// The latency metrics, in report order.
-pub const LATENCY_METRICS: [&str; 5] = ["ttft", "ttft_queued", "tpot", "itl", "e2el"];
