@@ -3,7 +3,7 @@
 
 mod sim_common;
 
-use infertune::probe::DatasetSpec;
+use infertune::probe::{DatasetSpec, LoadSpec};
 use infertune::record::{FailureKind, Value};
 use infertune::sim::eval;
 use infertune::space::EngineKind;
@@ -155,4 +155,19 @@ fn text_datasets_are_refused_clearly() {
     .unwrap_err();
     assert_eq!(e.kind, FailureKind::InvalidConfig);
     assert!(e.message.contains("only `random` datasets"), "{e}");
+}
+
+#[test]
+fn an_open_loop_with_a_concurrency_cap_sends_exactly_the_requests_asked_for() {
+    let d = deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1);
+    let mut workload = closed(512, 64, 0.0, 1, 300);
+    workload.load = LoadSpec::Open {
+        rate: 20.0,
+        burstiness: 1.0,
+        max_concurrency: Some(16),
+        requests: Some(300),
+        duration: None,
+    };
+    let m = eval(&d, &params(&[]), &workload, 1).unwrap();
+    assert_eq!(m["completed"] + m["failed"], 300.0, "{m:?}");
 }

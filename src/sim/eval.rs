@@ -115,7 +115,8 @@ impl Run {
 
     /// Whether the workload may still send a request now.
     fn may_send(&self) -> bool {
-        let sent = self.tracks.len() as u64;
+        // Arrivals held back by an open loop's concurrency cap will be sent: they count.
+        let sent = (self.tracks.len() + self.backlog.len()) as u64;
         let warm = u64::from(self.limits.warmup);
         if let Some(n) = self.limits.requests {
             if sent >= warm + u64::from(n) {
