@@ -11,6 +11,7 @@ mod http1;
 mod limits;
 mod load;
 pub mod metrics;
+mod plan;
 pub mod preflight;
 mod progress;
 mod record;

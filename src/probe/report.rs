@@ -3,7 +3,7 @@
 
 use super::load::Shape;
 use super::metrics::Collector;
-use super::runner::Plan;
+use super::plan::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
 use super::{EarlyStop, Target};
 use crate::record::{Latency, MetricMap};

@@ -5,9 +5,10 @@ use super::exchange::Exchange;
 use super::http::Endpoint;
 use super::load::{self, Feed, Message, Pool, Shape};
 use super::metrics::Collector;
+use super::plan::Plan;
 use super::record::RequestRecord;
 use super::watcher::ArrivalWatcher;
-use super::workload::{LoadSpec, WorkloadSpec};
+use super::workload::WorkloadSpec;
 use super::{limits, progress, report, EarlyStop, ProbeReport, RunOptions, Target};
 use anyhow::Result;
 use std::sync::Arc;
@@ -21,52 +22,6 @@ pub const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
 
 /// How often the pruning hook is consulted.
 const PRUNE_EVERY: Duration = Duration::from_millis(250);
-
-/// A run's load, checked.
-pub(crate) struct Plan {
-    pub shape: Shape,
-    pub requests: Option<u32>,
-    pub duration: Option<Duration>,
-}
-
-impl Plan {
-    /// Checks the load description of `workload`.
-    pub fn new(workload: &WorkloadSpec) -> Result<Self> {
-        workload.load.validate().map_err(anyhow::Error::msg)?;
-        let shape = match &workload.load {
-            LoadSpec::Closed { concurrency, .. } => Shape::Closed {
-                concurrency: *concurrency,
-            },
-            LoadSpec::Open {
-                rate,
-                burstiness,
-                max_concurrency,
-                ..
-            } => Shape::Open {
-                rate: *rate,
-                burstiness: *burstiness,
-                max_concurrency: *max_concurrency,
-                seed: workload.seed,
-            },
-        };
-        let (requests, duration) = workload.load.limits();
-        Ok(Plan {
-            shape,
-            requests,
-            duration,
-        })
-    }
-
-    /// Most requests in flight at once, when bounded.
-    pub fn max_in_flight(&self) -> Option<u32> {
-        match self.shape {
-            Shape::Closed { concurrency } => Some(concurrency),
-            Shape::Open {
-                max_concurrency, ..
-            } => max_concurrency,
-        }
-    }
-}
 
 /// What every phase of a run shares.
 struct Phases<'a> {

@@ -1,0 +1,52 @@
+//! A run's load, checked: its shape (closed or open loop) and its limits.
+
+use super::load::Shape;
+use super::workload::{LoadSpec, WorkloadSpec};
+use anyhow::Result;
+use std::time::Duration;
+
+/// A run's load, checked.
+pub(crate) struct Plan {
+    pub shape: Shape,
+    pub requests: Option<u32>,
+    pub duration: Option<Duration>,
+}
+
+impl Plan {
+    /// Checks the load description of `workload`.
+    pub fn new(workload: &WorkloadSpec) -> Result<Self> {
+        workload.load.validate().map_err(anyhow::Error::msg)?;
+        let shape = match &workload.load {
+            LoadSpec::Closed { concurrency, .. } => Shape::Closed {
+                concurrency: *concurrency,
+            },
+            LoadSpec::Open {
+                rate,
+                burstiness,
+                max_concurrency,
+                ..
+            } => Shape::Open {
+                rate: *rate,
+                burstiness: *burstiness,
+                max_concurrency: *max_concurrency,
+                seed: workload.seed,
+            },
+        };
+        let (requests, duration) = workload.load.limits();
+        Ok(Plan {
+            shape,
+            requests,
+            duration,
+        })
+    }
+
+    /// Most requests in flight at once, when bounded.
+    pub fn max_in_flight(&self) -> Option<u32> {
+        match self.shape {
+            Shape::Closed { concurrency } => Some(concurrency),
+            Shape::Open {
+                max_concurrency, ..
+            } => max_concurrency,
+        }
+    }
+}
