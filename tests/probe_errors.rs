@@ -185,14 +185,21 @@ fn the_pruning_hook_stops_the_run() {
 /// Serves every connection one streamed answer with a `Content-Length` and then closes it,
 /// without saying so in a `Connection` header; returns the URL and the connection count.
 fn close_after_each_answer() -> (String, Arc<AtomicUsize>) {
+    answer_each_with(
+        "text/event-stream",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
+         data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":1}}\n\n\
+         data: [DONE]\n\n",
+    )
+}
+
+/// Serves every connection one `200 OK` with `body` as `content_type`, then closes it.
+fn answer_each_with(content_type: &'static str, body: &'static str) -> (String, Arc<AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let connections = Arc::new(AtomicUsize::new(0));
     let counted = connections.clone();
     std::thread::spawn(move || {
-        let body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n\
-                    data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":1}}\n\n\
-                    data: [DONE]\n\n";
         for stream in listener.incoming() {
             let mut stream = stream.unwrap();
             counted.fetch_add(1, Ordering::SeqCst);
@@ -204,7 +211,7 @@ fn close_after_each_answer() -> (String, Arc<AtomicUsize>) {
                 request.extend_from_slice(&buf[..read]);
             }
             let answer = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n{body}",
                 body.len()
             );
             stream.write_all(answer.as_bytes()).unwrap();
@@ -221,4 +228,31 @@ fn a_kept_alive_connection_the_server_closed_is_replaced() {
     assert_eq!(report.metrics["failed"], 0.0);
     assert_eq!(report.metrics["total_output_tokens"], 6.0);
     assert_eq!(connections.load(Ordering::SeqCst), 6);
+}
+
+#[test]
+fn a_200_that_is_not_an_event_stream_is_malformed() {
+    let (url, _) = answer_each_with(
+        "application/json",
+        "{\"choices\":[{\"message\":{\"content\":\"hi\"}}]}",
+    );
+    let report = run_against(&url, &workload(3));
+    let example = all_failed_with(&report, "malformed", 3);
+    assert!(example.contains("[DONE]"), "{example}");
+}
+
+#[test]
+fn a_stream_without_tokens_or_done_is_malformed_but_an_empty_answer_is_not() {
+    let (url, _) = answer_each_with(
+        "text/event-stream",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":0}}\n\n",
+    );
+    all_failed_with(&run_against(&url, &workload(3)), "malformed", 3);
+    let (url, _) = answer_each_with(
+        "text/event-stream",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":0}}\n\n\
+         data: [DONE]\n\n",
+    );
+    let report = run_against(&url, &workload(3));
+    assert_eq!(report.metrics["completed"], 3.0, "{}", report.json);
 }

@@ -215,6 +215,14 @@ impl Exchange {
             }
         }
         splitter.finish(&mut |data, at| reply.on_event(data, at));
+        if reply.failure.is_none() && reply.first.is_none() && !reply.done {
+            return Err(fail(
+                ErrorKind::Malformed,
+                "the response ended without a token-bearing event and without `data: [DONE]` \
+                 (not an event stream, or a stream cut short)"
+                    .to_string(),
+            ));
+        }
         Ok(())
     }
 
@@ -242,6 +250,8 @@ struct Reply {
     usage: Option<Usage>,
     text: Option<String>,
     failure: Option<RequestError>,
+    /// `data: [DONE]` arrived.
+    done: bool,
 }
 
 impl Reply {
@@ -254,6 +264,7 @@ impl Reply {
             usage: None,
             text: capture_text.then(String::new),
             failure: None,
+            done: false,
         }
     }
 
@@ -263,7 +274,10 @@ impl Reply {
         }
         let info = match chunk::classify(data) {
             Ok(Event::Chunk(info)) => info,
-            Ok(Event::Done) => return,
+            Ok(Event::Done) => {
+                self.done = true;
+                return;
+            }
             Err(message) => {
                 self.failure = Some(fail(ErrorKind::Malformed, message));
                 return;
