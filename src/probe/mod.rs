@@ -1,9 +1,8 @@
 //! The probe: a fixed workload driven against an OpenAI-compatible streaming API, and its metrics.
 
 mod chunk;
-pub mod cli;
 mod conn;
-mod csv_out;
+pub(crate) mod csv_out;
 pub mod dataset;
 mod exchange;
 mod http;
@@ -19,7 +18,7 @@ pub mod server_counter;
 
 mod sse;
 pub mod stamped;
-mod summary;
+pub(crate) mod summary;
 mod watcher;
 pub mod workload;
 

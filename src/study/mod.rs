@@ -5,7 +5,6 @@
 //! is spent, then re-validation of the top configs. Every side effect sits behind a trait
 //! ([`Backends`]: space check, engine, launcher, prober), so the loop runs against fakes in tests.
 
-pub mod cli;
 pub mod counted;
 pub mod export;
 pub mod interrupt;

@@ -9,10 +9,9 @@
 
 pub mod accel;
 mod binding;
-pub mod cli;
 pub mod cpuset;
 mod numa_param;
-mod render;
+pub(crate) mod render;
 pub mod runner;
 mod sysfs;
 

@@ -1,8 +1,8 @@
 //! `infertune launch`: start one config, wait until it serves, keep it up until Ctrl-C.
 
-use super::overrides::config_with_overrides;
-use super::{command_line, Launcher, ProcessLauncher};
 use crate::engine::{for_kind, Slot};
+use crate::launch::overrides::config_with_overrides;
+use crate::launch::{command_line, Launcher, ProcessLauncher};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;

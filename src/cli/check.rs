@@ -1,12 +1,12 @@
 //! `infertune check`: validate a space, show its parameters and rules, estimate the feasible
 //! share by sampling, and print example configs with their launch commands (nothing is spawned).
 
-use super::error::thousands;
-use super::rules;
-use super::sample::{self, Estimate};
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use crate::engine::{self, Slot};
 use crate::record::Params;
+use crate::space::error::thousands;
+use crate::space::rules;
+use crate::space::sample::{self, Estimate};
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::path::PathBuf;
 
