@@ -1,5 +1,6 @@
 //! `infertune bench`: load-tests a running OpenAI-compatible server.
 
+use super::bench_progress::BenchBar;
 use crate::probe::csv_out::CsvOut;
 use crate::probe::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 use crate::probe::{summary, EarlyStop, ProbeReport, RequestRecord, RunOptions, Target};
@@ -163,7 +164,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     });
     let hook_flag = interrupted.clone();
     let options = RunOptions {
-        progress: true,
+        progress: Some(Arc::new(BenchBar::default())),
         prune: Some(Arc::new(move |_| {
             hook_flag
                 .load(Ordering::SeqCst)

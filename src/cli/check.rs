@@ -30,7 +30,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for note in notes {
         println!("note: {note}");
     }
-    let version = rules::effective_version(space.engine.kind, space.engine.version.as_deref());
+    let (kind, named) = (space.engine.kind, space.engine.version.as_deref());
+    if let Some(warning) = rules::version_warning(kind, named) {
+        eprintln!("warning: {warning}");
+    }
+    let version = rules::effective_version(kind, named);
     println!("{}", header(&space, version.as_deref()));
     println!("\nParameters\n{}", parameter_table(&space.parameters));
     if let Some(t) = rule_table(&space, version.as_deref()) {

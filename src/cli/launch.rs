@@ -33,6 +33,9 @@ pub struct LaunchArgs {
 pub fn run(args: LaunchArgs) -> Result<i32> {
     let (space, _notes) = StudySpec::load_for_host(&args.space)?;
     let params = config_with_overrides(&space, &args.set)?;
+    if let Some(warning) = space.rules_warning() {
+        eprintln!("warning: {warning}");
+    }
     let params = space
         .resolve(&params)
         .map_err(|r| anyhow::anyhow!("the engine would refuse this config: {r}"))?;
@@ -47,7 +50,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     if args.dry_run {
         return Ok(0);
     }
-    let launcher = ProcessLauncher::new();
+    let launcher = ProcessLauncher::new().on_warning(|text| eprintln!("warning: {text}"));
     let interrupted = on_interrupt(launcher.cancel_flag())?;
     let log = args.workdir.join("server.log");
     let server = match launcher.start(

@@ -3,6 +3,7 @@
 //! here; the modules below report through return values, observers and callbacks.
 
 mod bench;
+mod bench_progress;
 mod check;
 mod export;
 mod launch;
@@ -12,6 +13,7 @@ mod sim_eval;
 mod sim_serve;
 mod topo;
 mod tune;
+mod tune_progress;
 
 use clap::{Parser, Subcommand};
 

@@ -131,5 +131,5 @@ pub fn run(args: ServeArgs) -> anyhow::Result<i32> {
         time_scale: args.time_scale,
         startup_time: args.startup_time,
     };
-    serve::run(options)
+    serve::run(options, &|line| eprintln!("{line}"))
 }

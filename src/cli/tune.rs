@@ -1,12 +1,14 @@
 //! `infertune tune`: runs (or resumes) a study and prints its winner.
 
+use super::tune_progress::TuneProgress;
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
 use crate::study::export::BEST_SH;
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::views::TRIALS_CSV;
-use crate::study::{Backends, HttpProber, StudyOptions, StudyResult};
+use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Exit status of a study stopped by Ctrl-C (resumable).
@@ -57,20 +59,24 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let mut sampler = crate::sampler::from_name(&space.search.sampler, space.search.seed)?;
     let prober = HttpProber::new()?;
-    let launcher = process_launcher(&stop);
+    let progress = Arc::new(TuneProgress::default());
+    let launcher = process_launcher(&stop, &progress);
     let backends = Backends {
         check: &space,
         engine: engine.as_ref(),
         launcher: &launcher,
         prober: &prober,
+        observer: progress.as_ref(),
     };
     let options = StudyOptions {
         dir: dir.clone(),
         resume: args.resume,
         prune: !args.no_prune,
-        progress: true,
         stop,
     };
+    if let Some(warning) = space.rules_warning() {
+        progress.warning(&warning);
+    }
     let result = crate::study::run(&space, sampler.as_mut(), backends, &options)?;
     if let Err(e) = crate::report::write(&dir) {
         eprintln!("warning: cannot write the report: {e:#}");
@@ -78,9 +84,11 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     print_outcome(&space, &dir, &result)
 }
 
-/// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C).
-fn process_launcher(stop: &StopFlag) -> ProcessLauncher {
-    let launcher = ProcessLauncher::new();
+/// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C), its
+/// warnings shown by `progress`.
+fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLauncher {
+    let progress = Arc::clone(progress);
+    let launcher = ProcessLauncher::new().on_warning(move |text| progress.warning(text));
     let cancel = launcher.cancel_flag();
     let stop = stop.clone();
     std::thread::spawn(move || {

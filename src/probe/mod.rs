@@ -22,6 +22,7 @@ pub(crate) mod summary;
 mod watcher;
 pub mod workload;
 
+pub use progress::ProbeObserver;
 pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 pub use runner::WARMUP_OUTPUT_TOKENS;
 
@@ -86,8 +87,8 @@ pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
 /// Options of one probe run.
 #[derive(Clone, Default)]
 pub struct RunOptions {
-    /// Show a progress bar (on a TTY).
-    pub progress: bool,
+    /// Watches the measured phase (e.g. a progress bar); `None` shows nothing.
+    pub progress: Option<Arc<dyn ProbeObserver>>,
     /// Called periodically; a `Some(why)` stops the run.
     pub prune: Option<PruneHook>,
 }
