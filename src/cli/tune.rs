@@ -77,7 +77,10 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     if let Some(warning) = space.rules_warning() {
         progress.warning(&warning);
     }
-    let result = crate::study::run(&space, sampler.as_mut(), backends, &options)?;
+    let result = crate::study::run(&space, sampler.as_mut(), backends, &options);
+    // A study that fails ends without `finished`: clear the bar before the error is printed.
+    progress.finished();
+    let result = result?;
     if let Err(e) = crate::report::write(&dir) {
         eprintln!("warning: cannot write the report: {e:#}");
     }
