@@ -166,7 +166,7 @@ fn the_pruning_hook_stops_the_run() {
         api_key: None,
     };
     let options = RunOptions {
-        progress: false,
+        progress: None,
         prune: Some(std::sync::Arc::new(|live: &probe::LiveStats| {
             (live.finished >= 3)
                 .then(|| probe::EarlyStop::Pruned(format!("enough after {}", live.finished)))

@@ -1,4 +1,19 @@
-//! Command-line front end: parses arguments and hands each subcommand to its module.
+//! Command-line front end: parses arguments and hands each subcommand to its module. Everything
+//! that reaches the terminal (results, tables, progress bars, notes and warnings) is written
+//! here; the modules below report through return values, observers and callbacks.
+
+mod bench;
+mod bench_progress;
+mod check;
+mod export;
+mod launch;
+mod report;
+mod sim;
+mod sim_eval;
+mod sim_serve;
+mod topo;
+mod tune;
+mod tune_progress;
 
 use clap::{Parser, Subcommand};
 
@@ -13,36 +28,36 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Tune an engine over a search space (the main job).
-    Tune(crate::study::cli::TuneArgs),
+    Tune(tune::TuneArgs),
     /// Validate a search space and show example launches (nothing is spawned).
-    Check(crate::space::cli::CheckArgs),
+    Check(check::CheckArgs),
     /// Load-test a running OpenAI-compatible server.
-    Bench(crate::probe::cli::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Start one config, wait until it serves, keep it up until Ctrl-C.
-    Launch(crate::launch::cli::LaunchArgs),
+    Launch(launch::LaunchArgs),
     /// The built-in engine simulator.
     #[command(subcommand)]
-    Sim(crate::sim::cli::SimCommand),
+    Sim(sim::SimCommand),
     /// Show NUMA nodes, accelerators and binding candidates.
-    Topo(crate::topo::cli::TopoArgs),
+    Topo(topo::TopoArgs),
     /// Write best.sh / best.json for a study folder.
-    Export(crate::study::cli::ExportArgs),
+    Export(export::ExportArgs),
     /// Write report.md / report.html for a study folder.
-    Report(crate::report::cli::ReportArgs),
+    Report(report::ReportArgs),
 }
 
 /// Parses `std::env::args` and runs the subcommand; returns the process exit code.
 pub fn main() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Tune(a) => crate::study::cli::tune(a),
-        Command::Check(a) => crate::space::cli::run(a),
-        Command::Bench(a) => crate::probe::cli::run(a),
-        Command::Launch(a) => crate::launch::cli::run(a),
-        Command::Sim(c) => crate::sim::cli::run(c),
-        Command::Topo(a) => crate::topo::cli::run(a),
-        Command::Export(a) => crate::study::cli::export(a),
-        Command::Report(a) => crate::report::cli::run(a),
+        Command::Tune(a) => tune::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Launch(a) => launch::run(a),
+        Command::Sim(c) => sim::run(c),
+        Command::Topo(a) => topo::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
     };
     match result {
         Ok(code) => code,

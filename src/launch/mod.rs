@@ -2,7 +2,6 @@
 //! failures, and tear everything down.
 
 pub mod classify;
-pub mod cli;
 mod command_line;
 
 pub mod group;

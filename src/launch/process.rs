@@ -21,16 +21,35 @@ use std::time::{Duration, Instant};
 /// How much of the end of a server log is scanned to classify a failure.
 const LOG_TAIL: u64 = 1 << 20;
 
+/// Receives the supervisor's warnings, e.g. a process group it could not record.
+type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// Spawns real processes. Each server runs in a new process group that is killed as a whole.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ProcessLauncher {
     cancel: Arc<AtomicBool>,
+    warnings: Option<WarningSink>,
+}
+
+impl std::fmt::Debug for ProcessLauncher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessLauncher")
+            .field("cancel", &self.cancel)
+            .field("warnings", &self.warnings.is_some())
+            .finish()
+    }
 }
 
 impl ProcessLauncher {
     /// A launcher with its own cancel flag.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// This launcher, handing its warnings to `sink` (without it they are dropped).
+    pub fn on_warning(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.warnings = Some(Arc::new(sink));
+        self
     }
 
     /// The flag that abandons a start in progress when raised (e.g. from a Ctrl-C handler):
@@ -80,7 +99,7 @@ impl ProcessLauncher {
         let mut server = ProcessServer {
             pgid,
             child,
-            record: record_group(pgid, log_path, scratch.as_ref().map(Scratch::path)),
+            record: self.record_group(pgid, log_path, scratch.as_ref().map(Scratch::path)),
             scratch,
             host: spec.host.clone(),
             port: spec.port,
@@ -131,6 +150,29 @@ impl ProcessLauncher {
             }
         };
         Err(failure)
+    }
+
+    /// Record the group and its temporary folder in the trial folder, so that a later run can
+    /// stop it and remove the folder should this tuner die before its teardown; `None` (with a
+    /// warning) when it cannot be recorded.
+    fn record_group(&self, pgid: i32, log_path: &Path, scratch: Option<&Path>) -> Option<PathBuf> {
+        let path = leftover::record_path(log_path);
+        // The leader may already have exited (a failed start): then nothing can be left behind.
+        let mut record = leftover::GroupRecord::of_running(pgid)?;
+        record.scratch = scratch.map(Path::to_path_buf);
+        match leftover::write(&path, &record) {
+            Ok(()) => Some(path),
+            Err(e) => {
+                if let Some(warn) = &self.warnings {
+                    warn(&format!(
+                        "cannot record server process group {pgid} in {}: {e}; should this \
+                         tuner be killed, stop that group by hand",
+                        path.display()
+                    ));
+                }
+                None
+            }
+        }
     }
 }
 
@@ -200,27 +242,6 @@ fn start_process(
         };
         format!("cannot start `{}`: {e}{hint}", spec.program)
     })
-}
-
-/// Record the group and its temporary folder in the trial folder, so that a later run can stop
-/// it and remove the folder should this tuner die before its teardown; `None` (with a warning)
-/// when it cannot be recorded.
-fn record_group(pgid: i32, log_path: &Path, scratch: Option<&Path>) -> Option<PathBuf> {
-    let path = leftover::record_path(log_path);
-    // The leader may already have exited (a failed start): then nothing can be left behind.
-    let mut record = leftover::GroupRecord::of_running(pgid)?;
-    record.scratch = scratch.map(Path::to_path_buf);
-    match leftover::write(&path, &record) {
-        Ok(()) => Some(path),
-        Err(e) => {
-            eprintln!(
-                "warning: cannot record server process group {pgid} in {}: {e}; should this \
-                 tuner be killed, stop that group by hand",
-                path.display()
-            );
-            None
-        }
-    }
 }
 
 /// Write `contents` to `path` readable by owner and group only (MindIE refuses looser configs).

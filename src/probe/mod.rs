@@ -1,9 +1,8 @@
 //! The probe: a fixed workload driven against an OpenAI-compatible streaming API, and its metrics.
 
 mod chunk;
-pub mod cli;
 mod conn;
-mod csv_out;
+pub(crate) mod csv_out;
 pub mod dataset;
 mod exchange;
 mod http;
@@ -21,10 +20,11 @@ pub mod server_counter;
 
 mod sse;
 pub mod stamped;
-mod summary;
+pub(crate) mod summary;
 mod watcher;
 pub mod workload;
 
+pub use progress::ProbeObserver;
 pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
 pub use runner::WARMUP_OUTPUT_TOKENS;
 
@@ -94,8 +94,8 @@ pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
 /// Options of one probe run.
 #[derive(Clone, Default)]
 pub struct RunOptions {
-    /// Show a progress bar (on a TTY).
-    pub progress: bool,
+    /// Watches the measured phase (e.g. a progress bar); `None` shows nothing.
+    pub progress: Option<Arc<dyn ProbeObserver>>,
     /// Called periodically; a `Some(why)` stops the run.
     pub prune: Option<PruneHook>,
 }

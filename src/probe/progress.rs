@@ -1,27 +1,13 @@
-//! Progress bar on a terminal.
+//! Watching a run's progress, e.g. to draw a bar on a terminal.
 
-use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+/// Watches the measured phase of a probe run (the warm-up is not shown).
+pub trait ProbeObserver: Send + Sync {
+    /// The measured phase starts: `planned` requests, or 0 when the run is bound by time.
+    fn started(&self, planned: u64);
 
-/// A bar over `planned` requests (a counter when 0), or a hidden one when not wanted or
-/// stderr is not a terminal.
-pub(crate) fn bar(wanted: bool, planned: u64) -> ProgressBar {
-    if !wanted || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    if planned == 0 {
-        let bar = ProgressBar::new_spinner();
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {pos} requests, {elapsed}")
-                .expect("valid template"),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        return bar;
-    }
-    let bar = ProgressBar::new(planned);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} requests, {elapsed} (eta {eta})")
-            .expect("valid template"),
-    );
-    bar
+    /// A measured request finished (successfully or not).
+    fn request_done(&self);
+
+    /// The measured phase ended (completed, pruned or failed).
+    fn finished(&self);
 }

@@ -9,7 +9,7 @@ use super::plan::Plan;
 use super::record::RequestRecord;
 use super::watcher::ArrivalWatcher;
 use super::workload::WorkloadSpec;
-use super::{limits, progress, report, EarlyStop, ProbeReport, RunOptions, Target};
+use super::{limits, report, EarlyStop, ProbeReport, RunOptions, Target};
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,20 +107,14 @@ pub(crate) async fn run(
     };
     let planned = u64::from(plan.requests.unwrap_or(0));
     let pruned = phases
-        .run(
-            plan.shape,
-            feed,
-            &mut collector,
-            planned,
-            on_record,
-            options.progress,
-        )
+        .run(plan.shape, feed, &mut collector, planned, on_record, true)
         .await?;
     Ok(report(&collector, warmup.as_ref(), pruned))
 }
 
 impl Phases<'_> {
-    /// Runs one phase to its end (or until the pruning hook stops it); returns the reason.
+    /// Runs one phase to its end (or until the pruning hook stops it); returns the reason. The
+    /// progress observer (if any) watches it when `observed`.
     async fn run(
         &self,
         shape: Shape,
@@ -128,14 +122,17 @@ impl Phases<'_> {
         collector: &mut Collector,
         planned: u64,
         on_record: &mut (dyn FnMut(&RequestRecord) + Send),
-        show_progress: bool,
+        observed: bool,
     ) -> Result<Option<EarlyStop>> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut tasks = JoinSet::new();
         let started = Instant::now();
         let (exchange, pool) = (self.exchange.clone(), self.pool.clone());
         load::spawn(shape, Arc::new(feed), exchange, pool, tx, &mut tasks);
-        let bar = progress::bar(show_progress, planned);
+        let progress = self.options.progress.as_deref().filter(|_| observed);
+        if let Some(progress) = progress {
+            progress.started(planned);
+        }
         let mut tick = tokio::time::interval(PRUNE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let prune = self.options.prune.as_ref();
@@ -145,7 +142,9 @@ impl Phases<'_> {
                     Some(Message::Record(record)) => {
                         collector.add(&record);
                         on_record(&record);
-                        bar.inc(1);
+                        if let Some(progress) = progress {
+                            progress.request_done();
+                        }
                     }
                     Some(Message::Fatal(error)) => break Err(error),
                     None => break Ok(None),
@@ -159,7 +158,9 @@ impl Phases<'_> {
             }
         };
         tasks.abort_all();
-        bar.finish_and_clear();
+        if let Some(progress) = progress {
+            progress.finished();
+        }
         outcome
     }
 }

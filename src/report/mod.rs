@@ -1,7 +1,6 @@
 //! Study reports: `report.md` and `report.html` with hand-written SVG plots (`plots/*.svg`),
 //! built from the journal, `study.json` and `best.sh` alone.
 
-pub mod cli;
 mod content;
 pub mod document;
 pub mod plots;

@@ -10,8 +10,6 @@
 //! shape of the landscape is what it is for. Assumptions and the calibration table:
 //! `src/sim/MODEL.md`.
 
-pub mod cli;
-mod cli_eval;
 pub mod config;
 pub mod core;
 pub mod cost;

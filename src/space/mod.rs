@@ -1,6 +1,5 @@
 //! Search spaces: the YAML schema, typed parameters, constraint expressions and engine rule packs.
 
-pub mod cli;
 mod encode;
 pub mod error;
 pub mod expr;

@@ -55,6 +55,15 @@ impl StudySpec {
         Ok(config)
     }
 
+    /// What to warn of before configs are checked: the rules are on but no engine version is
+    /// known, so the newest rule pack applies (see [`rules::version_warning`]).
+    pub fn rules_warning(&self) -> Option<String> {
+        if !self.rules.enabled {
+            return None;
+        }
+        rules::version_warning(self.engine.kind, self.engine.version.as_deref())
+    }
+
     /// Applies the rule pack (repairing first when the space allows it).
     fn apply_rules(&self, config: &mut Params) -> Result<(), Rejection> {
         if !self.rules.enabled {

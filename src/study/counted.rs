@@ -1,6 +1,7 @@
 //! The probe, bracketed by reads of the engine's own output-token counter, so every trial
 //! records what the server says it generated next to what the probe counted.
 
+use super::observer::StudyObserver;
 use super::prober::Prober;
 use crate::probe::{ProbeReport, RunOptions, Target, WorkloadSpec};
 
@@ -10,9 +11,10 @@ pub const SERVER_OUTPUT_TOKENS: &str = "server_output_tokens";
 
 /// Runs `workload` with `prober`; when `counter` names the engine's output-token counter and
 /// it can be read before and after, adds [`SERVER_OUTPUT_TOKENS`] to the metrics. A counter
-/// that cannot be read is reported on stderr and leaves the metric out.
+/// that cannot be read is a warning to `observer` and leaves the metric out.
 pub fn probe(
     prober: &dyn Prober,
+    observer: &dyn StudyObserver,
     counter: Option<&str>,
     target: &Target,
     workload: &WorkloadSpec,
@@ -21,7 +23,9 @@ pub fn probe(
     let read = |name: &str| {
         prober
             .server_counter(target, name)
-            .map_err(|e| eprintln!("warning: cannot read the server counter `{name}`: {e:#}"))
+            .map_err(|e| {
+                observer.warning(&format!("cannot read the server counter `{name}`: {e:#}"));
+            })
             .ok()
     };
     let before = counter.and_then(|name| read(name).map(|value| (name, value)));

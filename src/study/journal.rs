@@ -1,6 +1,7 @@
 //! The study journal: `journal.jsonl`, one [`TrialRecord`] a line, append-only, synced per record,
 //! and `study.json`, the identity of the study that `--resume` checks.
 
+use super::observer::StudyObserver;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
@@ -94,9 +95,12 @@ pub struct Journal {
 
 impl Journal {
     /// Open (or create) the journal of `dir` and return the records it holds. A torn last line
-    /// (a crash during an append) is reported on stderr and cut off, so the next append starts
-    /// on a clean line.
-    pub fn open(dir: &Path) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
+    /// (a crash during an append) is a warning to `observer` and is cut off, so the next append
+    /// starts on a clean line.
+    pub fn open(
+        dir: &Path,
+        observer: &dyn StudyObserver,
+    ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
         let path = dir.join(JOURNAL_FILE);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
@@ -110,12 +114,12 @@ impl Journal {
             .open(&path)
             .with_context(|| format!("cannot open {} for appending", path.display()))?;
         if let Some(torn) = &parsed.torn {
-            eprintln!(
-                "warning: {}:{}: ignoring an incomplete last record (the tuner stopped while writing it): {}",
+            observer.warning(&format!(
+                "{}:{}: ignoring an incomplete last record (the tuner stopped while writing it): {}",
                 path.display(),
                 torn.line,
                 excerpt(&torn.text)
-            );
+            ));
             file.set_len(parsed.valid_len as u64)
                 .with_context(|| format!("cannot cut the torn line off {}", path.display()))?;
             file.sync_all()?;
@@ -216,6 +220,7 @@ fn excerpt(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::record::Outcome;
+    use crate::study::observer::Silent;
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {
@@ -237,7 +242,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_cut_off_before_the_next_append() {
         let tmp = tempfile::tempdir().unwrap();
-        let (mut j, none) = Journal::open(tmp.path()).unwrap();
+        let (mut j, none) = Journal::open(tmp.path(), &Silent).unwrap();
         assert!(none.is_empty());
         j.append(&record(0)).unwrap();
         drop(j);
@@ -245,7 +250,7 @@ mod tests {
         let good = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, format!("{good}\n{{\"number\":1,\"par")).unwrap();
         assert_eq!(read_records(tmp.path()).unwrap(), vec![record(0)]);
-        let (mut j, records) = Journal::open(tmp.path()).unwrap();
+        let (mut j, records) = Journal::open(tmp.path(), &Silent).unwrap();
         assert_eq!(records, vec![record(0)]);
         j.append(&record(1)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -261,7 +266,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let line = serde_json::to_string(&record(0)).unwrap();
         std::fs::write(tmp.path().join(JOURNAL_FILE), format!("{line}\ngarbage\n")).unwrap();
-        let (_, records) = Journal::open(tmp.path()).unwrap();
+        let (_, records) = Journal::open(tmp.path(), &Silent).unwrap();
         assert_eq!(records, vec![record(0)]);
         let text = std::fs::read_to_string(tmp.path().join(JOURNAL_FILE)).unwrap();
         assert_eq!(text, format!("{line}\n"));

@@ -3,9 +3,9 @@
 //!
 //! [`run`] drives one study: baseline first, then sampled configs until the trial or time budget
 //! is spent, then re-validation of the top configs. Every side effect sits behind a trait
-//! ([`Backends`]: space check, engine, launcher, prober), so the loop runs against fakes in tests.
+//! ([`Backends`]: space check, engine, launcher, prober, observer), so the loop runs against fakes
+//! in tests and never writes to the terminal itself.
 
-pub mod cli;
 pub mod counted;
 pub mod export;
 pub mod fingerprint;
@@ -13,10 +13,9 @@ pub mod interrupt;
 pub mod journal;
 pub mod loadsearch;
 pub mod lock;
+pub mod observer;
 pub mod preflight;
-
 pub mod prober;
-pub mod progress;
 pub mod prune;
 
 pub mod runner;
@@ -26,6 +25,7 @@ pub mod trial;
 pub mod views;
 
 pub use interrupt::StopFlag;
+pub use observer::{Silent, StudyObserver};
 pub use prober::{HttpProber, Prober};
 
 pub use runner::{run, StudyOptions, StudyResult};

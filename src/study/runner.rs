@@ -4,7 +4,7 @@
 use super::export::Exporter;
 use super::interrupt::StopFlag;
 use super::journal::{self, Journal, StudyMeta};
-use super::progress::Progress;
+use super::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
 use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
@@ -26,8 +26,6 @@ pub struct StudyOptions {
     pub resume: bool,
     /// Stop probes early once an SLO is certainly broken.
     pub prune: bool,
-    /// Show a progress bar on a TTY.
-    pub progress: bool,
     /// Raised to stop (Ctrl-C): the current teardown finishes and the study exits resumable.
     pub stop: StopFlag,
 }
@@ -59,10 +57,19 @@ pub fn run(
     let _lock = lock::acquire(&options.dir)?;
     // Before any port is chosen: servers that a killed earlier run of this study left running.
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
-        eprintln!("note: {note}");
+        backends.observer.note(&note);
     }
-    let (journal, records) = open_study(&options.dir, space, &meta, options.resume)?;
+    let (journal, records) = open_study(
+        &options.dir,
+        space,
+        &meta,
+        options.resume,
+        backends.observer,
+    )?;
     let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
+    backends
+        .observer
+        .started(space.search.trials, originals_done);
     let mut study = Study {
         space,
         backends,
@@ -76,7 +83,6 @@ pub fn run(
             prune: options.prune,
         },
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
-        progress: Progress::new(options.progress, space.search.trials, originals_done),
         clock: Clock {
             spent_before: records.iter().map(|r| r.wall_s).sum(),
             start: Instant::now(),
@@ -90,7 +96,7 @@ pub fn run(
     if !interrupted {
         interrupted = !study.revalidate()?;
     }
-    study.progress.finish();
+    backends.observer.finished();
     views::write_trials_csv(&options.dir, &study.records)?;
     let winner = study.exporter.write(&study.records)?;
     Ok(StudyResult {
@@ -121,6 +127,7 @@ fn open_study(
     space: &StudySpec,
     meta: &StudyMeta,
     resume: bool,
+    observer: &dyn StudyObserver,
 ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
     if dir.join(journal::META_FILE).exists() {
         let mut stored = journal::load_meta(dir)?;
@@ -150,7 +157,7 @@ fn open_study(
         );
     }
     journal::save_meta(dir, meta)?;
-    Journal::open(dir)
+    Journal::open(dir, observer)
 }
 
 struct Clock {
@@ -182,7 +189,6 @@ struct Study<'a> {
     sampler: &'a mut dyn Sampler,
     runner: TrialRunner<'a>,
     exporter: Exporter<'a>,
-    progress: Progress,
     clock: Clock,
     journal: Journal,
     records: Vec<TrialRecord>,
@@ -204,7 +210,9 @@ impl Study<'_> {
             let reserve =
                 self.mean_launched_wall() * f64::from(search.revalidate_top * search.repeats);
             if self.clock.exhausted(reserve) {
-                self.progress.line("time budget spent: ending the search");
+                self.backends
+                    .observer
+                    .ended_early(&EarlyEnd::BudgetSpent(Phase::Search));
                 return Ok(true);
             }
             let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
@@ -219,8 +227,9 @@ impl Study<'_> {
                 match self.sampler.ask(self.backends.check, &originals) {
                     Ok(p) => p,
                     Err(e) => {
-                        self.progress
-                            .line(&format!("sampler: {e:#}; ending the search"));
+                        self.backends
+                            .observer
+                            .ended_early(&EarlyEnd::SamplerFailed(format!("{e:#}")));
                         return Ok(true);
                     }
                 }
@@ -263,8 +272,9 @@ impl Study<'_> {
                     return Ok(false);
                 }
                 if self.clock.exhausted(0.0) {
-                    self.progress
-                        .line("time budget spent: ending the re-validation");
+                    self.backends
+                        .observer
+                        .ended_early(&EarlyEnd::BudgetSpent(Phase::Revalidation));
                     return Ok(true);
                 }
                 let id = TrialId {
@@ -287,13 +297,18 @@ impl Study<'_> {
         let dir = self.runner.dir;
         views::write_trials_csv(dir, &self.records)?;
         if let Err(e) = self.exporter.write(&self.records) {
-            self.progress
-                .line(&format!("warning: cannot export the current best: {e:#}"));
+            self.backends
+                .observer
+                .warning(&format!("cannot export the current best: {e:#}"));
         }
         let best = select::ranked(&self.records).first().and_then(|r| r.value);
         let last = self.records.last().context("a record was just appended")?;
-        self.progress
-            .trial(last, &self.space.objective.metric, best, self.clock.left());
+        self.backends.observer.trial(&TrialProgress {
+            record: last,
+            metric: &self.space.objective.metric,
+            best,
+            budget_left: self.clock.left(),
+        });
         Ok(())
     }
 

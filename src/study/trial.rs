@@ -2,6 +2,7 @@
 //! the load), score it, and always tear the server down.
 
 use super::interrupt::StopFlag;
+use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
 use super::score::Objective;
@@ -30,6 +31,8 @@ pub struct Backends<'a> {
     pub launcher: &'a dyn Launcher,
     /// Probes servers.
     pub prober: &'a dyn Prober,
+    /// Hears of progress, notes and warnings.
+    pub observer: &'a dyn StudyObserver,
 }
 
 /// What became of a trial.
@@ -159,7 +162,9 @@ impl TrialRunner<'_> {
         let ready_s = server.ready_after().as_secs_f64();
         let measured = self.measure(&server.base_url(), &workdir);
         if let Err(e) = server.stop() {
-            eprintln!("warning: trial {}: teardown incomplete: {e:#}", id.number);
+            self.backends
+                .observer
+                .warning(&format!("trial {}: teardown incomplete: {e:#}", id.number));
         }
         let mut record = match measured? {
             Measured::Interrupted => return Ok(TrialRun::Interrupted),
@@ -203,7 +208,7 @@ impl TrialRunner<'_> {
 
     fn options(&self) -> RunOptions {
         RunOptions {
-            progress: false,
+            progress: None,
             prune: Some(prune::hook(
                 &self.objective.spec().subject_to,
                 self.prune,
@@ -220,6 +225,7 @@ impl TrialRunner<'_> {
         let counter = self.backends.engine.output_token_counter();
         counted::probe(
             self.backends.prober,
+            self.backends.observer,
             counter,
             target,
             workload,

@@ -9,11 +9,10 @@
 
 pub mod accel;
 mod binding;
-pub mod cli;
 pub mod cpuset;
 mod numa_error;
 mod numa_param;
-mod render;
+pub(crate) mod render;
 pub mod runner;
 mod sysfs;
 

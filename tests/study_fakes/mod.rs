@@ -206,6 +206,7 @@ impl Rig {
             engine: &self.engine,
             launcher: &self.launcher,
             prober: &self.prober,
+            observer: &infertune::study::Silent,
         }
     }
 }
@@ -216,7 +217,6 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
         dir,
         resume,
         prune,
-        progress: false,
         stop: StopFlag::default(),
     }
 }

@@ -37,7 +37,9 @@ pub struct ServeOptions {
 }
 
 /// Run the server until SIGINT/SIGTERM; returns the exit code (1 when the engine refuses to start).
-pub fn run(options: ServeOptions) -> anyhow::Result<i32> {
+/// Its log lines (start-up, the refusal, shutdown), worded like the modelled engine's, go to
+/// `log`.
+pub fn run(options: ServeOptions, log: &(dyn Fn(&str) + Sync)) -> anyhow::Result<i32> {
     if !(options.time_scale > 0.0 && options.time_scale.is_finite()) {
         anyhow::bail!(
             "--time-scale must be a positive number, got {}",
@@ -48,25 +50,25 @@ pub fn run(options: ServeOptions) -> anyhow::Result<i32> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    runtime.block_on(serve(options))
+    runtime.block_on(serve(options, log))
 }
 
-async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
+async fn serve(options: ServeOptions, log: &(dyn Fn(&str) + Sync)) -> anyhow::Result<i32> {
     let scale = options.time_scale;
     let sleep_modelled =
         |seconds: f64| tokio::time::sleep(Duration::from_secs_f64(seconds * scale));
-    eprintln!(
+    log(&format!(
         "INFO: infertune sim serve: {:?} {} on {}×{} (a simulated engine)",
         options.deployment.engine,
         options.deployment.model,
         options.deployment.tp,
         options.deployment.card
-    );
+    ));
     let engine = match SimEngine::start(&options.deployment, &options.params, options.seed) {
         Ok(engine) => engine,
         Err(failure) => {
             sleep_modelled(failure_delay(&options, &failure)).await;
-            report_failure(&failure);
+            log(&failure_line(&failure));
             return Ok(if failure.message.contains("unrecognized arguments") {
                 2
             } else {
@@ -75,10 +77,10 @@ async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
         }
     };
     let kv = engine.kv_capacity();
-    eprintln!(
+    log(&format!(
         "INFO: KV cache: {:.2} GiB per card, {} blocks, {} tokens",
         kv.gib_per_card, kv.blocks, kv.tokens
-    );
+    ));
     let startup = options
         .startup_time
         .map_or_else(|| engine.startup_seconds(), |d| d.as_secs_f64());
@@ -103,14 +105,14 @@ async fn serve(options: ServeOptions) -> anyhow::Result<i32> {
             .map_or(0, |d| d.as_secs()),
     });
     tokio::spawn(driver::run(engine, receiver, scale, counters));
-    eprintln!(
+    log(&format!(
         "INFO: Started server process; serving on http://{}:{}",
         options.host, options.port
-    );
+    ));
     let app = http::router(state);
     tokio::select! {
         served = axum::serve(listener, app) => served?,
-        _ = shutdown_signal() => eprintln!("INFO: Shutting down"),
+        _ = shutdown_signal() => log("INFO: Shutting down"),
     }
     Ok(0)
 }
@@ -131,7 +133,8 @@ fn failure_delay(options: &ServeOptions, failure: &SimFailure) -> f64 {
     }
 }
 
-fn report_failure(failure: &SimFailure) {
+/// The line a real engine would log when refusing to start this way.
+fn failure_line(failure: &SimFailure) -> String {
     let line = &failure.message;
     let known_prefix = [
         "ValueError:",
@@ -140,9 +143,9 @@ fn report_failure(failure: &SimFailure) {
         "NPU out of memory",
     ];
     if known_prefix.iter().any(|p| line.starts_with(p)) {
-        eprintln!("{line}");
+        line.clone()
     } else {
-        eprintln!("ValueError: {line}");
+        format!("ValueError: {line}")
     }
 }
 

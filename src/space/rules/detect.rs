@@ -10,7 +10,8 @@ use std::time::Duration;
 const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The version to apply rules for: `named` when the space gives one, else what the engine
-/// reports (asked once per process); `None` (newest pack) with a warning when that fails.
+/// reports (asked once per process); `None` (newest pack) when that fails, which
+/// [`version_warning`] words for the user.
 pub fn effective_version(kind: EngineKind, named: Option<&str>) -> Option<String> {
     if let Some(v) = named {
         return Some(v.to_string());
@@ -23,14 +24,21 @@ pub fn effective_version(kind: EngineKind, named: Option<&str>) -> Option<String
         return found.clone();
     }
     let found = detect_version(kind);
-    if found.is_none() && !super::pack(kind).is_empty() {
-        eprintln!(
-            "warning: the space names no {kind:?} version and the engine did not report one; \
-             applying the newest rule pack (set `engine.version` to choose)"
-        );
-    }
     cache.insert(key, found.clone());
     found
+}
+
+/// Why the newest rule pack applies when the space names no version and the engine reports
+/// none (asking it, once per process, when not asked yet); `None` when a version is known or
+/// the engine has no rules.
+pub fn version_warning(kind: EngineKind, named: Option<&str>) -> Option<String> {
+    let unknown = effective_version(kind, named).is_none() && !super::pack(kind).is_empty();
+    unknown.then(|| {
+        format!(
+            "the space names no {kind:?} version and the engine did not report one; applying \
+             the newest rule pack (set `engine.version` to choose)"
+        )
+    })
 }
 
 /// Runs the engine's version command (with a timeout) and returns the first version-like word.

@@ -10,7 +10,7 @@ mod mindie;
 mod sglang;
 mod vllm;
 
-pub use detect::{detect_version, effective_version};
+pub use detect::{detect_version, effective_version, version_warning};
 
 use super::version::{Version, VersionRange};
 use super::{EngineKind, Rejection};

@@ -1,12 +1,76 @@
 //! `infertune sim eval`: one config (a table or JSON), or a JSON-lines file of configs.
 
-use super::cli::EvalArgs;
-use super::eval;
+use super::sim::TargetArgs;
+use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{MetricMap, Params};
+use crate::sim::eval;
 use anyhow::Context;
 use serde_json::json;
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 use std::time::Instant;
+
+/// `infertune sim eval`.
+#[derive(clap::Args, Debug)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Workload file (a probe WorkloadSpec in YAML); overrides the inline workload flags.
+    #[arg(long)]
+    workload: Option<PathBuf>,
+    /// Inline workload: prompt tokens.
+    #[arg(long, default_value_t = 1024)]
+    input_len: u32,
+    /// Inline workload: output tokens.
+    #[arg(long, default_value_t = 128)]
+    output_len: u32,
+    /// Inline workload: lengths vary uniformly by ± this fraction.
+    #[arg(long, default_value_t = 0.0)]
+    range_ratio: f64,
+    /// Inline workload: tokens of a prefix shared by every prompt.
+    #[arg(long, default_value_t = 0)]
+    prefix_len: u32,
+    /// Inline workload: concurrent clients (closed loop).
+    #[arg(long, default_value_t = 16)]
+    concurrency: u32,
+    /// Inline workload: measured requests.
+    #[arg(long, default_value_t = 200)]
+    requests: u32,
+    /// Evaluate each line of this JSON-lines file (one params object a line) on top of `--set`.
+    #[arg(long)]
+    configs: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+impl EvalArgs {
+    /// The workload: the file when given, else the inline flags.
+    fn workload(&self) -> anyhow::Result<WorkloadSpec> {
+        if let Some(path) = &self.workload {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read workload file {}", path.display()))?;
+            return serde_saphyr::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{}: not a valid workload: {e}", path.display()));
+        }
+        let mut workload = WorkloadSpec::closed_random(
+            self.input_len,
+            self.output_len,
+            self.concurrency,
+            self.requests,
+        );
+        if let DatasetSpec::Random {
+            range_ratio,
+            prefix_len,
+            ..
+        } = &mut workload.dataset
+        {
+            *range_ratio = self.range_ratio;
+            *prefix_len = self.prefix_len;
+        }
+        Ok(workload)
+    }
+}
 
 /// Run `sim eval`; exit code 1 when the single config fails at start.
 pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {

@@ -1,7 +1,9 @@
 //! `infertune bench`: load-tests a running OpenAI-compatible server.
 
-use super::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
-use super::{csv_out::CsvOut, summary, EarlyStop, ProbeReport, RunOptions, Target};
+use super::bench_progress::BenchBar;
+use crate::probe::csv_out::CsvOut;
+use crate::probe::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
+use crate::probe::{summary, EarlyStop, ProbeReport, RequestRecord, RunOptions, Target};
 use anyhow::{bail, Context, Result};
 use std::fmt;
 use std::path::PathBuf;
@@ -152,7 +154,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
         api_key: args.api_key.as_ref().map(|s| s.0.clone()),
     };
     let mut csv = args.csv.as_deref().map(CsvOut::create).transpose()?;
-    let runtime = super::runtime().context("starting the async runtime")?;
+    let runtime = crate::probe::runtime().context("starting the async runtime")?;
     let interrupted = Arc::new(AtomicBool::new(false));
     let flag = interrupted.clone();
     runtime.spawn(async move {
@@ -162,7 +164,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     });
     let hook_flag = interrupted.clone();
     let options = RunOptions {
-        progress: true,
+        progress: Some(Arc::new(BenchBar::default())),
         prune: Some(Arc::new(move |_| {
             hook_flag
                 .load(Ordering::SeqCst)
@@ -172,12 +174,12 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     let mut reports: Vec<ProbeReport> = Vec::new();
     for (label, workload) in &workloads {
         let epoch = Instant::now();
-        let mut on_record = |record: &super::RequestRecord| {
+        let mut on_record = |record: &RequestRecord| {
             if let Some(csv) = &mut csv {
                 csv.row(label, epoch, record);
             }
         };
-        let report = runtime.block_on(super::run_with_records(
+        let report = runtime.block_on(crate::probe::run_with_records(
             &target,
             workload,
             options.clone(),

@@ -1,7 +1,7 @@
 //! `infertune topo`: shows NUMA nodes, accelerators and the binding candidates.
 
-use super::render::{self, DeviceCandidates};
-use super::{FixtureRunner, Topology};
+use crate::topo::render::{self, DeviceCandidates};
+use crate::topo::{FixtureRunner, Topology};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::PathBuf;

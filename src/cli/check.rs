@@ -1,12 +1,12 @@
 //! `infertune check`: validate a space, show its parameters and rules, estimate the feasible
 //! share by sampling, and print example configs with their launch commands (nothing is spawned).
 
-use super::error::thousands;
-use super::rules;
-use super::sample::{self, Estimate};
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use crate::engine::{self, Slot};
 use crate::record::Params;
+use crate::space::error::thousands;
+use crate::space::rules;
+use crate::space::sample::{self, Estimate};
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::path::PathBuf;
 
@@ -31,7 +31,11 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for note in notes {
         println!("note: {note}");
     }
-    let version = rules::effective_version(space.engine.kind, space.engine.version.as_deref());
+    let (kind, named) = (space.engine.kind, space.engine.version.as_deref());
+    if let Some(warning) = rules::version_warning(kind, named) {
+        eprintln!("warning: {warning}");
+    }
+    let version = rules::effective_version(kind, named);
     println!("{}", header(&space, version.as_deref()));
     println!("\nParameters\n{}", parameter_table(&space.parameters));
     if let Some(t) = rule_table(&space, version.as_deref()) {

@@ -1,19 +1,18 @@
-//! `infertune tune` and `infertune export`.
+//! `infertune tune`: runs (or resumes) a study and prints its winner.
 
-use super::export::{Exporter, BEST_SH};
-use super::interrupt::{self, StopFlag};
-use super::journal;
-use super::prober::HttpProber;
-use super::runner::{self, StudyOptions, StudyResult};
-use super::trial::Backends;
+use super::tune_progress::TuneProgress;
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
-use anyhow::Context as _;
+use crate::study::export::BEST_SH;
+use crate::study::interrupt::{self, StopFlag};
+use crate::study::views::TRIALS_CSV;
+use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Exit status of a study stopped by Ctrl-C (resumable).
-pub const EXIT_INTERRUPTED: i32 = 130;
+const EXIT_INTERRUPTED: i32 = 130;
 
 /// Arguments of `infertune tune`.
 #[derive(clap::Args, Debug)]
@@ -47,15 +46,8 @@ pub struct TuneArgs {
     pub no_prune: bool,
 }
 
-/// Arguments of `infertune export`.
-#[derive(clap::Args, Debug)]
-pub struct ExportArgs {
-    /// Study folder, e.g. `results/vllm`.
-    pub study_dir: PathBuf,
-}
-
 /// Runs `infertune tune`.
-pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
+pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
     for note in notes {
         eprintln!("note: {note}");
@@ -67,59 +59,39 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let mut sampler = crate::sampler::from_name(&space.search.sampler, space.search.seed)?;
     let prober = HttpProber::new()?;
-    let launcher = process_launcher(&stop);
+    let progress = Arc::new(TuneProgress::default());
+    let launcher = process_launcher(&stop, &progress);
     let backends = Backends {
         check: &space,
         engine: engine.as_ref(),
         launcher: &launcher,
         prober: &prober,
+        observer: progress.as_ref(),
     };
     let options = StudyOptions {
         dir: dir.clone(),
         resume: args.resume,
         prune: !args.no_prune,
-        progress: true,
         stop,
     };
-    let result = runner::run(&space, sampler.as_mut(), backends, &options)?;
+    if let Some(warning) = space.rules_warning() {
+        progress.warning(&warning);
+    }
+    let result = crate::study::run(&space, sampler.as_mut(), backends, &options);
+    // A study that fails ends without `finished`: clear the bar before the error is printed.
+    progress.finished();
+    let result = result?;
     if let Err(e) = crate::report::write(&dir) {
         eprintln!("warning: cannot write the report: {e:#}");
     }
     print_outcome(&space, &dir, &result)
 }
 
-/// Runs `infertune export`.
-pub fn export(args: ExportArgs) -> anyhow::Result<i32> {
-    let dir = &args.study_dir;
-    let meta = journal::load_meta(dir)?;
-    let space = StudySpec::load(std::path::Path::new(&meta.space_origin))
-        .context("export rebuilds the winner's launch from the study's space file")?;
-    let engine = crate::engine::for_kind(space.engine.kind)?;
-    let records = journal::read_records(dir)?;
-    let exporter = Exporter::new(&space, engine.as_ref(), &meta, dir);
-    match exporter.write(&records)? {
-        Some(w) => {
-            println!(
-                "wrote {} and {} for trial {}",
-                dir.join(BEST_SH).display(),
-                dir.join(super::export::BEST_JSON).display(),
-                w.summary.number
-            );
-            Ok(0)
-        }
-        None => {
-            eprintln!(
-                "{}: no trial met every SLO; nothing to export",
-                dir.display()
-            );
-            Ok(1)
-        }
-    }
-}
-
-/// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C).
-fn process_launcher(stop: &StopFlag) -> ProcessLauncher {
-    let launcher = ProcessLauncher::new();
+/// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C), its
+/// warnings shown by `progress`.
+fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLauncher {
+    let progress = Arc::clone(progress);
+    let launcher = ProcessLauncher::new().on_warning(move |text| progress.warning(text));
     let cancel = launcher.cancel_flag();
     let stop = stop.clone();
     std::thread::spawn(move || {
@@ -164,7 +136,7 @@ fn print_outcome(
         println!(
             "no config met every SLO in {} trial(s); see {}",
             result.records.len(),
-            dir.join(super::views::TRIALS_CSV).display()
+            dir.join(TRIALS_CSV).display()
         );
         return Ok(1);
     };

@@ -1,7 +1,7 @@
 //! `infertune launch`: start one config, wait until it serves, keep it up until Ctrl-C.
 
-use super::{command_line, Launcher, ProcessLauncher};
 use crate::engine::{for_kind, Slot};
+use crate::launch::{command_line, Launcher, ProcessLauncher};
 use crate::space::overrides::config_with_overrides;
 use crate::space::{Feasibility, StudySpec};
 use anyhow::{bail, Context, Result};
@@ -33,6 +33,9 @@ pub struct LaunchArgs {
 pub fn run(args: LaunchArgs) -> Result<i32> {
     let (space, _notes) = StudySpec::load_for_host(&args.space)?;
     let params = config_with_overrides(&space, &args.set)?;
+    if let Some(warning) = space.rules_warning() {
+        eprintln!("warning: {warning}");
+    }
     let params = space
         .resolve(&params)
         .map_err(|r| anyhow::anyhow!("the engine would refuse this config: {r}"))?;
@@ -47,7 +50,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     if args.dry_run {
         return Ok(0);
     }
-    let launcher = ProcessLauncher::new();
+    let launcher = ProcessLauncher::new().on_warning(|text| eprintln!("warning: {text}"));
     let interrupted = on_interrupt(launcher.cancel_flag())?;
     let log = args.workdir.join("server.log");
     let server = match launcher.start(
