@@ -3,7 +3,7 @@
 //! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::sampler::bench::{self, plot, report, sim, BenchConfig};
+use infertune::searchbench::{self, plot, report, sim, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -11,7 +11,7 @@ use std::time::Instant;
 #[derive(Parser, Debug)]
 struct Args {
     /// Folder of scenario space files.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sampler/bench/scenarios"))]
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/src/searchbench/scenarios"))]
     scenarios: PathBuf,
     /// Seeds per sampler and scenario.
     #[arg(long, default_value_t = 20)]
@@ -53,7 +53,7 @@ fn main() -> anyhow::Result<()> {
         reference_cache: (!args.fresh_reference).then(|| args.out.join("reference.json")),
         threads,
     };
-    let results = bench::run(&scenarios, &config)?;
+    let results = searchbench::run(&scenarios, &config)?;
     std::fs::create_dir_all(&args.out)?;
     report::write_csv(&results, &args.out.join("regret.csv"))?;
     std::fs::write(

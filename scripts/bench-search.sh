@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Search-efficiency benchmark on simulator scenarios (src/sampler/bench/scenarios/*.yaml):
+# Search-efficiency benchmark on simulator scenarios (src/searchbench/scenarios/*.yaml):
 # samplers vs random search, regret curves (CSV + SVG) and trials-to-3%.
 # Usage: scripts/bench-search.sh [--seeds 20] [--trials 80] [--samplers random,qmc,grid,pso,tpe]
 #          [--reference-draws 20000] [--fresh-reference] [--scenarios DIR] [--threads N] [--out DIR]

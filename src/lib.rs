@@ -10,6 +10,7 @@ pub mod probe;
 pub mod record;
 pub mod report;
 pub mod sampler;
+pub mod searchbench;
 pub mod sim;
 pub mod space;
 pub mod study;

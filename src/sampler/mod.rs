@@ -5,7 +5,6 @@
 //! the same proposals. Proposals are resolved by the space (never rejected by it) and never equal
 //! a config already tried.
 
-pub mod bench;
 mod grid;
 mod history;
 mod kernel;

@@ -5,7 +5,7 @@ use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
-use super::score::Objective;
+use super::score::{Judgement, Objective};
 use super::{counted, journal, loadsearch};
 use crate::engine::{Engine, Slot};
 use crate::launch::Launcher;
@@ -252,9 +252,8 @@ impl TrialRunner<'_> {
             Some(EarlyStop::Pruned(reason)) => Some(reason),
             None => None,
         };
-        let judgement = self.objective.judge(&report.metrics);
+        let judgement = judge_probe(self.objective, &report.metrics);
         let mut violations = judgement.violations;
-        violations.extend(nothing_completed(&report.metrics));
         violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
         Ok(Measured::Probed {
             metrics: report.metrics,
@@ -339,6 +338,14 @@ impl TrialRunner<'_> {
             pruned: None,
         })
     }
+}
+
+/// The verdict on the metrics of a completed probe as a trial records it: the objective's
+/// value, score and SLO violations, plus a violation when no request completed.
+pub fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
+    let mut judgement = objective.judge(metrics);
+    judgement.violations.extend(nothing_completed(metrics));
+    judgement
 }
 
 fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {

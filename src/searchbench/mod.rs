@@ -1,18 +1,21 @@
 //! Search-efficiency benchmark: samplers against random search on scenarios with a known
 //! (reference) optimum, reported as regret-vs-trials curves and trials-to-3%.
 //!
-//! A scenario is a space plus an [`Objective`] (config → metrics, or a start-up failure); the
-//! benchmark's scenarios are space files evaluated by the simulator in virtual time
-//! ([`sim::SimObjective`]).
+//! A scenario is a space, an [`Evaluator`] (config → metrics, or a start-up failure) and the
+//! study's own [`Objective`]: each trial is scored and recorded exactly as the tune loop records
+//! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
+//! simulator in virtual time ([`sim::SimEvaluator`]).
 
 pub mod plot;
 pub mod reference;
 pub mod report;
 pub mod sim;
 
-use super::from_name;
-use crate::record::{FailureKind, MetricMap, Outcome, Params, Slo, TrialRecord, Violation};
+use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
+use crate::sampler::from_name;
 use crate::space::Feasibility;
+use crate::study::score::Objective;
+use crate::study::trial::judge_probe;
 use anyhow::Context;
 use reference::Reference;
 use std::path::PathBuf;
@@ -20,7 +23,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Something that runs a config and measures it.
-pub trait Objective: Sync {
+pub trait Evaluator: Sync {
     /// Metrics of a run of the resolved config `params`, or why it could not start.
     fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure>;
 }
@@ -34,7 +37,7 @@ pub struct StartupFailure {
     pub message: String,
 }
 
-/// A benchmark scenario: maximise `metric` over `space` subject to `slos`.
+/// A benchmark scenario: maximise `objective` over `space`.
 pub struct Scenario {
     /// Name used in tables, CSV and plots.
     pub name: String,
@@ -43,51 +46,39 @@ pub struct Scenario {
     /// The searched space.
     pub space: Box<dyn Feasibility + Sync>,
     /// What a trial measures.
-    pub objective: Box<dyn Objective>,
-    /// Metric maximised (e.g. `output_throughput`).
-    pub metric: String,
-    /// Bounds every feasible trial meets.
-    pub slos: Vec<Slo>,
+    pub evaluator: Box<dyn Evaluator>,
+    /// How a trial's metrics are scored: the objective value and the SLOs every feasible trial
+    /// meets.
+    pub objective: Objective,
 }
 
 impl Scenario {
-    /// Runs `params` and records it the way the tune loop would.
+    /// Runs `params` and records it the way the tune loop does: a start-up failure as a failed
+    /// trial, measured metrics judged by the study's scoring.
     pub fn trial(&self, number: usize, params: Params) -> TrialRecord {
-        let (outcome, metrics, value, violations) = match self.objective.evaluate(&params) {
+        let number = u32::try_from(number).unwrap_or(u32::MAX);
+        let metrics = match self.evaluator.evaluate(&params) {
+            Ok(metrics) => metrics,
             Err(failure) => {
                 let outcome = Outcome::Failed {
                     kind: failure.kind,
                     message: failure.message,
                 };
-                (outcome, MetricMap::new(), None, Vec::new())
+                return TrialRecord::new(number, params, outcome);
             }
-            Ok(metrics) => {
-                let violations: Vec<Violation> = self
-                    .slos
-                    .iter()
-                    .filter_map(|slo| {
-                        let measured = metrics.get(&slo.metric_key()).copied();
-                        (!measured.is_some_and(|v| slo.holds(v))).then(|| Violation::Slo {
-                            slo: slo.clone(),
-                            measured,
-                        })
-                    })
-                    .collect();
-                let outcome = if violations.is_empty() {
-                    Outcome::Feasible
-                } else {
-                    Outcome::Infeasible
-                };
-                let value = metrics.get(&self.metric).copied();
-                (outcome, metrics, value, violations)
-            }
+        };
+        let judgement = judge_probe(&self.objective, &metrics);
+        let outcome = if judgement.violations.is_empty() {
+            Outcome::Feasible
+        } else {
+            Outcome::Infeasible
         };
         TrialRecord {
             metrics,
-            value,
-            score: value,
-            violations,
-            ..TrialRecord::new(u32::try_from(number).unwrap_or(u32::MAX), params, outcome)
+            value: judgement.value,
+            score: judgement.score,
+            violations: judgement.violations,
+            ..TrialRecord::new(number, params, outcome)
         }
     }
 }
@@ -95,7 +86,7 @@ impl Scenario {
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct BenchConfig {
-    /// Sampler names (see [`super::from_name`]); `random` is the baseline of the ratios.
+    /// Sampler names (see [`from_name`]); `random` is the baseline of the ratios.
     pub samplers: Vec<String>,
     /// Seeds per sampler and scenario.
     pub seeds: u64,
@@ -175,7 +166,7 @@ pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<S
                  {:.0}% broke an SLO, {:.0}% failed at start, {:.0}% were refused); relax its \
                  SLOs or widen its parameter ranges",
                 scenario.name,
-                scenario.metric,
+                scenario.objective.spec().metric,
                 s.slo_broken * 100.0,
                 s.startup_failed * 100.0,
                 s.refused * 100.0
@@ -244,3 +235,6 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
         best,
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,11 +5,13 @@
 //! The simulator is deterministic for a given seed, so every config is evaluated once per
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
-use super::{Objective, Scenario, StartupFailure};
+use super::{Evaluator, Scenario, StartupFailure};
 use crate::probe::WorkloadSpec;
 use crate::record::{MetricMap, Params};
 use crate::sim::Deployment;
+use crate::space::objective::Direction;
 use crate::space::{EngineKind, StudySpec, Target};
+use crate::study::score::Objective;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -21,7 +23,7 @@ use std::sync::Mutex;
 const ENGINE_SEED: u64 = 0;
 
 /// A config evaluated by the simulator, with evaluations remembered by config.
-pub struct SimObjective {
+pub struct SimEvaluator {
     deployment: Deployment,
     workload: WorkloadSpec,
     /// Parameters the engine receives (those not marked `internal`).
@@ -29,10 +31,10 @@ pub struct SimObjective {
     memo: Mutex<HashMap<String, Result<MetricMap, StartupFailure>>>,
 }
 
-impl SimObjective {
-    /// The objective of `space`: its engine, card and model simulated under its probe workload.
-    pub fn of(space: &StudySpec) -> anyhow::Result<SimObjective> {
-        Ok(SimObjective {
+impl SimEvaluator {
+    /// The evaluator of `space`: its engine, card and model simulated under its probe workload.
+    pub fn of(space: &StudySpec) -> anyhow::Result<SimEvaluator> {
+        Ok(SimEvaluator {
             deployment: deployment(space)?,
             workload: space.probe.clone(),
             passed: space
@@ -46,7 +48,7 @@ impl SimObjective {
     }
 }
 
-impl Objective for SimObjective {
+impl Evaluator for SimEvaluator {
     fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure> {
         let engine_params: Params = params
             .iter()
@@ -108,7 +110,8 @@ pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
     })
 }
 
-/// The scenario in the space file at `path`: maximise its objective metric subject to its SLOs.
+/// The scenario in the space file at `path`: maximise its objective subject to its SLOs, scored
+/// as the study scores it.
 pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
     let space = StudySpec::load(path)?;
     let text =
@@ -116,13 +119,25 @@ pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
-    let objective = SimObjective::of(&space)?;
+    let spec = &space.objective;
+    anyhow::ensure!(
+        spec.direction == Direction::Maximize,
+        "{}: regret is measured against a positive maximum; a benchmark scenario's objective \
+         must maximise",
+        space.origin
+    );
+    anyhow::ensure!(
+        spec.load_search.is_none(),
+        "{}: a benchmark scenario probes at its fixed load; remove objective.load_search",
+        space.origin
+    );
+    let objective = Objective::new(spec).with_context(|| format!("{}: objective", space.origin))?;
+    let evaluator = SimEvaluator::of(&space)?;
     Ok(Scenario {
         name: space.name.clone(),
         fingerprint: format!("{:016x}", hasher.finish()),
-        metric: space.objective.metric.clone(),
-        slos: space.objective.subject_to.clone(),
-        objective: Box::new(objective),
+        objective,
+        evaluator: Box::new(evaluator),
         space: Box::new(space),
     })
 }
