@@ -1,11 +1,12 @@
 //! `infertune tune` and `infertune export`.
 
-use super::export::{Exporter, BEST_SH};
+use super::export::Exporter;
 use super::interrupt::{self, StopFlag};
 use super::journal;
 use super::prober::HttpProber;
 use super::runner::{self, StudyOptions, StudyResult};
 use super::trial::Backends;
+use crate::export::{BEST_JSON, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
 use anyhow::Context as _;
@@ -82,9 +83,6 @@ pub fn tune(args: TuneArgs) -> anyhow::Result<i32> {
         stop,
     };
     let result = runner::run(&space, sampler.as_mut(), backends, &options)?;
-    if let Err(e) = crate::report::write(&dir) {
-        eprintln!("warning: cannot write the report: {e:#}");
-    }
     print_outcome(&space, &dir, &result)
 }
 
@@ -102,7 +100,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<i32> {
             println!(
                 "wrote {} and {} for trial {}",
                 dir.join(BEST_SH).display(),
-                dir.join(super::export::BEST_JSON).display(),
+                dir.join(BEST_JSON).display(),
                 w.summary.number
             );
             Ok(0)
@@ -164,7 +162,7 @@ fn print_outcome(
         println!(
             "no config met every SLO in {} trial(s); see {}",
             result.records.len(),
-            dir.join(super::views::TRIALS_CSV).display()
+            dir.join(TRIALS_CSV).display()
         );
         return Ok(1);
     };

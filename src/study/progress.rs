@@ -1,6 +1,6 @@
 //! Progress of a study: a bar with ETA on a TTY, one line per trial always.
 
-use super::views::{detail, status};
+use crate::export::{detail, status};
 use crate::record::{Outcome, TrialRecord};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal as _;
