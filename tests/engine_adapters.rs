@@ -102,10 +102,10 @@ fn vllm_renders_flags_as_vllm_parses_them() {
     let line = command_line(&spec).unwrap();
     assert_eq!(
         line,
-        r#"HF_HUB_OFFLINE=1 VLLM_CPU_OMP_THREADS_BIND=0-1 vllm serve '/models/tiny model' --host 127.0.0.1 --port 8123 --served-model-name tiny --max-num-seqs 256 --enable-prefix-caching --no-enable-chunked-prefill --gpu-memory-utilization 0.9 --override-generation-config "{\"temperature\": 0.5, \"note\": \"it's\"}" --swap-space 4 --block-size 128"#
+        r#"env 'HF_HUB_OFFLINE=1' 'VLLM_CPU_OMP_THREADS_BIND=0-1' vllm serve '/models/tiny model' --host 127.0.0.1 --port 8123 --served-model-name tiny --max-num-seqs 256 --enable-prefix-caching --no-enable-chunked-prefill --gpu-memory-utilization 0.9 --override-generation-config "{\"temperature\": 0.5, \"note\": \"it's\"}" --swap-space 4 --block-size 128"#
     );
     let words = shlex::split(&line).unwrap();
-    assert_eq!(words[2..], argv(&spec)[..]);
+    assert_eq!(words[3..], argv(&spec)[..]);
 }
 
 #[test]
@@ -367,7 +367,7 @@ fn custom_expands_placeholders_and_drops_inactive_ones() {
     assert_eq!(spec.env["OMP_NUM_THREADS"], "2");
     assert_eq!(
         command_line(&spec).unwrap(),
-        r#"OMP_NUM_THREADS=2 my-server '--listen=127.0.0.1:8123' --model /m/x '--batch=8' --label 'a "b" c' '{literal}'"#
+        r#"env 'OMP_NUM_THREADS=2' my-server '--listen=127.0.0.1:8123' --model /m/x '--batch=8' --label 'a "b" c' '{literal}'"#
     );
 }
 

@@ -3,9 +3,10 @@
 //! `PATH` (to put a stand-in `numactl` on it), which no other test may observe.
 
 use infertune::engine::{for_kind, Slot};
+use infertune::export::BEST_SH;
 use infertune::record::{Outcome, Params, TrialRecord, Value};
 use infertune::space::StudySpec;
-use infertune::study::export::{Exporter, BEST_SH};
+use infertune::study::export::Exporter;
 use infertune::study::journal::StudyMeta;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

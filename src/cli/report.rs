@@ -11,7 +11,7 @@ pub struct ReportArgs {
 
 /// Runs `infertune report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
-    let (md, html) = crate::report::write(&args.study_dir)?;
+    let (md, html) = crate::study::export::write_report(&args.study_dir)?;
     println!("wrote {} and {}", md.display(), html.display());
     Ok(0)
 }

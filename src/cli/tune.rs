@@ -3,9 +3,8 @@
 use super::tune_progress::TuneProgress;
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
-use crate::study::export::BEST_SH;
+use crate::export::{BEST_SH, TRIALS_CSV};
 use crate::study::interrupt::{self, StopFlag};
-use crate::study::views::TRIALS_CSV;
 use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,9 +80,6 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     // A study that fails ends without `finished`: clear the bar before the error is printed.
     progress.finished();
     let result = result?;
-    if let Err(e) = crate::report::write(&dir) {
-        eprintln!("warning: cannot write the report: {e:#}");
-    }
     print_outcome(&space, &dir, &result)
 }
 

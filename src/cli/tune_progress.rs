@@ -3,7 +3,7 @@
 
 use crate::record::{Outcome, TrialRecord};
 use crate::study::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
-use crate::study::views::{detail, status};
+use crate::export::{detail, status};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal as _;
 use std::sync::{Mutex, MutexGuard};

@@ -1,19 +1,21 @@
-//! A launch as one shell command line, for `check`, `launch` and the exported best.sh.
+//! A launch as one shell command line, for `infertune launch` and the exported `best.sh`.
 
 use super::LaunchSpec;
 use anyhow::{bail, Result};
 
-/// `K=V … program args…` with every word quoted for a POSIX shell (via shlex), so that
-/// pasting it into a shell starts exactly this launch. Files the launch writes are not shown.
+/// `[env K=V …] program args…` with every word quoted for a POSIX shell (via shlex), so that
+/// pasting it into a shell, or `exec`ing it from a script, starts exactly this launch. Files the
+/// launch writes are not shown.
 pub fn command_line(spec: &LaunchSpec) -> Result<String> {
-    let mut words = Vec::with_capacity(spec.env.len() + spec.args.len() + 1);
+    let mut words = Vec::with_capacity(spec.env.len() + spec.args.len() + 2);
+    if !spec.env.is_empty() {
+        words.push("env".to_string());
+    }
     for (key, value) in &spec.env {
-        let valid = key.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !valid {
-            bail!("environment variable name `{key}` cannot be set from a shell; use letters, digits and `_`");
+        if key.is_empty() || key.contains('=') {
+            bail!("environment variable name `{key}` cannot be passed by `env`; leave out `=`");
         }
-        words.push(format!("{key}={}", quote(value)?));
+        words.push(quote(&format!("{key}={value}"))?);
     }
     words.push(quote(&spec.program)?);
     for arg in &spec.args {
@@ -29,5 +31,44 @@ fn quote(word: &str) -> Result<String> {
             "`{}` contains a NUL byte, which no command line can carry",
             word.escape_debug()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::Readiness;
+    use crate::launch::ReadyRequest;
+
+    fn spec(env: &[(&str, &str)]) -> LaunchSpec {
+        LaunchSpec {
+            program: "serve".into(),
+            args: vec!["--label".into(), "a b".into()],
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            files: vec![],
+            cwd: None,
+            host: "127.0.0.1".into(),
+            port: 8000,
+            readiness: Readiness {
+                health_path: "/health".into(),
+                served_model: "m".into(),
+                api: ReadyRequest::Chat,
+                https: false,
+            },
+        }
+    }
+
+    #[test]
+    fn env_goes_through_env_one_quoted_word_each() {
+        assert_eq!(command_line(&spec(&[])).unwrap(), "serve --label 'a b'");
+        assert_eq!(
+            command_line(&spec(&[("A", "it's"), ("B.C", "1")])).unwrap(),
+            r#"env "A=it's" 'B.C=1' serve --label 'a b'"#
+        );
+        let err = command_line(&spec(&[("A=B", "1")])).unwrap_err();
+        assert!(err.to_string().contains("`A=B`"), "{err}");
     }
 }

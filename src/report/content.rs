@@ -1,25 +1,22 @@
 //! What a report says: summary, winner and its gain over the baseline, plots, failures by kind,
 //! and every trial.
 
-use super::document::Block;
 use super::{plots, StudyView};
+use crate::export::{detail, status, Block, Chart};
 use crate::record::Outcome;
-use crate::study::score::Objective;
-use crate::study::views::{detail, status};
 use std::collections::BTreeMap;
 
 /// The blocks of the report of `view`.
-pub fn blocks(view: &StudyView) -> anyhow::Result<Vec<Block>> {
-    let spec = &view.meta.objective;
-    let objective = Objective::new(spec)?;
+pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
+    let spec = view.study.objective;
     let mut out = vec![
-        Block::Heading(1, format!("Study {}", view.meta.name)),
+        Block::Heading(1, format!("Study {}", view.study.name)),
         Block::Para(summary(view)),
         Block::Heading(2, "Winner".into()),
     ];
     out.extend(winner(view));
     out.push(Block::Heading(2, "Plots".into()));
-    let mut plot = |caption: &str, file: String, chart: super::svg::Chart| {
+    let mut plot = |caption: &str, file: String, chart: Chart| {
         out.push(Block::Plot {
             caption: caption.to_string(),
             file,
@@ -29,32 +26,32 @@ pub fn blocks(view: &StudyView) -> anyhow::Result<Vec<Block>> {
     plot(
         "Best value so far",
         "best-so-far.svg".into(),
-        plots::best_so_far(&view.records, spec),
+        plots::best_so_far(view.records, spec),
     );
     plot(
         "Latency against throughput",
         "latency-throughput.svg".into(),
-        plots::latency_throughput(&view.records, spec),
+        plots::latency_throughput(view.records, spec),
     );
-    for (name, chart) in plots::params_vs_objective(&view.records, spec) {
+    for (name, chart) in plots::params_vs_objective(view.records, spec) {
         plot(
             &format!("{name} against the objective"),
             format!("param-{}.svg", file_safe(&name)),
             chart,
         );
     }
-    if let Some(chart) = plots::pareto(&view.records, &objective) {
+    if let Some(chart) = plots::pareto(view.records, spec, &view.secondary) {
         plot("Pareto front", "pareto.svg".into(), chart);
     }
     out.push(Block::Heading(2, "Failures by kind".into()));
     out.push(failures(view));
     out.push(Block::Heading(2, "Trials".into()));
     out.push(trials(view));
-    Ok(out)
+    out
 }
 
-fn summary(view: &StudyView) -> String {
-    let spec = &view.meta.objective;
+fn summary(view: &StudyView<'_>) -> String {
+    let spec = view.study.objective;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for r in view.records.iter().filter(|r| r.repeat_of.is_none()) {
         *counts.entry(status(&r.outcome)).or_default() += 1;
@@ -68,12 +65,12 @@ fn summary(view: &StudyView) -> String {
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     format!(
         "Engine {}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
-        serde_json::to_value(view.meta.engine)
+        serde_json::to_value(view.study.engine)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default(),
-        view.meta.sampler,
-        view.meta.seed,
+        view.study.sampler,
+        view.study.seed,
         spec.direction.as_str(),
         spec.metric,
         if slos.is_empty() { String::new() } else { format!(" subject to {}", slos.join(", ")) },
@@ -82,19 +79,18 @@ fn summary(view: &StudyView) -> String {
     )
 }
 
-fn winner(view: &StudyView) -> Vec<Block> {
+fn winner(view: &StudyView<'_>) -> Vec<Block> {
     let Some(w) = &view.winner else {
         return vec![Block::Para("No trial met every SLO.".into())];
     };
-    let s = &w.summary;
     let mut text = format!(
         "Trial {}: {} = {:.2} ± {:.2} (95% CI over {} run(s)).",
-        s.number, view.meta.objective.metric, s.mean, s.ci95, s.runs
+        w.record.number, view.study.objective.metric, w.mean, w.ci95, w.runs
     );
     match (&w.baseline, w.gain_pct) {
         (Some(b), Some(g)) => text.push_str(&format!(
             " Gain over the baseline (trial {}, {:.2} ± {:.2}): {g:+.1}%.",
-            b.number, b.mean, b.ci95
+            b.trial, b.mean, b.ci95
         )),
         _ => text.push_str(" No feasible baseline to compare with."),
     }
@@ -102,7 +98,8 @@ fn winner(view: &StudyView) -> Vec<Block> {
         Block::Para(text),
         Block::Table {
             header: vec!["parameter".into(), "value".into()],
-            rows: s
+            rows: w
+                .record
                 .params
                 .iter()
                 .map(|(k, v)| vec![k.clone(), v.to_string()])
@@ -115,9 +112,9 @@ fn winner(view: &StudyView) -> Vec<Block> {
     out
 }
 
-fn failures(view: &StudyView) -> Block {
+fn failures(view: &StudyView<'_>) -> Block {
     let mut by_kind: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    for r in &view.records {
+    for r in view.records {
         let kind = match &r.outcome {
             Outcome::Feasible => continue,
             Outcome::Infeasible => "slo-violated".to_string(),
@@ -141,7 +138,7 @@ fn failures(view: &StudyView) -> Block {
     }
 }
 
-fn trials(view: &StudyView) -> Block {
+fn trials(view: &StudyView<'_>) -> Block {
     Block::Table {
         header: ["trial", "status", "value", "note", "params"]
             .map(String::from)

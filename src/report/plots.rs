@@ -1,12 +1,10 @@
 //! The report's plots: best-so-far, each parameter against the objective, latency against
 //! throughput, and the Pareto front of two objectives.
 
-use super::svg::{Chart, Series};
+use crate::export::{Chart, Series};
 use crate::record::{Outcome, TrialRecord};
 use crate::space::objective::ObjectiveSpec;
-use crate::study::score::Objective;
-use crate::study::select::pareto_front;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 const GOOD: &str = "#1f77b4";
 const BAD: &str = "#d62728";
@@ -136,15 +134,18 @@ pub fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) -> Char
     }
 }
 
-/// Feasible trials on the two objectives, with the Pareto front joined; `None` without a
-/// second objective.
-pub fn pareto(records: &[TrialRecord], objective: &Objective) -> Option<Chart> {
-    let spec = objective.spec();
+/// Feasible trials on the two objectives (`secondary`: the second one's value by trial number),
+/// with the Pareto front joined; `None` without a second objective.
+pub fn pareto(
+    records: &[TrialRecord],
+    spec: &ObjectiveSpec,
+    secondary: &BTreeMap<u32, f64>,
+) -> Option<Chart> {
     let second = spec.secondary.as_ref()?;
     let points: Vec<(f64, f64)> = records
         .iter()
         .filter(|r| r.repeat_of.is_none() && r.is_feasible())
-        .filter_map(|r| Some((r.value?, objective.secondary_value(&r.metrics)?)))
+        .filter_map(|r| Some((r.value?, *secondary.get(&r.number)?)))
         .collect();
     let oriented: Vec<(f64, f64)> = points
         .iter()
@@ -167,11 +168,34 @@ pub fn pareto(records: &[TrialRecord], objective: &Objective) -> Option<Chart> {
     })
 }
 
+/// Indices of the points on the Pareto front of `points` (both coordinates: higher is better).
+fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
+    (0..points.len())
+        .filter(|&i| {
+            let (x, y) = points[i];
+            !points
+                .iter()
+                .any(|&(a, b)| a >= x && b >= y && (a > x || b > y))
+        })
+        .collect()
+}
+
 fn series(name: &str, color: &'static str, points: Vec<(f64, f64)>, line: bool) -> Series {
     Series {
         name: name.into(),
         color,
         points,
         line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pareto_front_keeps_non_dominated_points() {
+        let pts = [(1.0, 5.0), (2.0, 4.0), (1.5, 3.0), (3.0, 1.0), (2.0, 4.0)];
+        assert_eq!(pareto_front(&pts), vec![0, 1, 3, 4]);
     }
 }

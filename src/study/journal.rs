@@ -2,6 +2,7 @@
 //! and `study.json`, the identity of the study that `--resume` checks.
 
 use super::observer::StudyObserver;
+use crate::export::write_atomic;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
@@ -77,14 +78,6 @@ pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
 /// Write `study.json` of `dir` atomically.
 pub fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
     write_atomic(&dir.join(META_FILE), &serde_json::to_string_pretty(meta)?)
-}
-
-/// Replace `path` with `contents` through a temporary file and a rename, so readers never see
-/// half a file.
-pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The journal, open for appending.

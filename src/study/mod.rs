@@ -22,7 +22,6 @@ pub mod runner;
 pub mod score;
 pub mod select;
 pub mod trial;
-pub mod views;
 
 pub use interrupt::StopFlag;
 pub use observer::{Silent, StudyObserver};

@@ -1,5 +1,6 @@
 //! The tune loop: baseline first, then sampled trials until the trial or time budget is spent,
-//! then re-validation of the top configs; the journal and its views are updated after every trial.
+//! then re-validation of the top configs; the journal and its views are updated after every trial,
+//! the report at the end.
 
 use super::export::Exporter;
 use super::interrupt::StopFlag;
@@ -8,7 +9,8 @@ use super::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
 use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{fingerprint, lock, views};
+use super::{fingerprint, lock};
+use crate::export;
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::overrides::baseline_config;
@@ -97,8 +99,11 @@ pub fn run(
         interrupted = !study.revalidate()?;
     }
     backends.observer.finished();
-    views::write_trials_csv(&options.dir, &study.records)?;
+    export::write_trials_csv(&options.dir, &study.records)?;
     let winner = study.exporter.write(&study.records)?;
+    if let Err(e) = study.exporter.write_report(&study.records) {
+        eprintln!("warning: cannot write the report: {e:#}");
+    }
     Ok(StudyResult {
         records: study.records,
         winner,
@@ -295,7 +300,7 @@ impl Study<'_> {
         let stored = self.journal.append(&record)?;
         self.records.push(stored);
         let dir = self.runner.dir;
-        views::write_trials_csv(dir, &self.records)?;
+        export::write_trials_csv(dir, &self.records)?;
         if let Err(e) = self.exporter.write(&self.records) {
             self.backends
                 .observer

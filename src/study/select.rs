@@ -155,18 +155,6 @@ fn t975(df: usize) -> f64 {
     TABLE.get(df.wrapping_sub(1)).copied().unwrap_or(1.96)
 }
 
-/// Indices of the points on the Pareto front of `points` (both coordinates: higher is better).
-pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
-    (0..points.len())
-        .filter(|&i| {
-            let (x, y) = points[i];
-            !points
-                .iter()
-                .any(|&(a, b)| a >= x && b >= y && (a > x || b > y))
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,11 +203,5 @@ mod tests {
         assert_eq!(m, 2.0);
         assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-9);
         assert_eq!(mean_ci95(&[5.0]), (5.0, 0.0));
-    }
-
-    #[test]
-    fn pareto_front_keeps_non_dominated_points() {
-        let pts = [(1.0, 5.0), (2.0, 4.0), (1.5, 3.0), (3.0, 1.0), (2.0, 4.0)];
-        assert_eq!(pareto_front(&pts), vec![0, 1, 3, 4]);
     }
 }

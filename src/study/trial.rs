@@ -6,8 +6,9 @@ use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::{counted, journal, loadsearch};
+use super::{counted, loadsearch};
 use crate::engine::{Engine, Slot};
+use crate::export::write_atomic;
 use crate::launch::Launcher;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
@@ -142,7 +143,7 @@ impl TrialRunner<'_> {
             Ok(spec) => spec,
             Err(e) => return failed(FailureKind::InvalidConfig, format!("{e:#}")),
         };
-        journal::write_atomic(
+        write_atomic(
             &workdir.join("launch.json"),
             &serde_json::to_string_pretty(&spec)?,
         )?;
@@ -353,7 +354,7 @@ fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
 }
 
 fn write_probe_json(workdir: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
-    journal::write_atomic(
+    write_atomic(
         &workdir.join("probe.json"),
         &serde_json::to_string_pretty(json)?,
     )

@@ -1,12 +1,7 @@
-//! Views of the journal rewritten after every trial: `trials.csv`.
+//! `trials.csv`: every trial, one row each, with its params and metrics.
 
-use super::journal::write_atomic;
 use crate::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
-use std::path::Path;
-
-/// File name of the CSV view inside a study folder.
-pub const TRIALS_CSV: &str = "trials.csv";
 
 /// The status word of an outcome, as in the journal (`feasible`, `rejected`, ...).
 pub fn status(outcome: &Outcome) -> &'static str {
@@ -30,7 +25,7 @@ pub fn detail(outcome: &Outcome) -> String {
 }
 
 /// Render `records` as CSV: fixed columns, then `param_<name>` and metric columns in name order.
-pub fn trials_csv(records: &[TrialRecord]) -> anyhow::Result<String> {
+pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
     let params: BTreeSet<&str> = records
         .iter()
         .flat_map(|r| r.params.keys().map(String::as_str))
@@ -83,11 +78,6 @@ pub fn trials_csv(records: &[TrialRecord]) -> anyhow::Result<String> {
     Ok(String::from_utf8(w.into_inner()?)?)
 }
 
-/// Rewrite `trials.csv` in `dir`.
-pub fn write_trials_csv(dir: &Path, records: &[TrialRecord]) -> anyhow::Result<()> {
-    write_atomic(&dir.join(TRIALS_CSV), &trials_csv(records)?)
-}
-
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
 }
@@ -121,7 +111,7 @@ mod tests {
             message: "m".into(),
         };
         a.metrics.insert("p99_ttft_ms".into(), 5.0);
-        let text = trials_csv(&[a, b]).unwrap();
+        let text = render(&[a, b]).unwrap();
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),

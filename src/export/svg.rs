@@ -1,4 +1,4 @@
-//! A small SVG chart: axes with ticks, scatter and line series, a legend.
+//! `plots/*.svg`: a small SVG chart with axes and ticks, scatter and line series, a legend.
 
 use std::fmt::Write as _;
 

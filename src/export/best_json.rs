@@ -1,0 +1,57 @@
+//! `best.json`: the winner's params, metrics, statistics, engine version, card and host facts.
+
+use super::Best;
+use serde_json::{json, Value as Json};
+
+/// The facts of `best`.
+pub fn render(best: &Best<'_>) -> Json {
+    let (o, w, engine) = (best.study.objective, best.winner, &best.space.engine);
+    let mut command = vec![best.launch.program.clone()];
+    command.extend(best.launch.args.iter().cloned());
+    json!({
+        "study": best.study.name,
+        "trial": w.record.number,
+        "params": w.record.params,
+        "objective": {
+            "direction": o.direction,
+            "metric": o.metric,
+            "subject_to": o.subject_to,
+            "mean": w.mean,
+            "ci95": w.ci95,
+            "runs": w.runs,
+            "values": w.values,
+        },
+        "baseline": w.baseline.as_ref().map(|b| json!({
+            "trial": b.trial, "mean": b.mean, "ci95": b.ci95, "gain_pct": w.gain_pct,
+        })),
+        "metrics": w.record.metrics,
+        "engine": {
+            "kind": engine.kind,
+            "model": engine.model,
+            "version": best.version,
+        },
+        "command": command,
+        "env": best.launch.env,
+        "card": engine.card,
+        "host": host_facts(),
+    })
+}
+
+/// Host name, OS, CPU and memory of this machine (best effort).
+fn host_facts() -> Json {
+    use sysinfo::{CpuRefreshKind, MemoryRefreshKind, RefreshKind, System};
+    let refresh = RefreshKind::nothing()
+        .with_cpu(CpuRefreshKind::nothing())
+        .with_memory(MemoryRefreshKind::nothing().with_ram());
+    let system = System::new_with_specifics(refresh).ok();
+    json!({
+        "hostname": System::host_name().ok(),
+        "os": System::long_os_version().ok(),
+        "kernel": System::kernel_version().ok(),
+        "arch": System::cpu_arch(),
+        "cpu": system.as_ref().and_then(|s| s.cpus().first().map(|c| c.brand().to_string())),
+        "logical_cpus": system.as_ref().map(|s| s.cpus().len()),
+        "physical_cores": System::physical_core_count().ok(),
+        "memory_bytes": system.as_ref().map(|s| s.total_memory()),
+    })
+}

@@ -1,0 +1,152 @@
+//! Exports of a study, one file per format: `best.sh`, `best.json`, `config.patch.json` (MindIE),
+//! `trials.csv`, and the report's `report.md`, `report.html` and `plots/*.svg`.
+//!
+//! Every export is built from what is in memory (the records, the study's facts, the winner and
+//! its launch), never from a file read back. The study chooses the winner and hands it over as a
+//! [`Winner`], so nothing here depends on `study`.
+
+mod best_json;
+mod best_sh;
+mod config_patch;
+mod document;
+mod html;
+mod markdown;
+mod svg;
+mod trials_csv;
+
+pub use best_sh::exec_line;
+pub use document::Block;
+pub use svg::{Chart, Series};
+pub use trials_csv::{detail, status};
+
+use crate::launch::LaunchSpec;
+use crate::record::TrialRecord;
+use crate::space::objective::ObjectiveSpec;
+use crate::space::{EngineKind, StudySpec};
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+
+/// The winner's launch script.
+pub const BEST_SH: &str = "best.sh";
+/// The winner's facts.
+pub const BEST_JSON: &str = "best.json";
+/// MindIE: the winner's params as a nested patch of `config.json`.
+pub const CONFIG_PATCH: &str = "config.patch.json";
+/// Every trial, one CSV row each.
+pub const TRIALS_CSV: &str = "trials.csv";
+/// The report in Markdown.
+pub const REPORT_MD: &str = "report.md";
+/// The report as a standalone HTML page.
+pub const REPORT_HTML: &str = "report.html";
+/// Folder of the report's SVG plots.
+pub const PLOTS_DIR: &str = "plots";
+
+/// What a study is: the facts its `study.json` keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct StudyFacts<'a> {
+    /// Study name (the folder name).
+    pub name: &'a str,
+    /// Engine driven.
+    pub engine: EngineKind,
+    /// Sampler name.
+    pub sampler: &'a str,
+    /// Sampler seed.
+    pub seed: u64,
+    /// The objective and its SLOs.
+    pub objective: &'a ObjectiveSpec,
+}
+
+/// The winning config as the study chose it: its trial and the statistics of its runs.
+#[derive(Clone, Debug)]
+pub struct Winner<'a> {
+    /// The winner's original trial (its params and metrics).
+    pub record: &'a TrialRecord,
+    /// Objective values of its probed runs: the trial and its re-validation repeats.
+    pub values: Vec<f64>,
+    /// Runs in total.
+    pub runs: usize,
+    /// Mean objective value.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean (0 for a single run).
+    pub ci95: f64,
+    /// The baseline, when it ran and met every SLO.
+    pub baseline: Option<Baseline>,
+    /// Gain over the baseline in percent, in the objective's favourable direction.
+    pub gain_pct: Option<f64>,
+}
+
+/// The engine-default baseline, as the winner is compared with it.
+#[derive(Clone, Debug)]
+pub struct Baseline {
+    /// Its trial number.
+    pub trial: u32,
+    /// Mean objective value.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean.
+    pub ci95: f64,
+}
+
+/// The winner and how it starts: what `best.sh`, `best.json` and the MindIE patch are built from.
+#[derive(Clone, Copy, Debug)]
+pub struct Best<'a> {
+    /// The study.
+    pub study: StudyFacts<'a>,
+    /// Its space: engine facts and the parameters' config targets.
+    pub space: &'a StudySpec,
+    /// The winner.
+    pub winner: &'a Winner<'a>,
+    /// The winner's launch, rebuilt from the space.
+    pub launch: &'a LaunchSpec,
+    /// The engine's version, when known.
+    pub version: Option<&'a str>,
+}
+
+/// Write `trials.csv` of `records` into `dir`.
+pub fn write_trials_csv(dir: &Path, records: &[TrialRecord]) -> anyhow::Result<()> {
+    write_atomic(&dir.join(TRIALS_CSV), &trials_csv::render(records)?)
+}
+
+/// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`.
+pub fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
+    write_atomic(&dir.join(BEST_SH), &best_sh::render(best)?)?;
+    let json = best_json::render(best);
+    write_atomic(&dir.join(BEST_JSON), &serde_json::to_string_pretty(&json)?)?;
+    if best.space.engine.kind == EngineKind::Mindie {
+        let patch = config_patch::render(best.space, &best.winner.record.params);
+        write_atomic(
+            &dir.join(CONFIG_PATCH),
+            &serde_json::to_string_pretty(&patch)?,
+        )?;
+    }
+    Ok(())
+}
+
+/// Write the report of `blocks` into `dir`: `plots/*.svg`, `report.md` and `report.html` (titled
+/// `title`); returns the paths of the two reports.
+pub fn write_report(
+    dir: &Path,
+    title: &str,
+    blocks: &[Block],
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let plots = dir.join(PLOTS_DIR);
+    std::fs::create_dir_all(&plots)
+        .with_context(|| format!("cannot create {}", plots.display()))?;
+    for b in blocks {
+        if let Block::Plot { file, svg, .. } = b {
+            write_atomic(&plots.join(file), svg)?;
+        }
+    }
+    let md = dir.join(REPORT_MD);
+    let html = dir.join(REPORT_HTML);
+    write_atomic(&md, &markdown::render(blocks))?;
+    write_atomic(&html, &html::render(title, blocks))?;
+    Ok((md, html))
+}
+
+/// Replace `path` with `contents` through a temporary file and a rename, so readers never see
+/// half a file.
+pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
