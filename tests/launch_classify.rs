@@ -96,3 +96,29 @@ fn clean_exit_before_ready_is_unknown() {
     assert_eq!(failure.kind, FailureKind::Unknown);
     assert_eq!(failure.message, "exited with status 0 before it was ready");
 }
+
+#[test]
+fn address_already_in_use_is_port_busy() {
+    let uvicorn = "INFO:     Waiting for application startup.\n\
+        ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): \
+        address already in use\n\
+        INFO:     Waiting for application shutdown.\n";
+    let failure = classify(Ending::Code(1), uvicorn);
+    assert_eq!(failure.kind, FailureKind::PortBusy, "{}", failure.message);
+    assert!(
+        failure.message.contains("address already in use"),
+        "{}",
+        failure.message
+    );
+    let python = "Traceback (most recent call last):\n\
+        OSError: [Errno 98] Address already in use\n";
+    assert_eq!(
+        classify(Ending::Code(1), python).kind,
+        FailureKind::PortBusy
+    );
+    let native = "bind: EADDRINUSE\ncould not start the HTTP server\n";
+    assert_eq!(
+        classify(Ending::Code(1), native).kind,
+        FailureKind::PortBusy
+    );
+}

@@ -1,7 +1,7 @@
 //! `infertune export`: writes best.sh / best.json for a study folder.
 
-use crate::space::StudySpec;
 use crate::export::{BEST_JSON, BEST_SH};
+use crate::space::StudySpec;
 use crate::study::export::Exporter;
 use crate::study::journal;
 use anyhow::Context as _;

@@ -1,9 +1,9 @@
 //! `infertune tune`: runs (or resumes) a study and prints its winner.
 
 use super::tune_progress::TuneProgress;
+use crate::export::{BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
-use crate::export::{BEST_SH, TRIALS_CSV};
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
 use std::path::PathBuf;

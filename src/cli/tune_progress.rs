@@ -1,9 +1,9 @@
 //! How `infertune tune` shows a study: a bar with ETA on a terminal, one line per trial always,
 //! and its notes and warnings (above the bar when there is one).
 
+use crate::export::{detail, status};
 use crate::record::{Outcome, TrialRecord};
 use crate::study::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
-use crate::export::{detail, status};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal as _;
 use std::sync::{Mutex, MutexGuard};

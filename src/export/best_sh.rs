@@ -72,8 +72,8 @@ fn headline(best: &Best<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::{FileToWrite, Readiness};
     use crate::launch::ReadyRequest;
+    use crate::launch::{FileToWrite, Readiness};
 
     fn spec() -> LaunchSpec {
         LaunchSpec {

@@ -43,6 +43,9 @@ const ARG_MARKERS: &[&str] = &[
     "error: the following arguments are required",
 ];
 
+/// Substrings that mark a port another process holds (matched ignoring case).
+const PORT_BUSY_MARKERS: &[&str] = &["address already in use", "eaddrinuse"];
+
 /// Lines that only wrap an error printed earlier.
 const WRAPPERS: &[&str] = &["See root cause above", "initialization failed"];
 
@@ -69,14 +72,19 @@ pub fn classify(ending: Ending, log: &str) -> StartFailure {
     StartFailure { kind, message }
 }
 
-/// The first line of `log` that shows an out-of-memory or invalid-config failure, as that
-/// failure with its message (the error text without log prefixes or pydantic decoration).
+/// The first line of `log` that shows an out-of-memory, port-busy or invalid-config failure,
+/// as that failure with its message (the error text without log prefixes or pydantic
+/// decoration).
 pub fn diagnose(log: &str) -> Option<StartFailure> {
     let lines: Vec<&str> = log.lines().collect();
     lines.iter().enumerate().find_map(|(i, line)| {
         let rest = &lines[i + 1..];
         if OOM_MARKERS.iter().any(|m| line.contains(m)) {
             return Some(failure(FailureKind::Oom, error_text(line, rest)));
+        }
+        let lower = line.to_ascii_lowercase();
+        if PORT_BUSY_MARKERS.iter().any(|m| lower.contains(m)) {
+            return Some(failure(FailureKind::PortBusy, error_text(line, rest)));
         }
         invalid_config(line, rest).map(|m| failure(FailureKind::InvalidConfig, m))
     })

@@ -1,13 +1,10 @@
-//! Process groups: who is still in one, signalling it, and waiting for it to empty.
+//! Process groups: who is still in one and signalling it; what `/proc/<pid>/stat` says of a
+//! process; who holds accelerator memory.
 
 use crate::util::process::{on_path, run_with_timeout};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use std::process::Child;
-use std::time::{Duration, Instant};
-
-/// How often the group is re-examined while waiting.
-const POLL: Duration = Duration::from_millis(5);
+use std::time::Duration;
 
 /// Live members of process group `pgid` (zombies excluded: they hold no resources), found by
 /// scanning `/proc`.
@@ -36,7 +33,7 @@ pub fn start_ticks(pid: i32) -> Option<u64> {
 }
 
 /// The fields of `/proc/<pid>/stat` after the command name, from the state (field 3) on.
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
+pub(crate) fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name may hold spaces and parentheses; fields resume after the last ')'.
     Some(
@@ -56,23 +53,6 @@ pub fn group_of(pid: i32) -> Option<i32> {
 pub fn signal(pgid: i32, signal: Signal) {
     // ESRCH (no such group) is the only error possible for our own group, and means done.
     let _ = killpg(Pid::from_raw(pgid), signal);
-}
-
-/// Wait until group `pgid` has no live member (reaping `leader`, our child, when it exits) or
-/// `deadline`. Returns true when the group is empty.
-pub fn wait_empty(pgid: i32, mut leader: Option<&mut Child>, deadline: Instant) -> bool {
-    loop {
-        if let Some(child) = leader.as_deref_mut() {
-            let _ = child.try_wait();
-        }
-        if members(pgid).is_empty() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(POLL);
-    }
 }
 
 /// How long `nvidia-smi` may take (a wedged driver can hang it).

@@ -2,22 +2,31 @@
 //!
 //! Every server runs in its own process group, so it outlives a tuner killed without warning.
 //! Right after the spawn the launcher records the group in `server.pid` next to the server log:
-//! the group id, the leader's start time (clock ticks after boot) and the boot id, so the record
-//! still identifies that very process after a reboot or once the pid is reused. A clean teardown
-//! removes the record. [`reclaim`] runs when a study starts or resumes: it tears down each
-//! recorded group whose leader is still the recorded process, and never touches anything else.
+//! the group id, the leader's start time (clock ticks after boot), the boot id, and the marker
+//! its processes carry in their environment (see [`tree`](super::tree)); once the server is
+//! ready the record also lists every process of its tree, those that left the group with
+//! `setsid()` included. Pid and start time together still identify a process after a reboot or
+//! once the pid is reused. A clean teardown removes the record. [`reclaim`] runs when a study
+//! starts or resumes: it tears down each recorded server's processes (the group, only while its
+//! leader is still the recorded process; each recorded descendant that is still the recorded
+//! process; whatever carries the server's marker), and never touches anything else.
+//!
+//! Servers get no parent-death signal: it would reach only the leader (not the group's other
+//! members, nor the descendants that left it), it fires when the spawning *thread* ends rather
+//! than the tuner, and a leader killed that way leaves its workers orphaned, holding accelerator
+//! memory, where only a record can still find them. The record and [`reclaim`] cover a killed
+//! tuner instead; a study that is never resumed leaves its servers to `infertune study --resume`
+//! or to the user, each named in its trial folder's `server.pid`.
 
+use super::teardown::stop_all;
+use super::tree::{Proc, Tree};
 use super::{group, scratch};
-use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The record's file name, in the folder of the server log (the trial folder).
 pub const PID_FILE: &str = "server.pid";
-
-/// How long the group may take to vanish after SIGKILL.
-const AFTER_KILL: Duration = Duration::from_secs(5);
 
 /// A live server's process group, as recorded in [`PID_FILE`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +40,14 @@ pub struct GroupRecord {
     /// The server's temporary folder, removed once the group is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scratch: Option<PathBuf>,
+    /// The value of [`MARKER_VAR`](super::tree::MARKER_VAR) in the server's environment
+    /// (absent from records written before servers were marked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+    /// Every process of the server's tree when it became ready, those that left the process
+    /// group included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub descendants: Vec<Proc>,
 }
 
 impl GroupRecord {
@@ -41,6 +58,8 @@ impl GroupRecord {
             start_ticks: group::start_ticks(pgid)?,
             boot_id: boot_id(),
             scratch: None,
+            marker: None,
+            descendants: Vec::new(),
         })
     }
 
@@ -93,13 +112,7 @@ fn reclaim_one(path: &Path, grace: Duration) -> Option<String> {
             path.display()
         )),
         Ok(record) => {
-            // The leader may be gone, or its pid may now belong to another process: then
-            // nothing of ours is left to stop, only the temporary folder.
-            let (note, gone) = if record.still_running() {
-                stop_group(&record, path, grace)
-            } else {
-                (None, true)
-            };
+            let (note, gone) = stop_recorded(&record, path, grace);
             if let (true, Some(dir)) = (gone, &record.scratch) {
                 scratch::remove(dir);
             }
@@ -110,26 +123,48 @@ fn reclaim_one(path: &Path, grace: Duration) -> Option<String> {
     note
 }
 
-/// Stops the recorded group: a note for the user, and whether the group is gone.
-fn stop_group(record: &GroupRecord, path: &Path, grace: Duration) -> (Option<String>, bool) {
+/// Stops what is left of the recorded server: a note for the user, and whether it is gone. The
+/// leader may be gone, or its pid may now belong to another process; so may each recorded
+/// descendant: those are left alone.
+fn stop_recorded(record: &GroupRecord, path: &Path, grace: Duration) -> (Option<String>, bool) {
+    if record.boot_id != boot_id() {
+        return (None, true);
+    }
+    let leads = record.still_running();
+    let mut roots: Vec<Proc> = record
+        .descendants
+        .iter()
+        .filter(|p| group::start_ticks(p.pid) == Some(p.start_ticks))
+        .copied()
+        .collect();
+    if leads {
+        roots.push(Proc {
+            pid: record.pgid,
+            start_ticks: record.start_ticks,
+        });
+    }
+    let mut tree = Tree::new(record.marker.clone(), roots);
+    if !leads && tree.refresh().is_empty() {
+        return (None, true);
+    }
     let pgid = record.pgid;
-    group::signal(pgid, Signal::SIGTERM);
-    if !group::wait_empty(pgid, None, Instant::now() + grace) {
-        group::signal(pgid, Signal::SIGKILL);
-        if !group::wait_empty(pgid, None, Instant::now() + AFTER_KILL) {
+    match stop_all(leads.then_some(pgid), &mut tree, None, grace) {
+        Ok(()) => {
             let note = format!(
-                "process group {pgid} left by an earlier run ({}) still has members {:?} after SIGKILL",
-                path.display(),
-                group::members(pgid)
+                "stopped server process group {pgid} left running by an earlier run ({})",
+                path.display()
             );
-            return (Some(note), false);
+            (Some(note), true)
+        }
+        Err(left) => {
+            let note = format!(
+                "processes {left:?} of server process group {pgid} left by an earlier run ({}) \
+                 are still alive after SIGKILL",
+                path.display()
+            );
+            (Some(note), false)
         }
     }
-    let note = format!(
-        "stopped server process group {pgid} left running by an earlier run ({})",
-        path.display()
-    );
-    (Some(note), true)
 }
 
 fn boot_id() -> String {

@@ -11,8 +11,10 @@ pub mod port;
 mod process;
 mod readiness;
 mod scratch;
+mod sockets;
 pub mod spec;
 mod teardown;
+pub mod tree;
 
 pub use command_line::command_line;
 

@@ -1,13 +1,14 @@
-//! The real launcher: spawns a server in its own process group, waits until it serves,
-//! classifies failures, and tears the whole group down.
+//! The real launcher: spawns a server in its own process group, marked so that every process it
+//! starts can be found (see [`tree`](super::tree)), waits until it serves, classifies failures,
+//! and tears the whole tree down.
 
 use super::classify::{classify, diagnose};
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
-use super::teardown::teardown;
-use super::{group, leftover, port, LaunchSpec, Launcher, Server, StartFailure};
+use super::teardown::{stop_all, teardown};
+use super::tree::{Proc, Tree, MARKER_VAR};
+use super::{leftover, port, LaunchSpec, Launcher, Server, StartFailure};
 use crate::record::FailureKind;
-use nix::sys::signal::Signal;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
@@ -86,7 +87,8 @@ impl ProcessLauncher {
         }
         let scratch = Scratch::for_server(&spec.env)
             .map_err(|e| fail(FailureKind::Unknown, e.to_string()))?;
-        let child = match start_process(spec, log_path, scratch.as_ref()) {
+        let marker = Tree::new_marker();
+        let child = match start_process(spec, log_path, scratch.as_ref(), &marker) {
             Ok(child) => child,
             Err(message) => {
                 if let Some(scratch) = scratch {
@@ -96,10 +98,12 @@ impl ProcessLauncher {
             }
         };
         let pgid = child.id() as i32;
+        let leader = Proc::of_running(pgid).into_iter().collect();
         let mut server = ProcessServer {
             pgid,
             child,
-            record: self.record_group(pgid, log_path, scratch.as_ref().map(Scratch::path)),
+            tree: Tree::new(Some(marker.clone()), leader),
+            record: self.record_group(pgid, log_path, scratch.as_ref().map(Scratch::path), marker),
             scratch,
             host: spec.host.clone(),
             port: spec.port,
@@ -109,6 +113,7 @@ impl ProcessLauncher {
         };
         let outcome = wait_ready(
             &mut server.child,
+            &mut server.tree,
             spec,
             started + ready_timeout,
             &self.cancel,
@@ -116,7 +121,12 @@ impl ProcessLauncher {
         let failure = match outcome {
             Ok(Outcome::Ready) => {
                 server.ready_after = started.elapsed();
+                server.record_tree();
                 return Ok(server);
+            }
+            Ok(Outcome::Foreign(message)) => {
+                let torn = server.shut_down();
+                with_teardown(fail(FailureKind::PortBusy, message), torn)
             }
             Ok(Outcome::Exited(status)) => {
                 let torn = server.shut_down();
@@ -155,13 +165,20 @@ impl ProcessLauncher {
     /// Record the group and its temporary folder in the trial folder, so that a later run can
     /// stop it and remove the folder should this tuner die before its teardown; `None` (with a
     /// warning) when it cannot be recorded.
-    fn record_group(&self, pgid: i32, log_path: &Path, scratch: Option<&Path>) -> Option<PathBuf> {
+    fn record_group(
+        &self,
+        pgid: i32,
+        log_path: &Path,
+        scratch: Option<&Path>,
+        marker: String,
+    ) -> Option<(PathBuf, leftover::GroupRecord)> {
         let path = leftover::record_path(log_path);
         // The leader may already have exited (a failed start): then nothing can be left behind.
         let mut record = leftover::GroupRecord::of_running(pgid)?;
         record.scratch = scratch.map(Path::to_path_buf);
+        record.marker = Some(marker);
         match leftover::write(&path, &record) {
-            Ok(()) => Some(path),
+            Ok(()) => Some((path, record)),
             Err(e) => {
                 if let Some(warn) = &self.warnings {
                     warn(&format!(
@@ -201,11 +218,12 @@ fn with_teardown(mut failure: StartFailure, torn: anyhow::Result<()>) -> StartFa
 }
 
 /// Write the spec's files, open the log, and spawn the program in a new process group with
-/// its own temporary folder.
+/// its own temporary folder and `marker` in its environment.
 fn start_process(
     spec: &LaunchSpec,
     log_path: &Path,
     scratch: Option<&Scratch>,
+    marker: &str,
 ) -> Result<Child, String> {
     for file in &spec.files {
         write_private(&file.path, &file.contents)
@@ -225,6 +243,7 @@ fn start_process(
         .args(&spec.args)
         .envs(&spec.env)
         .envs(scratch.map(|s| s.env(&spec.env)).unwrap_or_default())
+        .env(MARKER_VAR, marker)
         .stdin(Stdio::null())
         .stdout(log)
         .stderr(log_err)
@@ -270,13 +289,15 @@ fn read_tail(path: &Path) -> String {
 }
 
 /// A server started by [`ProcessLauncher`]. Dropping it without [`Server::stop`] kills its
-/// whole process group.
+/// whole process group and every process of its tree.
 #[derive(Debug)]
 pub struct ProcessServer {
     child: Child,
     pgid: i32,
-    /// The group's record in the trial folder (see [`leftover`]), removed once it is gone.
-    record: Option<PathBuf>,
+    /// Every process of the server, those that left the group included.
+    tree: Tree,
+    /// The server's record in the trial folder (see [`leftover`]), removed once it is gone.
+    record: Option<(PathBuf, leftover::GroupRecord)>,
     /// The server's temporary folder (unless the space chose one), removed once the group
     /// is gone.
     scratch: Option<Scratch>,
@@ -298,6 +319,7 @@ impl ProcessServer {
         teardown(
             &mut self.child,
             self.pgid,
+            &mut self.tree,
             self.stop_grace,
             &self.host,
             self.port,
@@ -307,12 +329,22 @@ impl ProcessServer {
         Ok(())
     }
 
-    /// Remove the group's record and temporary folder: the group is gone.
+    /// Add every process of the tree to the record, so that a later run finds them all. Should
+    /// the update fail, the record written at the spawn still names the server's marker, which
+    /// finds them too.
+    fn record_tree(&mut self) {
+        if let Some((path, record)) = &mut self.record {
+            record.descendants = self.tree.refresh();
+            let _ = leftover::write(path, record);
+        }
+    }
+
+    /// Remove the server's record and temporary folder: its processes are gone.
     fn forget_group(&mut self) {
         if let Some(scratch) = self.scratch.take() {
             scratch.remove();
         }
-        if let Some(path) = self.record.take() {
+        if let Some((path, _)) = self.record.take() {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -335,14 +367,14 @@ impl Server for ProcessServer {
 impl Drop for ProcessServer {
     fn drop(&mut self) {
         if !self.stopped {
-            group::signal(self.pgid, Signal::SIGKILL);
-            let gone = group::wait_empty(
-                self.pgid,
+            let gone = stop_all(
+                Some(self.pgid),
+                &mut self.tree,
                 Some(&mut self.child),
-                Instant::now() + Duration::from_secs(5),
+                Duration::ZERO,
             );
             let _ = self.child.wait();
-            if gone {
+            if gone.is_ok() {
                 self.forget_group();
             }
         }

@@ -1,12 +1,19 @@
 //! Wait until a spawned server really serves: health 200, `/v1/models` lists the served model,
 //! and a 1-token completion succeeds. Polls with exponential backoff capped at 250 ms and stops
 //! the moment the process exits.
+//!
+//! The server that answers must be ours: before and after the checks, every socket listening on
+//! the port must be held by a process of the server's tree. Another process listening there
+//! (another study's server that took the port first) ends the wait at once, instead of its
+//! answers being taken for our server's.
 
-use super::{port, LaunchSpec, Readiness, ReadyRequest};
+use super::tree::Tree;
+use super::{port, sockets, LaunchSpec, Readiness, ReadyRequest};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::{header, Method, Request, StatusCode};
 use hyper_util::rt::TokioIo;
+use std::collections::HashSet;
 use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -22,6 +29,8 @@ const EXIT_POLL: Duration = Duration::from_millis(5);
 pub(crate) enum Outcome {
     /// All three checks passed.
     Ready,
+    /// Another process listens on the port; what was found.
+    Foreign(String),
     /// The process exited first.
     Exited(ExitStatus),
     /// The deadline passed; the last failed check.
@@ -30,10 +39,20 @@ pub(crate) enum Outcome {
     Cancelled,
 }
 
-/// Wait for `spec`'s server (process `child`) until `deadline`. Runs its own small runtime on a
-/// scoped thread, so it can be called from any context, including inside another runtime.
+/// Why a pass of the checks did not prove the server ready.
+enum Miss {
+    /// Not yet; what was seen.
+    NotYet(String),
+    /// Another process listens on the port; what was found.
+    Foreign(String),
+}
+
+/// Wait for `spec`'s server (process `child`, processes `tree`) until `deadline`. Runs its own
+/// small runtime on a scoped thread, so it can be called from any context, including inside
+/// another runtime.
 pub(crate) fn wait_ready(
     child: &mut Child,
+    tree: &mut Tree,
     spec: &LaunchSpec,
     deadline: Instant,
     cancel: &AtomicBool,
@@ -43,7 +62,7 @@ pub(crate) fn wait_ready(
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            Ok(runtime.block_on(poll(child, spec, deadline, cancel)))
+            Ok(runtime.block_on(poll(child, tree, spec, deadline, cancel)))
         });
         waiter
             .join()
@@ -53,6 +72,7 @@ pub(crate) fn wait_ready(
 
 async fn poll(
     child: &mut Child,
+    tree: &mut Tree,
     spec: &LaunchSpec,
     deadline: Instant,
     cancel: &AtomicBool,
@@ -64,9 +84,10 @@ async fn poll(
         tokio::select! {
             biased;
             stop = stopped(child, deadline, cancel) => return stop.unwrap_or(Outcome::TimedOut(last)),
-            checked = check(&authority, &spec.readiness) => match checked {
+            checked = owned_check(&authority, spec, tree) => match checked {
                 Ok(()) => return Outcome::Ready,
-                Err(observed) => last = observed,
+                Err(Miss::Foreign(found)) => return Outcome::Foreign(found),
+                Err(Miss::NotYet(observed)) => last = observed,
             },
         }
         tokio::select! {
@@ -93,6 +114,47 @@ async fn stopped(child: &mut Child, deadline: Instant, cancel: &AtomicBool) -> O
         }
         tokio::time::sleep(EXIT_POLL).await;
     }
+}
+
+/// One pass of the three checks, between two proofs that only our server listens on the port.
+async fn owned_check(authority: &str, spec: &LaunchSpec, tree: &mut Tree) -> Result<(), Miss> {
+    ours(authority, spec, tree)?;
+    check(authority, &spec.readiness)
+        .await
+        .map_err(Miss::NotYet)?;
+    ours(authority, spec, tree)
+}
+
+/// Every socket listening on the server's port is held by a process of `tree`. Where the socket
+/// table cannot be read, the checks alone decide.
+fn ours(authority: &str, spec: &LaunchSpec, tree: &mut Tree) -> Result<(), Miss> {
+    let Some(listening) = sockets::listeners(&spec.host, spec.port) else {
+        return Ok(());
+    };
+    if listening.is_empty() {
+        return Err(Miss::NotYet(format!("nothing listens on {authority} yet")));
+    }
+    let held: HashSet<u64> = tree
+        .refresh()
+        .iter()
+        .flat_map(|p| sockets::socket_inodes(p.pid))
+        .collect();
+    let foreign: Vec<u64> = listening
+        .into_iter()
+        .filter(|i| !held.contains(i))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    let holders = sockets::holders(&foreign);
+    let by = if holders.is_empty() {
+        "another process".to_string()
+    } else {
+        format!("process {holders:?}")
+    };
+    Err(Miss::Foreign(format!(
+        "{authority} is listened on by {by}, not by this server; another server took the port"
+    )))
 }
 
 /// One pass of the three checks; the error says which failed and what was seen.

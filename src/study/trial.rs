@@ -134,8 +134,10 @@ impl TrialRunner<'_> {
             }))))
         };
         let launch = &self.space.launch;
+        // Held until the trial ends, so no other tuner's server takes the port meanwhile.
+        let port = free_port(&launch.host, launch.port)?;
         let slot = Slot {
-            port: free_port(&launch.host, launch.port)?,
+            port: port.port(),
             devices: Vec::new(),
             workdir: workdir.clone(),
         };
@@ -383,14 +385,8 @@ fn unix_now() -> f64 {
         .unwrap_or(0.0)
 }
 
-/// The first port from `from` upward that `host` can bind now.
-pub fn free_port(host: &str, from: u16) -> anyhow::Result<u16> {
-    (from..=from.saturating_add(200))
-        .find(|p| std::net::TcpListener::bind((host, *p)).is_ok())
-        .with_context(|| {
-            format!(
-                "no free port on {host} in {from}..{}",
-                from.saturating_add(200)
-            )
-        })
+/// Reserves the first port from `from` upward that no tuner holds and `host` can bind now,
+/// until the lease is dropped.
+pub fn free_port(host: &str, from: u16) -> anyhow::Result<crate::launch::port::PortLease> {
+    crate::launch::port::reserve(host, from).context("cannot reserve a port for the server")
 }
