@@ -31,11 +31,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for note in notes {
         println!("note: {note}");
     }
-    let (kind, named) = (space.engine.kind, space.engine.version.as_deref());
-    if let Some(warning) = rules::version_warning(kind, named) {
+    if let Some(warning) = space.rules_warning() {
         eprintln!("warning: {warning}");
     }
-    let version = rules::effective_version(kind, named);
+    let version = space.engine_version();
     println!("{}", header(&space, version.as_deref()));
     println!("\nParameters\n{}", parameter_table(&space.parameters));
     if let Some(t) = rule_table(&space, version.as_deref()) {

@@ -11,6 +11,7 @@ mod report;
 mod sim;
 mod sim_eval;
 mod sim_serve;
+mod sim_target;
 mod topo;
 mod tune;
 mod tune_progress;

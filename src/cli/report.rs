@@ -11,7 +11,14 @@ pub struct ReportArgs {
 
 /// Runs `infertune report`.
 pub fn run(args: ReportArgs) -> anyhow::Result<i32> {
-    let (md, html) = crate::study::export::write_report(&args.study_dir)?;
-    println!("wrote {} and {}", md.display(), html.display());
+    let written = crate::study::export::write_report(&args.study_dir)?;
+    if let Some(note) = &written.note {
+        eprintln!("note: {note}");
+    }
+    println!(
+        "wrote {} and {}",
+        written.markdown.display(),
+        written.html.display()
+    );
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `infertune sim eval`: one config (a table or JSON), or a JSON-lines file of configs.
 
-use super::sim::TargetArgs;
+use super::sim_target::TargetArgs;
 use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{MetricMap, Params};
 use crate::sim::eval;

@@ -1,7 +1,7 @@
 //! `infertune sim serve`: the simulated engine behind an OpenAI-compatible API; its start-up
 //! log goes to stderr, as a real engine's would.
 
-use super::sim::TargetArgs;
+use super::sim_target::TargetArgs;
 use crate::record::{Params, Value};
 use crate::sim::serve::{self, ServeOptions};
 use std::time::Duration;

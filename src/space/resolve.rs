@@ -61,7 +61,21 @@ impl StudySpec {
         if !self.rules.enabled {
             return None;
         }
-        rules::version_warning(self.engine.kind, self.engine.version.as_deref())
+        rules::version_warning(
+            self.engine.kind,
+            self.engine.version.as_deref(),
+            self.launch.command.as_deref(),
+        )
+    }
+
+    /// The engine version rules apply to: the space's `engine.version`, else what the
+    /// installed engine reports (see [`rules::detect_version`]).
+    pub fn engine_version(&self) -> Option<String> {
+        rules::effective_version(
+            self.engine.kind,
+            self.engine.version.as_deref(),
+            self.launch.command.as_deref(),
+        )
     }
 
     /// Applies the rule pack (repairing first when the space allows it).
@@ -70,7 +84,7 @@ impl StudySpec {
             return Ok(());
         }
         let kind = self.engine.kind;
-        let version = rules::effective_version(kind, self.engine.version.as_deref());
+        let version = self.engine_version();
         let platform = self.rules.platform.as_deref();
         if self.rules.repair {
             rules::repair(

@@ -49,7 +49,7 @@ impl<'a> Exporter<'a> {
         };
         let winner = winner_of(&chosen, records)?;
         let launch = self.launch(winner.record)?;
-        let version = self.version.get_or_init(|| self.engine_version(&launch));
+        let version = self.version.get_or_init(|| self.space.engine_version());
         let best = Best {
             study: facts(self.meta),
             space: self.space,
@@ -63,7 +63,7 @@ impl<'a> Exporter<'a> {
 
     /// Write `report.md`, `report.html` and `plots/*.svg` of `records`; returns the paths of the
     /// two reports.
-    pub fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<(PathBuf, PathBuf)> {
+    pub fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
         write_report_of(self.dir, self.meta, records, |record| {
             export::exec_line(&self.launch(record)?)
         })
@@ -82,24 +82,11 @@ impl<'a> Exporter<'a> {
             .launch_spec(self.space, &record.params, &slot)
             .with_context(|| format!("cannot rebuild the launch of trial {number}"))
     }
-
-    /// The engine's version: from the space, else from `<program> --version` (best effort).
-    fn engine_version(&self, spec: &LaunchSpec) -> Option<String> {
-        if let Some(v) = &self.space.engine.version {
-            return Some(v.clone());
-        }
-        let program = match &self.space.launch.command {
-            Some(argv) => argv.first()?.clone(),
-            None if spec.program == "numactl" => return None,
-            None => spec.program.clone(),
-        };
-        version_of(&program)
-    }
 }
 
 /// Write the report of the study folder `dir` from its journal and `study.json`; the winner's
 /// launch line is rebuilt from the study's space file, and left out when that no longer loads.
-pub fn write_report(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+pub fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
     let meta = journal::load_meta(dir)?;
     let records = journal::read_records(dir)?;
     let space = StudySpec::load(Path::new(&meta.space_origin)).and_then(|space| {
@@ -123,16 +110,17 @@ fn write_report_of(
     meta: &StudyMeta,
     records: &[TrialRecord],
     command: impl FnOnce(&TrialRecord) -> anyhow::Result<String>,
-) -> anyhow::Result<(PathBuf, PathBuf)> {
+) -> anyhow::Result<WrittenReport> {
     let objective = Objective::new(&meta.objective)?;
     let winner = match choose_winner(records, meta.objective.direction) {
         Some(chosen) => Some(winner_of(&chosen, records)?),
         None => None,
     };
+    let mut note = None;
     let command = winner.as_ref().and_then(|w| match command(w.record) {
         Ok(line) => Some(line),
         Err(e) => {
-            eprintln!("note: the report leaves out the winner's command: {e:#}");
+            note = Some(format!("the report leaves out the winner's command: {e:#}"));
             None
         }
     });
@@ -147,7 +135,22 @@ fn write_report_of(
         command,
         secondary,
     };
-    report::write(dir, &view)
+    let (markdown, html) = report::write(dir, &view)?;
+    Ok(WrittenReport {
+        markdown,
+        html,
+        note,
+    })
+}
+
+/// The report files written, and what the reader should know about them.
+pub struct WrittenReport {
+    /// `report.md`.
+    pub markdown: PathBuf,
+    /// `report.html`.
+    pub html: PathBuf,
+    /// Why something was left out, when it was.
+    pub note: Option<String>,
 }
 
 /// The study's facts, as the exports state them.
@@ -184,37 +187,4 @@ fn winner_of<'r>(
         }),
         gain_pct: chosen.gain_pct,
     })
-}
-
-/// The first line of `program --version`, waiting at most 30 s.
-fn version_of(program: &str) -> Option<String> {
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(program)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(str::to_string)
 }

@@ -101,8 +101,15 @@ pub fn run(
     backends.observer.finished();
     export::write_trials_csv(&options.dir, &study.records)?;
     let winner = study.exporter.write(&study.records)?;
-    if let Err(e) = study.exporter.write_report(&study.records) {
-        eprintln!("warning: cannot write the report: {e:#}");
+    match study.exporter.write_report(&study.records) {
+        Ok(written) => {
+            if let Some(note) = &written.note {
+                backends.observer.note(note);
+            }
+        }
+        Err(e) => backends
+            .observer
+            .warning(&format!("cannot write the report: {e:#}")),
     }
     Ok(StudyResult {
         records: study.records,

@@ -12,18 +12,22 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// The version to apply rules for: `named` when the space gives one, else what the engine
 /// reports (asked once per process); `None` (newest pack) when that fails, which
 /// [`version_warning`] words for the user.
-pub fn effective_version(kind: EngineKind, named: Option<&str>) -> Option<String> {
+pub fn effective_version(
+    kind: EngineKind,
+    named: Option<&str>,
+    command: Option<&[String]>,
+) -> Option<String> {
     if let Some(v) = named {
         return Some(v.to_string());
     }
     static CACHE: Mutex<Option<HashMap<String, Option<String>>>> = Mutex::new(None);
-    let key = format!("{kind:?}");
+    let key = format!("{kind:?} {command:?}");
     let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(HashMap::new);
     if let Some(found) = cache.get(&key) {
         return found.clone();
     }
-    let found = detect_version(kind);
+    let found = detect_version(kind, command);
     cache.insert(key, found.clone());
     found
 }
@@ -31,8 +35,13 @@ pub fn effective_version(kind: EngineKind, named: Option<&str>) -> Option<String
 /// Why the newest rule pack applies when the space names no version and the engine reports
 /// none (asking it, once per process, when not asked yet); `None` when a version is known or
 /// the engine has no rules.
-pub fn version_warning(kind: EngineKind, named: Option<&str>) -> Option<String> {
-    let unknown = effective_version(kind, named).is_none() && !super::pack(kind).is_empty();
+pub fn version_warning(
+    kind: EngineKind,
+    named: Option<&str>,
+    command: Option<&[String]>,
+) -> Option<String> {
+    let unknown =
+        effective_version(kind, named, command).is_none() && !super::pack(kind).is_empty();
     unknown.then(|| {
         format!(
             "the space names no {kind:?} version and the engine did not report one; applying \
@@ -41,15 +50,26 @@ pub fn version_warning(kind: EngineKind, named: Option<&str>) -> Option<String> 
     })
 }
 
-/// Runs the engine's version command (with a timeout) and returns the first version-like word.
-pub fn detect_version(kind: EngineKind) -> Option<String> {
-    let argv: &[&str] = match kind {
-        EngineKind::Vllm => &["vllm", "--version"],
-        EngineKind::Sglang => &["python3", "-c", "import sglang; print(sglang.__version__)"],
-        EngineKind::Llamacpp => &["llama-server", "--version"],
+/// Asks the installed engine for its version, through a query that never starts a server:
+/// `vllm --version`, `llama-server --version`, sglang's `__version__`. The program is the
+/// space's `launch.command` when that runs the engine's own binary, else the one on `PATH`.
+/// Engines without such a query (MindIE, custom commands, the simulator) are never run for
+/// it. The query runs in its own process group with a timeout.
+pub fn detect_version(kind: EngineKind, command: Option<&[String]>) -> Option<String> {
+    let (binary, args): (&str, &[&str]) = match kind {
+        EngineKind::Vllm => ("vllm", &["--version"]),
+        EngineKind::Llamacpp => ("llama-server", &["--version"]),
+        EngineKind::Sglang => (
+            "python3",
+            &["-c", "import sglang; print(sglang.__version__)"],
+        ),
         EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => return None,
     };
-    let out = run_with_timeout(argv[0], &argv[1..], VERSION_TIMEOUT).ok()?;
+    let program = command
+        .and_then(|c| c.first())
+        .filter(|p| std::path::Path::new(p).file_name() == Some(binary.as_ref()))
+        .map_or(binary, String::as_str);
+    let out = run_with_timeout(program, args, VERSION_TIMEOUT).ok()?;
     first_version(&format!("{}\n{}", out.stdout, out.stderr))
 }
 
@@ -85,9 +105,12 @@ mod tests {
     #[test]
     fn a_named_version_wins_and_custom_engines_report_none() {
         assert_eq!(
-            effective_version(EngineKind::Vllm, Some("0.6.3")).as_deref(),
+            effective_version(EngineKind::Vllm, Some("0.6.3"), None).as_deref(),
             Some("0.6.3")
         );
-        assert_eq!(detect_version(EngineKind::Sim), None);
+        assert_eq!(detect_version(EngineKind::Sim, None), None);
+        // A custom command is never run to ask its version: it might start a server.
+        let serve = ["sh".to_string(), "-c".to_string(), "sleep 30".to_string()];
+        assert_eq!(detect_version(EngineKind::Custom, Some(&serve)), None);
     }
 }
