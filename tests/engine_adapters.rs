@@ -5,6 +5,7 @@ mod support;
 
 use infertune::engine::for_kind;
 use infertune::launch::command_line;
+use infertune::record::params_of as params;
 use infertune::record::Value;
 use infertune::space::{EngineKind, ParamKind, Target};
 use support::*;

@@ -4,6 +4,7 @@
 mod support;
 
 use infertune::engine::for_kind;
+use infertune::record::params_of as params;
 use infertune::record::Value;
 use infertune::space::{EngineKind, ParamKind, Target};
 use serde_json::json;

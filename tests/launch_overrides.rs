@@ -3,6 +3,7 @@
 #[path = "fixtures/children/support.rs"]
 mod support;
 
+use infertune::record::params_of as params;
 use infertune::record::Value;
 use infertune::space::overrides::config_with_overrides;
 use infertune::space::{EngineKind, ParamKind};

@@ -3,10 +3,11 @@
 
 mod sim_common;
 
+use infertune::record::params_of as params;
 use infertune::record::Value;
 use infertune::sim::eval;
 use infertune::space::EngineKind;
-use sim_common::{closed, deployment, params};
+use sim_common::{closed, deployment};
 use std::time::Duration;
 
 const TOLERANCE: f64 = 0.25;

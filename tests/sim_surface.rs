@@ -4,10 +4,11 @@
 mod sim_common;
 
 use infertune::probe::{DatasetSpec, LoadSpec};
+use infertune::record::params_of as params;
 use infertune::record::{FailureKind, Value};
 use infertune::sim::eval;
 use infertune::space::EngineKind;
-use sim_common::{closed, deployment, params};
+use sim_common::{closed, deployment};
 
 #[test]
 fn throughput_rises_then_falls_with_max_num_seqs_under_kv_pressure() {

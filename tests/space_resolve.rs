@@ -21,12 +21,7 @@ fn space(body: &str) -> StudySpec {
     StudySpec::load(file.path()).unwrap()
 }
 
-fn params(pairs: &[(&str, Value)]) -> Params {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
-}
+use infertune::record::params_of as params;
 
 #[test]
 fn consts_and_derived_values_are_filled_in_order() {

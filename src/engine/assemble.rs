@@ -1,6 +1,7 @@
 //! Steps every adapter shares: the program (or `launch.command` override), device and extra
 //! environment, extra args, the numactl prefix, and readiness settings.
 
+use super::render::Rendered;
 use super::{numa, Slot};
 use crate::launch::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};
 use crate::probe::Api;
@@ -63,14 +64,13 @@ pub(crate) fn device_env(space: &StudySpec, slot: &Slot) -> Option<(String, Stri
     Some((var.to_string(), list.join(",")))
 }
 
-/// Build the final spec: extra args, merged env (`launch.env` < adapter < parameters),
-/// the numactl prefix for `numa`, and readiness.
+/// Build the final spec: extra args, merged env (`launch.env` < adapter < the parameters'
+/// `env` targets), the numactl prefix for the parameters' NUMA binding, and readiness.
 pub(crate) fn finish(
     space: &StudySpec,
     slot: &Slot,
     invocation: Invocation,
-    param_env: &BTreeMap<String, String>,
-    numa_binding: Option<&str>,
+    rendered: &Rendered,
 ) -> Result<LaunchSpec> {
     let Invocation {
         program,
@@ -83,8 +83,8 @@ pub(crate) fn finish(
     args.extend(space.launch.extra_args.iter().cloned());
     let mut env = space.launch.env.clone();
     env.extend(adapter_env);
-    env.extend(param_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let (program, args) = match numa_binding {
+    env.extend(rendered.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let (program, args) = match rendered.numa.as_deref() {
         Some(binding) => numa::wrap(program, args, binding, std::env::var_os("PATH").as_deref())?,
         None => (program, args),
     };

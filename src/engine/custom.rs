@@ -27,7 +27,8 @@ impl Engine for Custom {
                 space.origin
             );
         };
-        let rendered = render_params(space, params, BoolStyle::StoreTrue, DefaultTarget::Unrouted)?;
+        let mut rendered =
+            render_params(space, params, BoolStyle::StoreTrue, DefaultTarget::Unrouted)?;
         rendered.reject_config_paths("a custom command")?;
         let mut values: BTreeMap<String, String> = params
             .iter()
@@ -69,15 +70,9 @@ impl Engine for Custom {
             );
         }
         let program = argv.remove(0);
-        argv.extend(rendered.flags);
+        argv.append(&mut rendered.flags);
         let invocation = Invocation::new(program, argv, "/health");
-        finish(
-            space,
-            slot,
-            invocation,
-            &rendered.env,
-            rendered.numa.as_deref(),
-        )
+        finish(space, slot, invocation, &rendered)
     }
 }
 

@@ -37,7 +37,7 @@ pub(crate) fn build(
     params: &Params,
     slot: &Slot,
 ) -> anyhow::Result<LaunchSpec> {
-    let rendered = render_params(space, params, shape.bools, DefaultTarget::Flag)?;
+    let mut rendered = render_params(space, params, shape.bools, DefaultTarget::Flag)?;
     rendered.reject_config_paths(shape.label)?;
     let (program, mut args) = program_and_leading(space, shape.default_command);
     let model = space.engine.model.clone();
@@ -58,14 +58,8 @@ pub(crate) fn build(
     if let Some(name) = &space.engine.served_model_name {
         args.extend([shape.served_name_flag.to_string(), name.clone()]);
     }
-    args.extend(rendered.flags);
+    args.append(&mut rendered.flags);
     let mut invocation = Invocation::new(program, args, "/health");
     invocation.env.extend(device_env(space, slot));
-    finish(
-        space,
-        slot,
-        invocation,
-        &rendered.env,
-        rendered.numa.as_deref(),
-    )
+    finish(space, slot, invocation, &rendered)
 }

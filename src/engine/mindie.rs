@@ -54,13 +54,7 @@ impl Engine for Mindie {
             path,
             contents: serde_json::to_string_pretty(&config)? + "\n",
         });
-        finish(
-            space,
-            slot,
-            invocation,
-            &rendered.env,
-            rendered.numa.as_deref(),
-        )
+        finish(space, slot, invocation, &rendered)
     }
 }
 

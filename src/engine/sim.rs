@@ -20,7 +20,7 @@ impl Engine for Sim {
         params: &Params,
         slot: &Slot,
     ) -> anyhow::Result<LaunchSpec> {
-        let rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::Flag)?;
+        let mut rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::Flag)?;
         rendered.reject_config_paths("the simulator")?;
         let (program, mut args) = match &space.launch.command {
             Some(command) if !command.is_empty() => (command[0].clone(), command[1..].to_vec()),
@@ -52,8 +52,9 @@ impl Engine for Sim {
             "--served-model-name".to_string(),
             space.engine.served_name().to_string(),
         ]);
-        args.extend(rendered.flags);
-        if let Some(binding) = rendered.numa {
+        args.append(&mut rendered.flags);
+        // The simulator models the binding instead of running under numactl.
+        if let Some(binding) = rendered.numa.take() {
             push_flag(
                 &mut args,
                 "--numa",
@@ -65,8 +66,7 @@ impl Engine for Sim {
             space,
             slot,
             Invocation::new(program, args, "/health"),
-            &rendered.env,
-            None,
+            &rendered,
         )
     }
 }

@@ -14,7 +14,7 @@ pub use failure::FailureKind;
 pub use latency::Latency;
 pub use slo::{parse_list as parse_slos, Slo, SloOp, SloParseError};
 pub use trial::{Outcome, TrialRecord};
-pub use value::{Params, Value};
+pub use value::{params_of, Params, Value};
 pub use violation::Violation;
 
 use std::collections::BTreeMap;

@@ -21,6 +21,14 @@ pub enum Value {
 /// A configuration: parameter name → value. Ordered so CSV columns are stable.
 pub type Params = BTreeMap<String, Value>;
 
+/// A configuration from `(name, value)` pairs.
+pub fn params_of(pairs: &[(&str, Value)]) -> Params {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
 impl Value {
     /// The value as a float when it is numeric (bools count as 0/1).
     pub fn as_f64(&self) -> Option<f64> {

@@ -120,18 +120,9 @@ pub fn mixed_space() -> FnSpace {
 /// A trial record with `params`, `outcome` and `score`.
 pub fn record(params: Params, outcome: Outcome, score: Option<f64>) -> TrialRecord {
     TrialRecord {
-        number: 0,
-        params,
-        outcome,
-        metrics: Default::default(),
         value: score,
         score,
-        violations: Vec::new(),
-        baseline: false,
-        repeat_of: None,
-        ready_s: None,
-        wall_s: 0.0,
-        started_unix: 0.0,
+        ..TrialRecord::new(0, params, outcome)
     }
 }
 
@@ -183,11 +174,5 @@ impl Feasibility for FnSpace {
 
 /// A searchable parameter `name` over `kind`, with no condition, target or default.
 pub fn param(name: &str, kind: ParamKind) -> ParamDef {
-    ParamDef {
-        name: name.into(),
-        kind,
-        when: None,
-        target: None,
-        default: None,
-    }
+    ParamDef::new(name, kind)
 }

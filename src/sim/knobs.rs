@@ -248,13 +248,7 @@ fn set_bool(slot: &mut Option<bool>, name: &str, value: &Value) -> Result<(), St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn params(pairs: &[(&str, Value)]) -> Params {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
+    use crate::record::params_of as params;
 
     #[test]
     fn reads_vllm_and_mindie_names() {

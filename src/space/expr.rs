@@ -112,13 +112,7 @@ fn from_cel(value: &cel::Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn params(pairs: &[(&str, Value)]) -> Params {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.clone()))
-            .collect()
-    }
+    use crate::record::params_of as params;
 
     #[test]
     fn max_min_and_mixed_numbers() {

@@ -19,6 +19,19 @@ pub struct ParamDef {
     pub default: Option<Value>,
 }
 
+impl ParamDef {
+    /// A parameter `name` over `kind`, with no condition, target override or default.
+    pub fn new(name: &str, kind: ParamKind) -> ParamDef {
+        ParamDef {
+            name: name.into(),
+            kind,
+            when: None,
+            target: None,
+            default: None,
+        }
+    }
+}
+
 /// Domain of a parameter.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,7 +1,7 @@
 //! Helpers shared by the simulator's integration tests.
 
 use infertune::probe::{DatasetSpec, WorkloadSpec};
-use infertune::record::{Params, Value};
+
 use infertune::sim::Deployment;
 use infertune::space::EngineKind;
 
@@ -20,14 +20,6 @@ pub fn deployment(
         model: model.into(),
         tp,
     }
-}
-
-/// Parameters from name/value pairs.
-pub fn params(pairs: &[(&str, Value)]) -> Params {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
 }
 
 /// A closed-loop random-dataset workload.

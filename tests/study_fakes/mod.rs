@@ -23,11 +23,8 @@ pub use servers::*;
 
 fn param(name: &str, kind: ParamKind, default: Option<Value>) -> ParamDef {
     ParamDef {
-        name: name.into(),
-        kind,
-        when: None,
-        target: None,
         default,
+        ..ParamDef::new(name, kind)
     }
 }
 
