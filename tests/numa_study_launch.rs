@@ -33,18 +33,12 @@ fn params(numa: &str) -> Params {
 
 fn winner(params: Params) -> TrialRecord {
     TrialRecord {
-        number: 0,
-        params,
-        outcome: Outcome::Feasible,
         metrics: [("output_throughput".to_string(), 100.0)].into(),
         value: Some(100.0),
         score: Some(100.0),
-        violations: Vec::new(),
-        baseline: false,
-        repeat_of: None,
         ready_s: Some(1.0),
         wall_s: 2.0,
-        started_unix: 0.0,
+        ..TrialRecord::new(0, params, Outcome::Feasible)
     }
 }
 

@@ -90,18 +90,17 @@ mod tests {
     #[test]
     fn columns_are_the_union_in_name_order() {
         let mut a = TrialRecord {
-            number: 0,
-            params: [("b".to_string(), Value::Int(2))].into(),
-            outcome: Outcome::Feasible,
             metrics: [("output_throughput".to_string(), 10.5)].into(),
             value: Some(10.5),
             score: Some(10.5),
-            violations: vec![],
             baseline: true,
-            repeat_of: None,
             ready_s: Some(1.0),
             wall_s: 2.0,
-            started_unix: 0.0,
+            ..TrialRecord::new(
+                0,
+                [("b".to_string(), Value::Int(2))].into(),
+                Outcome::Feasible,
+            )
         };
         let mut b = a.clone();
         b.number = 1;

@@ -217,18 +217,9 @@ mod tests {
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {
-            number,
-            params: Default::default(),
-            outcome: Outcome::Feasible,
-            metrics: Default::default(),
             value: Some(1.5),
             score: Some(1.5),
-            violations: vec![],
-            baseline: false,
-            repeat_of: None,
-            ready_s: None,
-            wall_s: 0.0,
-            started_unix: 0.0,
+            ..TrialRecord::new(number, Default::default(), Outcome::Feasible)
         }
     }
 

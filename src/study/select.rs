@@ -161,18 +161,12 @@ mod tests {
 
     fn rec(number: u32, value: f64, outcome: Outcome, repeat_of: Option<u32>) -> TrialRecord {
         TrialRecord {
-            number,
-            params: Params::new(),
-            outcome,
-            metrics: Default::default(),
             value: Some(value),
             score: Some(value),
-            violations: vec![],
             baseline: number == 0,
             repeat_of,
-            ready_s: None,
             wall_s: 1.0,
-            started_unix: 0.0,
+            ..TrialRecord::new(number, Params::new(), outcome)
         }
     }
 
