@@ -5,18 +5,43 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 /// The machine-specific paths `vllm-cpu.yaml` takes from the environment (scripts/vllm-env.sh
-/// exports them); `check` starts nothing, so placeholders do.
-const VLLM_CPU_ENV: [(&str, &str); 4] = [
-    ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm"),
-    ("INFERTUNE_VLLM_MODEL", "/opt/models/llama-tiny-seed0"),
-    ("VLLM_CACHE_ROOT", "/tmp/vllm-cache"),
-    ("HF_HOME", "/tmp/hf-home"),
-];
+/// exports them); `check` starts nothing, so placeholders do for the engine. The probe's
+/// tokenizer is read (a workload every trial would fail on is refused), so the model folder
+/// holds a small word-level `tokenizer.json`.
+fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 4] {
+    [
+        ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
+        ("INFERTUNE_VLLM_MODEL", model.display().to_string()),
+        ("VLLM_CACHE_ROOT", "/tmp/vllm-cache".into()),
+        ("HF_HOME", "/tmp/hf-home".into()),
+    ]
+}
+
+/// A folder with a `tokenizer.json` whose every token is one lowercase word.
+fn word_level_model() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut vocab = serde_json::Map::new();
+    vocab.insert("[UNK]".into(), 0.into());
+    for (i, a) in ('a'..='z').enumerate() {
+        for (j, b) in ('a'..='z').enumerate() {
+            vocab.insert(format!("{a}{b}o"), (1 + i * 26 + j).into());
+        }
+    }
+    let tokenizer = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "Whitespace"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"},
+    });
+    std::fs::write(dir.path().join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    dir
+}
 
 fn check(space: &str, samples: &str) -> assert_cmd::assert::Assert {
+    let model = word_level_model();
     Command::cargo_bin("infertune")
         .unwrap()
-        .envs(VLLM_CPU_ENV)
+        .envs(vllm_cpu_env(model.path()))
         .args([
             "check",
             "--space",

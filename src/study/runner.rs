@@ -6,7 +6,6 @@ use super::export::Exporter;
 use super::interrupt::StopFlag;
 use super::journal::{self, Journal, StudyMeta};
 use super::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
-use super::score::Objective;
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
 use super::{fingerprint, lock};
@@ -50,9 +49,7 @@ pub fn run(
     backends: Backends<'_>,
     options: &StudyOptions,
 ) -> anyhow::Result<StudyResult> {
-    super::preflight::check(space)?;
-    let objective =
-        Objective::new(&space.objective).with_context(|| format!("{}: objective", space.origin))?;
+    let objective = super::preflight::objective(space)?;
     let meta = meta_for(space, &options.dir);
     std::fs::create_dir_all(&options.dir)
         .with_context(|| format!("cannot create {}", options.dir.display()))?;
