@@ -69,4 +69,9 @@ impl Engine for Sim {
             &rendered,
         )
     }
+
+    /// `sim serve` keeps vLLM's counters, so trials cross-check their token counts as with vLLM.
+    fn output_token_counter(&self) -> Option<&'static str> {
+        Some("vllm:generation_tokens_total")
+    }
 }
