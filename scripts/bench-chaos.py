@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ launch:
   ready_timeout: 20s
   stop_grace: 1s
 parameters:
-  workers: {{type: choice, values: [1, 2], default: 1, target: none}}
+  workers: {{type: choice, values: [1, 2], default: 1, internal: true}}
 probe:
   dataset: {{kind: random, input_len: 8, output_len: 4}}
   load: {{kind: closed, concurrency: 2, requests: 8}}
@@ -66,6 +67,19 @@ objective:
   metric: output_throughput
 search: {{sampler: random, trials: 2, seed: 1, revalidate_top: 0}}
 """
+
+
+def served(pid):
+    """Requests the `sim serve` process `pid` has completed, per its /metrics (0 if unknown)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        port = int(argv[argv.index(b"--port") + 1])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as reply:
+            text = reply.read().decode()
+    except (OSError, ValueError, IndexError):
+        return 0
+    match = re.search(r"^vllm:request_success_total(?:\{[^}]*\})? ([0-9.e+]+)", text, re.M)
+    return float(match.group(1)) if match else 0
 
 
 def log(text):
@@ -220,22 +234,23 @@ class Chaos:
         space = self.space(name, SIM_SPACE, port=21400, startup="1s", requests=200, trials=6,
                            seed=9)
         proc = self.tune(space, name, False)
-        killed = set()
+        spared = set()
         while proc.poll() is None:
             for pid in self.marked_processes():
-                if pid in killed or self.rng.random() > 0.5:
+                if pid in spared or served(pid) < 5:
                     continue
-                time.sleep(1.5)  # into the probe
+                if self.rng.random() < 0.5:
+                    spared.add(pid)
+                    continue
                 try:
                     cwd = os.readlink(f"/proc/{pid}/cwd")
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
                     continue
-                killed.add(pid)
                 match = re.search(r"trial-(\d+)$", cwd)
                 if match:
                     self.killed_trials.add(int(match.group(1)))
-            time.sleep(0.3)
+            time.sleep(0.05)
         records = self.check_journal(name, 6)
         won = [r["number"] for r in records
                if r["number"] in self.killed_trials and r["outcome"]["status"] == "feasible"]
