@@ -53,9 +53,10 @@ fn a_study_records_every_outcome_and_its_views_agree() {
             _ => {}
         }
     }
-    // Re-validation: the top 2 got 2 repeats each.
+    // Re-validation: the top 2 got 2 repeats each; the baseline is one of them here.
     let repeats: Vec<_> = records.iter().filter(|r| r.repeat_of.is_some()).collect();
     assert_eq!(repeats.len(), 4);
+    assert_eq!(repeats.iter().filter(|r| r.repeat_of == Some(0)).count(), 2);
 
     // trials.csv: one row per record, same numbers and statuses, param and metric columns.
     let mut csv = csv::Reader::from_path(dir.join("trials.csv")).unwrap();
@@ -301,4 +302,104 @@ fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos()
         assert_eq!(r.metrics["load_search_value"], capacity);
         assert!(r.metrics["load_search_rounds"] <= 12.0);
     }
+}
+
+#[test]
+fn the_baseline_is_re_validated_like_the_finalists_and_the_gain_has_its_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("gain");
+    // With this seed the baseline is feasible but no finalist.
+    let result = run_study(&space(6, 8), &dir, false, true).unwrap();
+    let originals: Vec<_> = result
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none())
+        .cloned()
+        .collect();
+    let top: Vec<u32> = infertune::study::select::ranked(&originals)
+        .iter()
+        .take(2)
+        .map(|r| r.number)
+        .collect();
+    assert!(!top.contains(&0), "{top:?}");
+    let baseline_repeats = result
+        .records
+        .iter()
+        .filter(|r| r.repeat_of == Some(0))
+        .count();
+    assert_eq!(
+        baseline_repeats, 2,
+        "the baseline gets the finalists' repeats"
+    );
+    let winner = result.winner.expect("a feasible winner");
+    let (gain, gain_ci) = (winner.gain_pct.unwrap(), winner.gain_ci95.unwrap());
+    let best = read_json(&dir.join("best.json"));
+    let baseline = &best["baseline"];
+    assert_eq!(baseline["runs"], 3, "{best:#}");
+    assert!(baseline["ci95"].as_f64().is_some(), "{best:#}");
+    assert_eq!(baseline["gain_ci95"].as_f64(), Some(gain_ci));
+    let text = infertune::export::gain_text(gain, Some(gain_ci));
+    assert!(text.contains(" ± "), "{text}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains(&text), "{md}");
+    let script = std::fs::read_to_string(dir.join("best.sh")).unwrap();
+    assert!(
+        script.contains(&text) && script.contains("n = 3"),
+        "{script}"
+    );
+}
+
+#[test]
+fn a_figure_from_one_run_says_n_1_and_never_shows_a_zero_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("single");
+    let mut space = space(SEED, 6);
+    space.search.revalidate_top = 0;
+    run_study(&space, &dir, false, true).unwrap();
+    let best = read_json(&dir.join("best.json"));
+    assert_eq!(best["objective"]["runs"], 1);
+    assert!(best["objective"]["ci95"].is_null(), "{best:#}");
+    assert!(best["baseline"]["ci95"].is_null(), "{best:#}");
+    assert!(best["baseline"]["gain_ci95"].is_null(), "{best:#}");
+    for file in ["report.md", "best.sh"] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        assert!(
+            text.contains("(n = 1)") && !text.contains("± 0.00"),
+            "{file}: {text}"
+        );
+    }
+}
+
+#[test]
+fn best_sh_is_executable_and_best_json_says_which_metrics_are_one_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("exec");
+    let result = run_study(&space(SEED, 6), &dir, false, true).unwrap();
+    let mode = std::fs::metadata(dir.join("best.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o755, 0o755, "best.sh mode {mode:o}");
+    let winner = result.winner.unwrap().summary;
+    let best = read_json(&dir.join("best.json"));
+    assert_eq!(best["metrics_source"]["trial"], winner.number);
+    assert_eq!(best["metrics_source"]["runs"], 1);
+    let revalidated = &best["revalidated"];
+    let trials: Vec<u64> = revalidated["trials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_u64().unwrap())
+        .collect();
+    assert_eq!(trials.len(), winner.runs);
+    assert_eq!(trials[0], u64::from(winner.number));
+    let throughput = &revalidated["metrics"]["output_throughput"];
+    assert_eq!(throughput["runs"], winner.runs);
+    assert!((throughput["mean"].as_f64().unwrap() - winner.mean).abs() < 1e-9);
+    assert_eq!(throughput["ci95"].as_f64(), winner.ci95);
+}
+
+fn read_json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }

@@ -1,7 +1,7 @@
 //! `infertune tune`: runs (or resumes) a study and prints its winner.
 
 use super::tune_progress::TuneProgress;
-use crate::export::{BEST_SH, TRIALS_CSV};
+use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
 use crate::study::interrupt::{self, StopFlag};
@@ -137,19 +137,20 @@ fn print_outcome(
         return Ok(1);
     };
     let o = &space.objective;
+    let s = &w.summary;
     println!(
-        "winner: trial {}  {} {} = {:.2} ± {:.2} ({} run(s))",
-        w.summary.number,
+        "winner: trial {}  {} {} = {}",
+        s.number,
         o.direction.as_str(),
         o.metric,
-        w.summary.mean,
-        w.summary.ci95,
-        w.summary.runs
+        mean_text(s.mean, s.ci95, s.runs)
     );
     match (&w.baseline, w.gain_pct) {
         (Some(b), Some(g)) => println!(
-            "baseline: trial {} = {:.2}; gain {g:+.1}%",
-            b.number, b.mean
+            "baseline: trial {} = {}; gain {}",
+            b.number,
+            mean_text(b.mean, b.ci95, b.values.len()),
+            gain_text(g, w.gain_ci95)
         ),
         _ => println!("baseline: not available (not run, or it broke an SLO)"),
     }

@@ -1,4 +1,5 @@
-//! `best.json`: the winner's params, metrics, statistics, engine version, card and host facts.
+//! `best.json`: the winner's params, metrics (its trial's run, and over all its runs), statistics
+//! (`ci95` is null from a single run), engine version, card and host facts.
 
 use super::Best;
 use serde_json::{json, Value as Json};
@@ -22,9 +23,21 @@ pub fn render(best: &Best<'_>) -> Json {
             "values": w.values,
         },
         "baseline": w.baseline.as_ref().map(|b| json!({
-            "trial": b.trial, "mean": b.mean, "ci95": b.ci95, "gain_pct": w.gain_pct,
+            "trial": b.trial, "mean": b.mean, "ci95": b.ci95, "runs": b.runs,
+            "gain_pct": w.gain_pct, "gain_ci95": w.gain_ci95,
         })),
         "metrics": w.record.metrics,
+        "metrics_source": {
+            "trial": w.record.number,
+            "runs": 1,
+            "note": "`metrics`: this trial's run alone; `revalidated`: means and 95% CIs over all runs",
+        },
+        "revalidated": {
+            "trials": w.trials,
+            "metrics": w.metrics.iter().map(|(name, s)| {
+                (name.clone(), json!({"mean": s.mean, "ci95": s.ci95, "runs": s.runs}))
+            }).collect::<serde_json::Map<_, _>>(),
+        },
         "engine": {
             "kind": engine.kind,
             "model": engine.model,

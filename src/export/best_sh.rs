@@ -1,6 +1,6 @@
 //! `best.sh`: a bash script that writes the winner's files and `exec`s its exact launch.
 
-use super::Best;
+use super::{gain_text, mean_text, Best};
 use crate::launch::{command_line, LaunchSpec};
 
 /// The script of `best`.
@@ -55,16 +55,18 @@ pub fn exec_line(spec: &LaunchSpec) -> anyhow::Result<String> {
 fn headline(best: &Best<'_>) -> String {
     let (o, w) = (best.study.objective, best.winner);
     let mut line = format!(
-        "{} {} = {:.2} ± {:.2} over {} run(s) (trial {})",
+        "{} {} = {} (trial {})",
         o.direction.as_str(),
         o.metric,
-        w.mean,
-        w.ci95,
-        w.runs,
+        mean_text(w.mean, w.ci95, w.runs),
         w.record.number
     );
     if let (Some(b), Some(g)) = (&w.baseline, w.gain_pct) {
-        line.push_str(&format!("; baseline {:.2}, gain {g:+.1}%", b.mean));
+        line.push_str(&format!(
+            "; baseline {}, gain {}",
+            mean_text(b.mean, b.ci95, b.runs),
+            gain_text(g, w.gain_ci95)
+        ));
     }
     line
 }

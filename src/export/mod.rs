@@ -9,6 +9,7 @@ mod best_json;
 mod best_sh;
 mod config_patch;
 mod document;
+mod figures;
 mod html;
 mod markdown;
 mod svg;
@@ -16,6 +17,7 @@ mod trials_csv;
 
 pub use best_sh::exec_line;
 pub use document::Block;
+pub use figures::{gain_text, mean_text};
 pub use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
@@ -24,6 +26,7 @@ use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::{EngineKind, StudySpec};
 use anyhow::Context as _;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The winner's launch script.
@@ -67,12 +70,30 @@ pub struct Winner<'a> {
     pub runs: usize,
     /// Mean objective value.
     pub mean: f64,
-    /// Half-width of the 95% confidence interval of the mean (0 for a single run).
-    pub ci95: f64,
+    /// Half-width of the 95% confidence interval of the mean; `None` from a single run.
+    pub ci95: Option<f64>,
+    /// Trial numbers of its runs: the trial, then its repeats.
+    pub trials: Vec<u32>,
+    /// Every metric over the runs that measured it.
+    pub metrics: BTreeMap<String, Stat>,
     /// The baseline, when it ran and met every SLO.
     pub baseline: Option<Baseline>,
     /// Gain over the baseline in percent, in the objective's favourable direction.
     pub gain_pct: Option<f64>,
+    /// Half-width of the gain's 95% confidence interval in percentage points; `None` unless
+    /// the winner and the baseline both ran at least twice.
+    pub gain_ci95: Option<f64>,
+}
+
+/// A quantity measured over a config's runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stat {
+    /// Mean over the runs.
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean; `None` from a single run.
+    pub ci95: Option<f64>,
+    /// Runs that measured it.
+    pub runs: usize,
 }
 
 /// The engine-default baseline, as the winner is compared with it.
@@ -82,8 +103,10 @@ pub struct Baseline {
     pub trial: u32,
     /// Mean objective value.
     pub mean: f64,
-    /// Half-width of the 95% confidence interval of the mean.
-    pub ci95: f64,
+    /// Half-width of the 95% confidence interval of the mean; `None` from a single run.
+    pub ci95: Option<f64>,
+    /// Runs its mean is over.
+    pub runs: usize,
 }
 
 /// The winner and how it starts: what `best.sh`, `best.json` and the MindIE patch are built from.
@@ -108,7 +131,7 @@ pub fn write_trials_csv(dir: &Path, records: &[TrialRecord]) -> anyhow::Result<(
 
 /// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`.
 pub fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
-    write_atomic(&dir.join(BEST_SH), &best_sh::render(best)?)?;
+    write_executable(&dir.join(BEST_SH), &best_sh::render(best)?)?;
     let json = best_json::render(best);
     write_atomic(&dir.join(BEST_JSON), &serde_json::to_string_pretty(&json)?)?;
     if best.space.engine.kind == EngineKind::Mindie {
@@ -148,5 +171,15 @@ pub fn write_report(
 pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// [`write_atomic`] for a script: the file is executable (mode 755) once it appears.
+fn write_executable(path: &Path, contents: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
+        .with_context(|| format!("cannot make {} executable", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -20,6 +20,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Join the points with a line (in the given order).
     pub line: bool,
+    /// Draw the points as rings, e.g. for values measured by a probe that was stopped early.
+    pub hollow: bool,
 }
 
 /// A chart.
@@ -107,7 +109,8 @@ impl Chart {
             (TOP + bx) / 2.0,
             esc(&self.y_label)
         );
-        for (i, series) in self.series.iter().enumerate() {
+        let mut legend_rows = 0;
+        for series in &self.series {
             let points: Vec<(f64, f64)> = series
                 .points
                 .iter()
@@ -129,16 +132,20 @@ impl Chart {
             for (x, y) in &points {
                 let _ = write!(
                     s,
-                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" fill="{}"/>"#,
-                    series.color
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" {}/>"#,
+                    paint(series)
                 );
             }
-            let ly = TOP + 4.0 + 14.0 * i as f64;
+            if points.is_empty() {
+                continue;
+            }
+            let ly = TOP + 4.0 + 14.0 * f64::from(legend_rows);
+            legend_rows += 1;
             let _ = write!(
                 s,
-                r#"<circle cx="{}" cy="{ly}" r="4" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+                r#"<circle cx="{}" cy="{ly}" r="4" {}/><text x="{}" y="{}">{}</text>"#,
                 W - RIGHT - 150.0,
-                series.color,
+                paint(series),
                 W - RIGHT - 142.0,
                 ly + 4.0,
                 esc(&series.name)
@@ -157,6 +164,18 @@ impl Chart {
             .enumerate()
             .map(|(i, l)| (i as f64, l.clone()))
             .collect()
+    }
+}
+
+/// The fill (or, for rings, the stroke) of a series' markers.
+fn paint(series: &Series) -> String {
+    if series.hollow {
+        format!(
+            r#"fill="white" stroke="{}" stroke-width="1.5""#,
+            series.color
+        )
+    } else {
+        format!(r#"fill="{}""#, series.color)
     }
 }
 
@@ -233,6 +252,7 @@ mod tests {
                 color: "red",
                 points: vec![(0.0, 1.0), (1.0, 2.0), (2.0, f64::NAN)],
                 line: true,
+                hollow: false,
             }],
             x_categories: vec![],
         };
@@ -240,5 +260,37 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<circle").count(), 3); // two points + legend
         assert!(svg.contains("<polyline") && svg.contains("a &lt; b"));
+    }
+
+    #[test]
+    fn the_legend_names_only_series_that_are_drawn() {
+        let series = |name: &str, points: Vec<(f64, f64)>, hollow: bool| Series {
+            name: name.into(),
+            color: "red",
+            points,
+            line: false,
+            hollow,
+        };
+        let c = Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![
+                series("empty", vec![], false),
+                series("unmeasured", vec![(1.0, f64::NAN)], false),
+                series("pruned", vec![(1.0, 2.0)], true),
+            ],
+            x_categories: vec![],
+        };
+        let svg = c.render();
+        assert!(
+            !svg.contains("empty") && !svg.contains("unmeasured"),
+            "{svg}"
+        );
+        assert_eq!(svg.matches(r#"fill="white" stroke="red""#).count(), 2); // point + legend
+        assert!(
+            svg.contains(&format!(r#"cy="{}""#, TOP + 4.0)),
+            "first legend row: {svg}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! and every trial.
 
 use super::{plots, StudyView};
-use crate::export::{detail, status, Block, Chart};
+use crate::export::{detail, gain_text, mean_text, status, Block, Chart};
 use crate::record::Outcome;
 use std::collections::BTreeMap;
 
@@ -26,14 +26,14 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
     plot(
         "Best value so far",
         "best-so-far.svg".into(),
-        plots::best_so_far(view.records, spec),
+        plots::best_so_far(view.records, spec, &view.partial),
     );
     plot(
         "Latency against throughput",
         "latency-throughput.svg".into(),
         plots::latency_throughput(view.records, spec),
     );
-    for (name, chart) in plots::params_vs_objective(view.records, spec) {
+    for (name, chart) in plots::params_vs_objective(view.records, spec, &view.partial) {
         plot(
             &format!("{name} against the objective"),
             format!("param-{}.svg", file_safe(&name)),
@@ -84,13 +84,17 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
         return vec![Block::Para("No trial met every SLO.".into())];
     };
     let mut text = format!(
-        "Trial {}: {} = {:.2} ± {:.2} (95% CI over {} run(s)).",
-        w.record.number, view.study.objective.metric, w.mean, w.ci95, w.runs
+        "Trial {}: {} = {}.",
+        w.record.number,
+        view.study.objective.metric,
+        mean_text(w.mean, w.ci95, w.runs)
     );
     match (&w.baseline, w.gain_pct) {
         (Some(b), Some(g)) => text.push_str(&format!(
-            " Gain over the baseline (trial {}, {:.2} ± {:.2}): {g:+.1}%.",
-            b.trial, b.mean, b.ci95
+            " Gain over the baseline (trial {}, {}): {}.",
+            b.trial,
+            mean_text(b.mean, b.ci95, b.runs),
+            gain_text(g, w.gain_ci95)
         )),
         _ => text.push_str(" No feasible baseline to compare with."),
     }

@@ -22,6 +22,9 @@ pub struct StudyView<'a> {
     pub command: Option<String>,
     /// The second objective's value by trial number, where one is set and computable.
     pub secondary: BTreeMap<u32, f64>,
+    /// The objective's value that pruned trials measured before their probe was stopped, by
+    /// trial number.
+    pub partial: BTreeMap<u32, f64>,
 }
 
 /// Write `report.md`, `report.html` and `plots/*.svg` of `view` into `dir`; returns the paths of

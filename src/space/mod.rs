@@ -148,9 +148,9 @@ pub struct SearchSettings {
     pub seed: u64,
     /// Run the engine's default config first.
     pub baseline: bool,
-    /// Re-validate the top k configs at the end.
+    /// Re-validate the top k configs at the end (and the baseline, for the gain over it).
     pub revalidate_top: u32,
-    /// Repeats per re-validated config.
+    /// Repeats per re-validated config, the baseline included.
     pub repeats: u32,
     /// Configs to try first, in order, after the baseline (each overlays the defaults); a
     /// config the engine would refuse is recorded as rejected and never launched.

@@ -4,15 +4,16 @@
 
 use super::journal::{self, StudyMeta};
 use super::score::Objective;
-use super::select::{choose_winner, Winner};
+use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
-use crate::export::{self, Baseline, Best, StudyFacts};
+use crate::export::{self, Baseline, Best, Stat, StudyFacts};
 use crate::launch::LaunchSpec;
-use crate::record::TrialRecord;
+use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
 use crate::space::StudySpec;
 use anyhow::Context as _;
 use std::cell::OnceCell;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Writes the exports of a study folder.
@@ -128,12 +129,18 @@ fn write_report_of(
         .iter()
         .filter_map(|r| Some((r.number, objective.secondary_value(&r.metrics)?)))
         .collect();
+    let partial = records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Pruned { .. }))
+        .filter_map(|r| Some((r.number, objective.judge(&r.metrics).value?)))
+        .collect();
     let view = StudyView {
         study: facts(meta),
         records,
         winner,
         command,
         secondary,
+        partial,
     };
     let (markdown, html) = report::write(dir, &view)?;
     Ok(WrittenReport {
@@ -174,17 +181,46 @@ fn winner_of<'r>(
         .iter()
         .find(|r| r.number == s.number)
         .context("the winner is missing from the journal")?;
+    let runs: Vec<&TrialRecord> = std::iter::once(record)
+        .chain(records.iter().filter(|r| r.repeat_of == Some(s.number)))
+        .collect();
     Ok(export::Winner {
         record,
         values: s.values.clone(),
         runs: s.runs,
         mean: s.mean,
         ci95: s.ci95,
+        trials: runs.iter().map(|r| r.number).collect(),
+        metrics: metric_stats(&runs),
         baseline: chosen.baseline.as_ref().map(|b| Baseline {
             trial: b.number,
             mean: b.mean,
             ci95: b.ci95,
+            runs: b.values.len(),
         }),
         gain_pct: chosen.gain_pct,
+        gain_ci95: chosen.gain_ci95,
     })
+}
+
+/// Every metric of the probed `runs`: its mean and 95% CI over the runs that measured it.
+fn metric_stats(runs: &[&TrialRecord]) -> BTreeMap<String, Stat> {
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for run in runs.iter().filter(|r| r.value.is_some()) {
+        for (name, v) in &run.metrics {
+            values.entry(name.clone()).or_default().push(*v);
+        }
+    }
+    values
+        .into_iter()
+        .map(|(name, v)| {
+            let (mean, ci95) = mean_ci95(&v);
+            let stat = Stat {
+                mean,
+                ci95,
+                runs: v.len(),
+            };
+            (name, stat)
+        })
+        .collect()
 }

@@ -1,6 +1,6 @@
 //! The tune loop: baseline first, then sampled trials until the trial or time budget is spent,
-//! then re-validation of the top configs; the journal and its views are updated after every trial,
-//! the report at the end.
+//! then re-validation of the top configs and the baseline; the journal and its views are updated
+//! after every trial, the report at the end.
 
 use super::export::Exporter;
 use super::interrupt::StopFlag;
@@ -216,8 +216,8 @@ impl Study<'_> {
             if self.stop.is_raised() {
                 return Ok(false);
             }
-            let reserve =
-                self.mean_launched_wall() * f64::from(search.revalidate_top * search.repeats);
+            let configs = search.revalidate_top + u32::from(search.baseline);
+            let reserve = self.mean_launched_wall() * f64::from(configs * search.repeats);
             if self.clock.exhausted(reserve) {
                 self.backends
                     .observer
@@ -259,18 +259,18 @@ impl Study<'_> {
         }
     }
 
-    /// Re-run the top configs `repeats` times each; false when interrupted.
+    /// Re-run the top configs and the baseline `repeats` times each; false when interrupted.
     fn revalidate(&mut self) -> anyhow::Result<bool> {
         let search = &self.space.search;
         if search.revalidate_top == 0 || search.repeats == 0 {
             return Ok(true);
         }
-        let top: Vec<TrialRecord> = select::ranked(&self.records)
-            .into_iter()
-            .take(search.revalidate_top as usize)
-            .cloned()
+        let numbers = select::to_revalidate(&self.records, search.revalidate_top as usize);
+        let configs: Vec<TrialRecord> = numbers
+            .iter()
+            .filter_map(|n| self.records.iter().find(|r| r.number == *n).cloned())
             .collect();
-        for original in top {
+        for original in configs {
             let done = self
                 .records
                 .iter()

@@ -1,6 +1,6 @@
 //! Choosing the winner: rank feasible trials, summarise re-validation repeats (mean ± 95% CI),
 //! pick the config with the best lower confidence bound among those whose every run met the
-//! SLOs, and state its gain over the baseline.
+//! SLOs, and state its gain over the baseline with the gain's own 95% CI.
 
 use crate::record::{Outcome, Params, TrialRecord};
 use crate::space::objective::Direction;
@@ -16,8 +16,8 @@ pub struct ConfigSummary {
     pub values: Vec<f64>,
     /// Mean objective value.
     pub mean: f64,
-    /// Half-width of the 95% confidence interval of the mean (0 for a single run).
-    pub ci95: f64,
+    /// Half-width of the 95% confidence interval of the mean; `None` from fewer than two runs.
+    pub ci95: Option<f64>,
     /// Cautious score: the lower confidence bound of the oriented objective.
     pub lcb_score: f64,
     /// True when every run was feasible.
@@ -37,6 +37,9 @@ pub struct Winner {
     pub baseline: Option<ConfigSummary>,
     /// Gain over the baseline in percent, in the objective's favourable direction.
     pub gain_pct: Option<f64>,
+    /// Half-width of the gain's 95% confidence interval, in percentage points; `None` unless the
+    /// winner and the baseline both ran at least twice.
+    pub gain_ci95: Option<f64>,
 }
 
 /// Records that are search trials (not re-validation repeats).
@@ -84,7 +87,7 @@ pub fn summarize(
         params: original.params.clone(),
         mean,
         ci95,
-        lcb_score: oriented_mean - ci95,
+        lcb_score: oriented_mean - ci95.unwrap_or(0.0),
         all_feasible: runs.iter().all(|r| matches!(r.outcome, Outcome::Feasible)),
         runs: runs.len(),
         values,
@@ -120,29 +123,68 @@ pub fn choose_winner(records: &[TrialRecord], direction: Direction) -> Option<Wi
         .iter()
         .find(|r| r.baseline && r.repeat_of.is_none() && r.is_feasible())
         .map(|r| summarize(r, records, direction));
-    let gain_pct = baseline
-        .as_ref()
-        .filter(|b| b.mean != 0.0)
-        .map(|b| direction.orient(best.mean - b.mean) / b.mean.abs() * 100.0);
+    let compared = baseline.as_ref().filter(|b| b.mean != 0.0);
+    let gain_pct = compared.map(|b| direction.orient(best.mean - b.mean) / b.mean.abs() * 100.0);
+    let gain_ci95 = compared.and_then(|b| gain_ci95(&best, b));
     Some(Winner {
         summary: best,
         baseline,
         gain_pct,
+        gain_ci95,
     })
 }
 
-/// Mean and half-width of the two-sided 95% confidence interval (Student t).
-pub fn mean_ci95(values: &[f64]) -> (f64, f64) {
+/// Config numbers to re-validate: the best `top` search trials, then the baseline when it met
+/// every SLO, so that the gain compares means over the same number of runs.
+pub fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
+    let mut numbers: Vec<u32> = ranked(records).iter().take(top).map(|r| r.number).collect();
+    let baseline = records
+        .iter()
+        .find(|r| r.baseline && r.repeat_of.is_none() && r.is_feasible());
+    if let Some(b) = baseline.filter(|b| !numbers.contains(&b.number)) {
+        numbers.push(b.number);
+    }
+    numbers
+}
+
+/// Mean and half-width of the two-sided 95% confidence interval (Student t); no interval from
+/// fewer than two values.
+pub fn mean_ci95(values: &[f64]) -> (f64, Option<f64>) {
     let n = values.len();
     if n == 0 {
-        return (f64::NAN, 0.0);
+        return (f64::NAN, None);
     }
     let mean = values.iter().sum::<f64>() / n as f64;
-    if n == 1 {
-        return (mean, 0.0);
+    let ci95 = variance_of_mean(values).map(|v| t975(n - 1) * v.sqrt());
+    (mean, ci95)
+}
+
+/// The squared standard error of the mean of `values`; `None` from fewer than two values.
+fn variance_of_mean(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 2 {
+        return None;
     }
+    let mean = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    (mean, t975(n - 1) * (var / n as f64).sqrt())
+    Some(var / n as f64)
+}
+
+/// Half-width of the 95% CI of the gain of `best` over `baseline`, in percentage points of the
+/// baseline's mean: Welch's interval of the difference of the two means.
+fn gain_ci95(best: &ConfigSummary, baseline: &ConfigSummary) -> Option<f64> {
+    let (a, b) = (
+        variance_of_mean(&best.values)?,
+        variance_of_mean(&baseline.values)?,
+    );
+    let se = (a + b).sqrt();
+    if se == 0.0 {
+        return Some(0.0);
+    }
+    let df = (a + b).powi(2)
+        / (a.powi(2) / (best.values.len() - 1) as f64
+            + b.powi(2) / (baseline.values.len() - 1) as f64);
+    Some(t975((df.floor() as usize).max(1)) * se / baseline.mean.abs() * 100.0)
 }
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom.
@@ -189,13 +231,49 @@ mod tests {
         assert_eq!(w.summary.runs, 3);
         assert!((w.summary.mean - 125.0).abs() < 1e-9);
         assert!((w.gain_pct.unwrap() - 25.0).abs() < 1e-9);
+        assert_eq!(w.baseline.unwrap().ci95, None, "one baseline run, no CI");
+        assert_eq!(w.gain_ci95, None);
+    }
+
+    #[test]
+    fn the_gain_has_its_own_interval_once_the_baseline_is_re_validated() {
+        let f = || Outcome::Feasible;
+        let records = vec![
+            rec(0, 100.0, f(), None),
+            rec(1, 125.0, f(), None),
+            rec(2, 124.0, f(), Some(1)),
+            rec(3, 126.0, f(), Some(1)),
+            rec(4, 102.0, f(), Some(0)),
+            rec(5, 98.0, f(), Some(0)),
+        ];
+        let w = choose_winner(&records, Direction::Maximize).unwrap();
+        let b = w.baseline.clone().unwrap();
+        assert_eq!((w.summary.number, b.runs), (1, 3));
+        assert!((b.ci95.unwrap() - 4.303 * (4.0f64 / 3.0).sqrt()).abs() < 1e-9);
+        // Welch: se² = 1/3 + 4/3, df = 2.94 → t(2) = 4.303, over the baseline's mean of 100.
+        let expected = 4.303 * (5.0f64 / 3.0).sqrt();
+        assert!((w.gain_ci95.unwrap() - expected).abs() < 1e-9, "{w:?}");
+    }
+
+    #[test]
+    fn the_feasible_baseline_is_re_validated_with_the_finalists() {
+        let f = || Outcome::Feasible;
+        let records = vec![
+            rec(0, 100.0, f(), None),
+            rec(1, 130.0, f(), None),
+            rec(2, 125.0, f(), None),
+        ];
+        assert_eq!(to_revalidate(&records, 2), [1, 2, 0]);
+        assert_eq!(to_revalidate(&records, 3), [1, 2, 0]);
+        let broken = vec![rec(0, 100.0, Outcome::Infeasible, None), records[1].clone()];
+        assert_eq!(to_revalidate(&broken, 2), [1]);
     }
 
     #[test]
     fn ci_uses_student_t() {
         let (m, h) = mean_ci95(&[1.0, 2.0, 3.0]);
         assert_eq!(m, 2.0);
-        assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-9);
-        assert_eq!(mean_ci95(&[5.0]), (5.0, 0.0));
+        assert!((h.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-9);
+        assert_eq!(mean_ci95(&[5.0]), (5.0, None));
     }
 }
