@@ -47,3 +47,25 @@ fn a_spent_time_budget_ends_the_search_without_running_trials() {
     assert!(result.records.is_empty());
     assert!(result.winner.is_none());
 }
+
+#[test]
+fn export_and_report_refuse_while_a_tuner_holds_the_study() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    run_study(&space(3, 8), &dir, false, true).unwrap();
+    let tuner = infertune::study::lock::acquire(&dir).unwrap();
+    for command in ["export", "report"] {
+        Command::cargo_bin("infertune")
+            .unwrap()
+            .args([command, dir.to_str().unwrap()])
+            .assert()
+            .failure()
+            .stderr(contains("a tuner is running the study"));
+    }
+    drop(tuner);
+    Command::cargo_bin("infertune")
+        .unwrap()
+        .args(["report", dir.to_str().unwrap()])
+        .assert()
+        .success();
+}

@@ -246,7 +246,8 @@ fn one_line(config: &Params) -> String {
         .join(" ")
 }
 
-/// The launch command the engine adapter renders, or why it could not (then the params).
+/// The launch command the engine adapter renders (secrets masked), or why it could not (then
+/// the params).
 fn launch_text(space: &StudySpec, config: &Params) -> String {
     let slot = Slot {
         port: space.launch.port,
@@ -257,6 +258,7 @@ fn launch_text(space: &StudySpec, config: &Params) -> String {
         engine::for_kind(space.engine.kind).and_then(|e| e.launch_spec(space, config, &slot));
     match spec {
         Ok(spec) => {
+            let spec = crate::export::redact(&spec, &space.secrets);
             let words = spec
                 .env
                 .iter()

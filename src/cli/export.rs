@@ -3,7 +3,7 @@
 use crate::export::{BEST_JSON, BEST_SH};
 use crate::space::StudySpec;
 use crate::study::export::Exporter;
-use crate::study::journal;
+use crate::study::{journal, lock};
 use anyhow::Context as _;
 use std::path::PathBuf;
 
@@ -18,6 +18,7 @@ pub struct ExportArgs {
 pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let dir = &args.study_dir;
     let meta = journal::load_meta(dir)?;
+    let _lock = lock::acquire_shared(dir)?;
     let space = StudySpec::load(std::path::Path::new(&meta.space_origin))
         .context("export rebuilds the winner's launch from the study's space file")?;
     let engine = crate::engine::for_kind(space.engine.kind)?;

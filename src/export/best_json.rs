@@ -1,14 +1,16 @@
 //! `best.json`: the winner's params, metrics (its trial's run, and over all its runs), statistics
-//! (`ci95` is null from a single run), engine version, card and host facts.
+//! (`ci95` is null from a single run), engine version, card and host facts; its command and
+//! environment with the space's secrets masked.
 
-use super::Best;
+use super::{redact, Best};
 use serde_json::{json, Value as Json};
 
 /// The facts of `best`.
 pub fn render(best: &Best<'_>) -> Json {
     let (o, w, engine) = (best.study.objective, best.winner, &best.space.engine);
-    let mut command = vec![best.launch.program.clone()];
-    command.extend(best.launch.args.iter().cloned());
+    let launch = redact(best.launch, &best.space.secrets);
+    let mut command = vec![launch.program.clone()];
+    command.extend(launch.args.iter().cloned());
     json!({
         "study": best.study.name,
         "trial": w.record.number,
@@ -44,7 +46,7 @@ pub fn render(best: &Best<'_>) -> Json {
             "version": best.version,
         },
         "command": command,
-        "env": best.launch.env,
+        "env": launch.env,
         "card": engine.card,
         "host": host_facts(),
     })

@@ -1,15 +1,19 @@
-//! `best.sh`: a bash script that writes the winner's files and `exec`s its exact launch.
+//! `best.sh`: a bash script that writes the winner's files and `exec`s its exact launch. Secrets
+//! of the space are not in it: each is a reference to its variable (`"${HF_TOKEN:?set
+//! HF_TOKEN}"`), which must be set when the script runs.
 
 use super::{gain_text, mean_text, Best};
-use crate::launch::{command_line, LaunchSpec};
+use crate::launch::{command_line, command_line_with, quote, LaunchSpec};
+use crate::space::secrets::{Piece, Secrets};
 
 /// The script of `best`.
 pub fn render(best: &Best<'_>) -> anyhow::Result<String> {
-    script(best.launch, &headline(best))
+    script(best.launch, &best.space.secrets, &headline(best))
 }
 
-/// A script that starts `spec`, its comment line saying `headline`.
-fn script(spec: &LaunchSpec, headline: &str) -> anyhow::Result<String> {
+/// A script that starts `spec`, its comment line saying `headline`; `secrets` are read from
+/// their variables.
+fn script(spec: &LaunchSpec, secrets: &Secrets, headline: &str) -> anyhow::Result<String> {
     let q = |s: &str| -> anyhow::Result<String> {
         shlex::try_quote(s)
             .map(|c| c.into_owned())
@@ -20,6 +24,13 @@ fn script(spec: &LaunchSpec, headline: &str) -> anyhow::Result<String> {
         "# Winning launch found by infertune: {}\n",
         headline.replace('\n', " ")
     ));
+    let variables = variables(spec, secrets);
+    if !variables.is_empty() {
+        out.push_str(&format!(
+            "# Secrets come from the environment: {}\n",
+            variables.join(", ")
+        ));
+    }
     out.push_str("set -euo pipefail\n");
     for file in &spec.files {
         if let Some(parent) = file.path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -33,8 +44,9 @@ fn script(spec: &LaunchSpec, headline: &str) -> anyhow::Result<String> {
             "cat > {} <<'{marker}'\n",
             q(&file.path.to_string_lossy())?
         ));
-        out.push_str(&file.contents);
-        if !file.contents.ends_with('\n') {
+        let contents = secrets.scrub(&file.contents);
+        out.push_str(&contents);
+        if !contents.ends_with('\n') {
             out.push('\n');
         }
         out.push_str(&format!("{marker}\n"));
@@ -42,8 +54,39 @@ fn script(spec: &LaunchSpec, headline: &str) -> anyhow::Result<String> {
     if let Some(cwd) = &spec.cwd {
         out.push_str(&format!("cd {}\n", q(&cwd.to_string_lossy())?));
     }
-    out.push_str(&format!("{}\n", exec_line(spec)?));
+    let line = command_line_with(spec, |text| word(text, secrets))?;
+    out.push_str(&format!("exec {line}\n"));
     Ok(out)
+}
+
+/// `text` as one shell word, each secret in it a reference to its variable that fails when unset.
+fn word(text: &str, secrets: &Secrets) -> anyhow::Result<String> {
+    secrets
+        .split(text)
+        .into_iter()
+        .map(|piece| match piece {
+            Piece::Text(t) => quote(t),
+            Piece::Secret(s) => Ok(format!("\"${{{v}:?set {v}}}\"", v = s.variable)),
+        })
+        .collect()
+}
+
+/// The variables the launch of `spec` reads its secrets from, in order of appearance.
+fn variables<'a>(spec: &'a LaunchSpec, secrets: &'a Secrets) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    let words = std::iter::once(&spec.program)
+        .chain(&spec.args)
+        .chain(spec.env.values());
+    for text in words {
+        for piece in secrets.split(text) {
+            if let Piece::Secret(s) = piece {
+                if !out.contains(&s.variable.as_str()) {
+                    out.push(&s.variable);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The script's last line: `exec` and the launch's [`command_line`].
@@ -106,7 +149,7 @@ mod tests {
 
     #[test]
     fn best_sh_quotes_every_word_and_writes_files_verbatim() {
-        let text = script(&spec(), "x").unwrap();
+        let text = script(&spec(), &Secrets::default(), "x").unwrap();
         let exec = text.lines().last().unwrap();
         assert_eq!(
             shlex::split(exec).unwrap(),
@@ -115,5 +158,59 @@ mod tests {
         assert!(exec.contains("'$HOME'"), "{exec}");
         assert!(text.contains("cat > /tmp/x/config.json <<'INFERTUNE_FILE_'\n{\n\"a\": 1\n}\nINFERTUNE_FILE\nINFERTUNE_FILE_\n"), "{text}");
         assert!(text.contains("cd '/srv/my dir'\n"), "{text}");
+    }
+
+    #[test]
+    fn best_sh_reads_secrets_from_their_variables_and_never_holds_them() {
+        let mut secrets = Secrets::default();
+        secrets.add("tok en'1", "HF_TOKEN");
+        secrets.add("sk-api-key", "INFERTUNE_SECRET_API_KEY");
+        let mut launch = spec();
+        launch.env.insert("HF_TOKEN".into(), "tok en'1".into());
+        launch
+            .args
+            .extend(["--api-key".into(), "--key=sk-api-key!".into()]);
+        launch.files.clear();
+        launch.cwd = None;
+        let text = script(&launch, &secrets, "x").unwrap();
+        assert!(
+            !text.contains("tok en") && !text.contains("sk-api-key"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "# Secrets come from the environment: INFERTUNE_SECRET_API_KEY, HF_TOKEN\n"
+            ),
+            "{text}"
+        );
+        // bash expands the references back into the exact words.
+        let exec = text
+            .lines()
+            .last()
+            .unwrap()
+            .replacen("exec env ", "printf '%s\\n' ", 1);
+        let run = |set: bool| {
+            let mut bash = std::process::Command::new("bash");
+            bash.args(["-c", &exec]).env_clear();
+            if set {
+                bash.env("HF_TOKEN", "tok en'1")
+                    .env("INFERTUNE_SECRET_API_KEY", "sk-api-key");
+            }
+            bash.output().unwrap()
+        };
+        let out = run(true);
+        let words: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        assert_eq!(words[..2], ["HF_TOKEN=tok en'1", "K=v w"]);
+        assert_eq!(words[words.len() - 2..], ["--api-key", "--key=sk-api-key!"]);
+        let unset = run(false);
+        assert!(!unset.status.success());
+        assert!(
+            String::from_utf8_lossy(&unset.stderr).contains("set "),
+            "{unset:?}"
+        );
     }
 }

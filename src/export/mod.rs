@@ -5,6 +5,7 @@
 //! its launch), never from a file read back. The study chooses the winner and hands it over as a
 //! [`Winner`], so nothing here depends on `study`.
 
+mod atomic;
 mod best_json;
 mod best_sh;
 mod config_patch;
@@ -12,12 +13,15 @@ mod document;
 mod figures;
 mod html;
 mod markdown;
+mod redact;
 mod svg;
 mod trials_csv;
 
+pub use atomic::{write_atomic, write_executable, Access};
 pub use best_sh::exec_line;
 pub use document::Block;
 pub use figures::{gain_text, mean_text};
+pub use redact::redact;
 pub use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
@@ -25,7 +29,6 @@ use crate::launch::LaunchSpec;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::{EngineKind, StudySpec};
-use anyhow::Context as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -125,61 +128,78 @@ pub struct Best<'a> {
 }
 
 /// Write `trials.csv` of `records` into `dir`.
-pub fn write_trials_csv(dir: &Path, records: &[TrialRecord]) -> anyhow::Result<()> {
-    write_atomic(&dir.join(TRIALS_CSV), &trials_csv::render(records)?)
+pub fn write_trials_csv(dir: &Path, records: &[TrialRecord], access: Access) -> anyhow::Result<()> {
+    write_atomic(&dir.join(TRIALS_CSV), &trials_csv::render(records)?, access)
 }
 
-/// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`.
+/// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`; no
+/// secret of the space is written (see [`redact`] and `best.sh`'s variable references).
 pub fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
-    write_executable(&dir.join(BEST_SH), &best_sh::render(best)?)?;
+    let access = Access::of(best.space);
+    write_executable(&dir.join(BEST_SH), &best_sh::render(best)?, access)?;
     let json = best_json::render(best);
-    write_atomic(&dir.join(BEST_JSON), &serde_json::to_string_pretty(&json)?)?;
+    write_atomic(
+        &dir.join(BEST_JSON),
+        &serde_json::to_string_pretty(&json)?,
+        access,
+    )?;
     if best.space.engine.kind == EngineKind::Mindie {
         let patch = config_patch::render(best.space, &best.winner.record.params);
         write_atomic(
             &dir.join(CONFIG_PATCH),
             &serde_json::to_string_pretty(&patch)?,
+            access,
         )?;
     }
     Ok(())
 }
 
 /// Write the report of `blocks` into `dir`: `plots/*.svg`, `report.md` and `report.html` (titled
-/// `title`); returns the paths of the two reports.
+/// `title`) with `access`; returns the paths of the two reports.
 pub fn write_report(
     dir: &Path,
     title: &str,
     blocks: &[Block],
+    access: Access,
 ) -> anyhow::Result<(PathBuf, PathBuf)> {
     let plots = dir.join(PLOTS_DIR);
-    std::fs::create_dir_all(&plots)
-        .with_context(|| format!("cannot create {}", plots.display()))?;
+    access.create_dir(&plots)?;
     for b in blocks {
         if let Block::Plot { file, svg, .. } = b {
-            write_atomic(&plots.join(file), svg)?;
+            write_atomic(&plots.join(file), svg, access)?;
         }
     }
     let md = dir.join(REPORT_MD);
     let html = dir.join(REPORT_HTML);
-    write_atomic(&md, &markdown::render(blocks))?;
-    write_atomic(&html, &html::render(title, blocks))?;
+    write_atomic(&md, &markdown::render(blocks), access)?;
+    write_atomic(&html, &html::render(title, blocks), access)?;
     Ok((md, html))
 }
 
-/// Replace `path` with `contents` through a temporary file and a rename, so readers never see
-/// half a file.
-pub fn write_atomic(path: &Path, contents: &str) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// [`write_atomic`] for a script: the file is executable (mode 755) once it appears.
-fn write_executable(path: &Path, contents: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, contents).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    #[test]
+    fn concurrent_writes_of_files_sharing_a_stem_keep_their_own_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = |name: &'static str| {
+            let path = dir.path().join(name);
+            move || {
+                for i in 0..300 {
+                    write_atomic(&path, &format!("{name} {i}"), Access::Shared).unwrap();
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(writer(BEST_SH));
+            s.spawn(writer(BEST_JSON));
+        });
+        for name in [BEST_SH, BEST_JSON] {
+            let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+            assert_eq!(text, format!("{name} 299"));
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "no temporary file is left behind");
+    }
 }

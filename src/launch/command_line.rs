@@ -7,6 +7,15 @@ use anyhow::{bail, Result};
 /// pasting it into a shell, or `exec`ing it from a script, starts exactly this launch. Files the
 /// launch writes are not shown.
 pub fn command_line(spec: &LaunchSpec) -> Result<String> {
+    command_line_with(spec, quote)
+}
+
+/// [`command_line`] with each word (an env `K=V`, the program, an argument) written by `word`
+/// instead of [`quote`].
+pub fn command_line_with(
+    spec: &LaunchSpec,
+    word: impl Fn(&str) -> Result<String>,
+) -> Result<String> {
     let mut words = Vec::with_capacity(spec.env.len() + spec.args.len() + 2);
     if !spec.env.is_empty() {
         words.push("env".to_string());
@@ -15,16 +24,17 @@ pub fn command_line(spec: &LaunchSpec) -> Result<String> {
         if key.is_empty() || key.contains('=') {
             bail!("environment variable name `{key}` cannot be passed by `env`; leave out `=`");
         }
-        words.push(quote(&format!("{key}={value}"))?);
+        words.push(word(&format!("{key}={value}"))?);
     }
-    words.push(quote(&spec.program)?);
+    words.push(word(&spec.program)?);
     for arg in &spec.args {
-        words.push(quote(arg)?);
+        words.push(word(arg)?);
     }
     Ok(words.join(" "))
 }
 
-fn quote(word: &str) -> Result<String> {
+/// `word` quoted for a POSIX shell (unquoted where nothing needs quoting; never empty).
+pub fn quote(word: &str) -> Result<String> {
     match shlex::try_quote(word) {
         Ok(quoted) => Ok(quoted.into_owned()),
         Err(_) => bail!(

@@ -16,7 +16,7 @@ pub mod spec;
 mod teardown;
 pub mod tree;
 
-pub use command_line::command_line;
+pub use command_line::{command_line, command_line_with, quote};
 
 pub use process::{ProcessLauncher, ProcessServer};
 pub use spec::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};

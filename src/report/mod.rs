@@ -5,7 +5,7 @@
 mod content;
 mod plots;
 
-use crate::export::{StudyFacts, Winner};
+use crate::export::{Access, StudyFacts, Winner};
 use crate::record::TrialRecord;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,8 +28,12 @@ pub struct StudyView<'a> {
 }
 
 /// Write `report.md`, `report.html` and `plots/*.svg` of `view` into `dir`; returns the paths of
-/// the two reports.
-pub fn write(dir: &Path, view: &StudyView<'_>) -> anyhow::Result<(PathBuf, PathBuf)> {
+/// the two reports, readable as `access` says.
+pub fn write(
+    dir: &Path,
+    view: &StudyView<'_>,
+    access: Access,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
     let title = format!("infertune study {}", view.study.name);
-    crate::export::write_report(dir, &title, &content::blocks(view))
+    crate::export::write_report(dir, &title, &content::blocks(view), access)
 }

@@ -10,6 +10,7 @@ pub mod param;
 mod resolve;
 pub mod rules;
 pub mod sample;
+pub mod secrets;
 
 pub mod version;
 mod yaml;
@@ -66,6 +67,8 @@ pub struct StudySpec {
     pub objective: ObjectiveSpec,
     /// Sampler, budget, seed.
     pub search: SearchSettings,
+    /// Values of the launch that are never written (tokens, API keys).
+    pub secrets: secrets::Secrets,
 }
 
 /// Engine identity.

@@ -3,10 +3,11 @@
 //! and for `infertune export` / `infertune report` on a study folder.
 
 use super::journal::{self, StudyMeta};
+use super::lock;
 use super::score::Objective;
 use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
-use crate::export::{self, Baseline, Best, Stat, StudyFacts};
+use crate::export::{self, Access, Baseline, Best, Stat, StudyFacts};
 use crate::launch::LaunchSpec;
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
@@ -63,10 +64,11 @@ impl<'a> Exporter<'a> {
     }
 
     /// Write `report.md`, `report.html` and `plots/*.svg` of `records`; returns the paths of the
-    /// two reports.
+    /// two reports. The winner's command has the space's secrets masked.
     pub fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
-        write_report_of(self.dir, self.meta, records, |record| {
-            export::exec_line(&self.launch(record)?)
+        let access = Access::of(self.space);
+        write_report_of(self.dir, self.meta, records, access, |record| {
+            export::exec_line(&export::redact(&self.launch(record)?, &self.space.secrets))
         })
     }
 
@@ -86,9 +88,12 @@ impl<'a> Exporter<'a> {
 }
 
 /// Write the report of the study folder `dir` from its journal and `study.json`; the winner's
-/// launch line is rebuilt from the study's space file, and left out when that no longer loads.
+/// launch line is rebuilt from the study's space file, and left out when that no longer loads
+/// (the report is then readable by its owner only, since whether the space holds a secret is
+/// unknown). Refused while a tuner runs the study (see [`lock`]).
 pub fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
     let meta = journal::load_meta(dir)?;
+    let _lock = lock::acquire_shared(dir)?;
     let records = journal::read_records(dir)?;
     let space = StudySpec::load(Path::new(&meta.space_origin)).and_then(|space| {
         let engine = crate::engine::for_kind(space.engine.kind)?;
@@ -98,18 +103,19 @@ pub fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
         Ok((space, engine)) => {
             Exporter::new(&space, engine.as_ref(), &meta, dir).write_report(&records)
         }
-        Err(e) => write_report_of(dir, &meta, &records, move |_| {
+        Err(e) => write_report_of(dir, &meta, &records, Access::Owner, move |_| {
             Err(e.context("cannot load the study's space"))
         }),
     }
 }
 
-/// Write the report of `records`; `command` gives the winner's launch line (left out, with a
-/// note, when it fails).
+/// Write the report of `records` with `access`; `command` gives the winner's launch line (left
+/// out, with a note, when it fails).
 fn write_report_of(
     dir: &Path,
     meta: &StudyMeta,
     records: &[TrialRecord],
+    access: Access,
     command: impl FnOnce(&TrialRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<WrittenReport> {
     let objective = Objective::new(&meta.objective)?;
@@ -142,7 +148,7 @@ fn write_report_of(
         secondary,
         partial,
     };
-    let (markdown, html) = report::write(dir, &view)?;
+    let (markdown, html) = report::write(dir, &view, access)?;
     Ok(WrittenReport {
         markdown,
         html,

@@ -2,14 +2,15 @@
 //! and `study.json`, the identity of the study that `--resume` checks.
 
 use super::observer::StudyObserver;
-use crate::export::write_atomic;
+use crate::export::{write_atomic, Access};
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
+use std::fs::{File, OpenOptions, Permissions};
 use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// File name of the journal inside a study folder.
@@ -77,7 +78,11 @@ pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
 
 /// Write `study.json` of `dir` atomically.
 pub fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
-    write_atomic(&dir.join(META_FILE), &serde_json::to_string_pretty(meta)?)
+    write_atomic(
+        &dir.join(META_FILE),
+        &serde_json::to_string_pretty(meta)?,
+        Access::Shared,
+    )
 }
 
 /// The journal, open for appending.
@@ -89,9 +94,11 @@ pub struct Journal {
 impl Journal {
     /// Open (or create) the journal of `dir` and return the records it holds. A torn last line
     /// (a crash during an append) is a warning to `observer` and is cut off, so the next append
-    /// starts on a clean line.
+    /// starts on a clean line. With [`Access::Owner`], the journal is (made) readable by its
+    /// owner only.
     pub fn open(
         dir: &Path,
+        access: Access,
         observer: &dyn StudyObserver,
     ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
         let path = dir.join(JOURNAL_FILE);
@@ -104,8 +111,13 @@ impl Journal {
         let file = OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(access.file_mode())
             .open(&path)
             .with_context(|| format!("cannot open {} for appending", path.display()))?;
+        if access == Access::Owner {
+            file.set_permissions(Permissions::from_mode(access.file_mode()))
+                .with_context(|| format!("cannot make {} private", path.display()))?;
+        }
         if let Some(torn) = &parsed.torn {
             observer.warning(&format!(
                 "{}:{}: ignoring an incomplete last record (the tuner stopped while writing it): {}",
@@ -226,7 +238,7 @@ mod tests {
     #[test]
     fn a_torn_last_line_is_cut_off_before_the_next_append() {
         let tmp = tempfile::tempdir().unwrap();
-        let (mut j, none) = Journal::open(tmp.path(), &Silent).unwrap();
+        let (mut j, none) = Journal::open(tmp.path(), Access::Shared, &Silent).unwrap();
         assert!(none.is_empty());
         j.append(&record(0)).unwrap();
         drop(j);
@@ -234,7 +246,7 @@ mod tests {
         let good = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, format!("{good}\n{{\"number\":1,\"par")).unwrap();
         assert_eq!(read_records(tmp.path()).unwrap(), vec![record(0)]);
-        let (mut j, records) = Journal::open(tmp.path(), &Silent).unwrap();
+        let (mut j, records) = Journal::open(tmp.path(), Access::Shared, &Silent).unwrap();
         assert_eq!(records, vec![record(0)]);
         j.append(&record(1)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -250,7 +262,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let line = serde_json::to_string(&record(0)).unwrap();
         std::fs::write(tmp.path().join(JOURNAL_FILE), format!("{line}\ngarbage\n")).unwrap();
-        let (_, records) = Journal::open(tmp.path(), &Silent).unwrap();
+        let (_, records) = Journal::open(tmp.path(), Access::Shared, &Silent).unwrap();
         assert_eq!(records, vec![record(0)]);
         let text = std::fs::read_to_string(tmp.path().join(JOURNAL_FILE)).unwrap();
         assert_eq!(text, format!("{line}\n"));

@@ -17,6 +17,7 @@ pub mod observer;
 pub mod preflight;
 pub mod prober;
 pub mod prune;
+pub mod redact;
 
 pub mod runner;
 pub mod score;

@@ -8,8 +8,8 @@ use super::journal::{self, Journal, StudyMeta};
 use super::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{fingerprint, lock};
-use crate::export;
+use super::{fingerprint, lock, redact};
+use crate::export::{self, Access};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::overrides::baseline_config;
@@ -51,8 +51,8 @@ pub fn run(
 ) -> anyhow::Result<StudyResult> {
     let objective = super::preflight::objective(space)?;
     let meta = meta_for(space, &options.dir);
-    std::fs::create_dir_all(&options.dir)
-        .with_context(|| format!("cannot create {}", options.dir.display()))?;
+    let access = Access::of(space);
+    access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
     // Before any port is chosen: servers that a killed earlier run of this study left running.
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
@@ -95,8 +95,13 @@ pub fn run(
     if !interrupted {
         interrupted = !study.revalidate()?;
     }
+    if interrupted {
+        // The interrupted trial is not recorded; its log is scrubbed all the same.
+        let trial_dir = study.runner.trial_dir(study.next_number());
+        redact::server_log(&trial_dir, &space.secrets)?;
+    }
     backends.observer.finished();
-    export::write_trials_csv(&options.dir, &study.records)?;
+    export::write_trials_csv(&options.dir, &study.records, access)?;
     let winner = study.exporter.write(&study.records)?;
     match study.exporter.write_report(&study.records) {
         Ok(written) => {
@@ -166,7 +171,7 @@ fn open_study(
         );
     }
     journal::save_meta(dir, meta)?;
-    Journal::open(dir, observer)
+    Journal::open(dir, Access::of(space), observer)
 }
 
 struct Clock {
@@ -300,11 +305,15 @@ impl Study<'_> {
         Ok(true)
     }
 
+    /// Journal `record` (its secrets masked, and its server log's), then update the views.
     fn append(&mut self, record: TrialRecord) -> anyhow::Result<()> {
+        let secrets = &self.space.secrets;
+        let record = redact::record(record, secrets);
+        redact::server_log(&self.runner.trial_dir(record.number), secrets)?;
         let stored = self.journal.append(&record)?;
         self.records.push(stored);
         let dir = self.runner.dir;
-        export::write_trials_csv(dir, &self.records)?;
+        export::write_trials_csv(dir, &self.records, Access::of(self.space))?;
         if let Err(e) = self.exporter.write(&self.records) {
             self.backends
                 .observer

@@ -8,7 +8,7 @@ use super::prune;
 use super::score::{Judgement, Objective};
 use super::{counted, loadsearch};
 use crate::engine::{Engine, Slot};
-use crate::export::write_atomic;
+use crate::export::{redact, write_atomic, Access};
 use crate::launch::Launcher;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
@@ -147,7 +147,8 @@ impl TrialRunner<'_> {
         };
         write_atomic(
             &workdir.join("launch.json"),
-            &serde_json::to_string_pretty(&spec)?,
+            &serde_json::to_string_pretty(&redact(&spec, &self.space.secrets))?,
+            Access::of(self.space),
         )?;
         if self.stop.is_raised() {
             return Ok(TrialRun::Interrupted);
@@ -359,6 +360,7 @@ fn write_probe_json(workdir: &Path, json: &serde_json::Value) -> anyhow::Result<
     write_atomic(
         &workdir.join("probe.json"),
         &serde_json::to_string_pretty(json)?,
+        Access::Shared,
     )
 }
 

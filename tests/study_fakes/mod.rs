@@ -110,7 +110,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             load_search: None,
         },
         search: SearchSettings {
-            sampler: "fake".into(),
+            sampler: "random".into(),
             trials,
             budget: None,
             seed,
@@ -119,6 +119,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             repeats: 2,
             enqueue: Vec::new(),
         },
+        secrets: Default::default(),
     }
 }
 

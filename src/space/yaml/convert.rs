@@ -1,10 +1,11 @@
 //! Raw sections → the contract [`StudySpec`], with located errors for values serde cannot judge.
 
 use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
-use super::{expand, param, Spots};
+use super::{expand, param, secrets, Spots};
 use crate::record::Value;
 use crate::space::error::{Pos, SpaceError};
 use crate::space::rules;
+use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
     Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, StudySpec,
@@ -70,6 +71,7 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(StudySpec, Spo
         }
     }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
+    let (launch, secrets) = launch(raw.launch, path).map_err(|(p, m)| fail(p, m))?;
     let space = StudySpec {
         origin: file.to_string(),
         name: raw.name.unwrap_or_else(|| {
@@ -77,7 +79,8 @@ pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(StudySpec, Spo
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "space".into())
         }),
-        launch: launch(raw.launch, path).map_err(|(p, m)| fail(p, m))?,
+        launch,
+        secrets,
         rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
         search: search(raw.search).map_err(|(p, m)| fail(p, m))?,
         engine,
@@ -134,11 +137,7 @@ fn engine(raw: RawEngine) -> Located<EngineSection> {
 
 /// `field`'s text with `${NAME}` references replaced, or an error at its location.
 fn expanded(field: &str, raw: &Spanned<String>) -> Located<String> {
-    expand_at(field, &raw.value, &raw.referenced)
-}
-
-fn expand_at(field: &str, text: &str, at: &serde_saphyr::Location) -> Located<String> {
-    expand::expand_env(text).map_err(|m| (Pos::of(at), format!("{field}: {m}")))
+    expand::expand_env(&raw.value).map_err(|m| (Pos::of(&raw.referenced), format!("{field}: {m}")))
 }
 
 fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Located<Duration> {
@@ -167,31 +166,32 @@ fn duration(raw: Option<Spanned<String>>, key: &str, default: Duration) -> Locat
     Ok(value)
 }
 
-fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
+/// The launch section, and the secrets of its env, command and extra args.
+fn launch(raw: RawLaunch, path: &Path) -> Located<(LaunchSection, Secrets)> {
     let base = path.parent().unwrap_or(Path::new("."));
-    let command = raw
-        .command
-        .map(|parts| {
-            parts
-                .iter()
-                .map(|p| expanded("launch.command", p))
-                .collect()
-        })
-        .transpose()?;
+    let mut found = Secrets::default();
+    let command = match &raw.command {
+        Some(parts) => {
+            let parts = expanded_all("launch.command", parts)?;
+            secrets::args(&mut found, &parts, false);
+            Some(parts.into_iter().map(|p| p.text).collect())
+        }
+        None => None,
+    };
     let mut env = std::collections::BTreeMap::new();
     for (key, value) in &raw.env {
-        let text = expand_at(
-            &format!("launch.env.{key}"),
-            &value.value.to_string(),
-            &value.referenced,
-        )?;
-        env.insert(key.clone(), text);
+        let text = expand::expand_env_refs(&value.value.to_string())
+            .map_err(|m| (Pos::of(&value.referenced), format!("launch.env.{key}: {m}")))?;
+        secrets::env(&mut found, key, &text);
+        env.insert(key.clone(), text.text);
     }
+    let extra_args = expanded_all("launch.extra_args", &raw.extra_args)?;
+    secrets::args(&mut found, &extra_args, true);
     let config_template = match raw.config_template {
         Some(t) => Some(base.join(expanded("launch.config_template", &t)?)),
         None => None,
     };
-    Ok(LaunchSection {
+    let section = LaunchSection {
         command,
         host: raw.host.unwrap_or_else(|| "127.0.0.1".into()),
         port: port(raw.port)?,
@@ -202,14 +202,22 @@ fn launch(raw: RawLaunch, path: &Path) -> Located<LaunchSection> {
             Duration::from_secs(600),
         )?,
         health_path: raw.health_path,
-        extra_args: raw
-            .extra_args
-            .iter()
-            .map(|a| expanded("launch.extra_args", a))
-            .collect::<Located<_>>()?,
+        extra_args: extra_args.into_iter().map(|a| a.text).collect(),
         config_template,
         stop_grace: duration(raw.stop_grace, "launch.stop_grace", Duration::from_secs(10))?,
-    })
+    };
+    Ok((section, found))
+}
+
+/// Each of `parts` with its `${NAME}` references replaced and kept, or an error at its location.
+fn expanded_all(field: &str, parts: &[Spanned<String>]) -> Located<Vec<expand::Expanded>> {
+    parts
+        .iter()
+        .map(|p| {
+            expand::expand_env_refs(&p.value)
+                .map_err(|m| (Pos::of(&p.referenced), format!("{field}: {m}")))
+        })
+        .collect()
 }
 
 fn port(raw: Option<Spanned<u16>>) -> Located<u16> {

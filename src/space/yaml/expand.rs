@@ -10,7 +10,35 @@ use std::path::{Path, PathBuf};
 /// Replaces every `${NAME}` in `text` by `lookup(NAME)`. An unset or empty variable, an
 /// unterminated `${` and a name that is not an identifier are errors that say how to fix them.
 pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    expand_refs(text, lookup).map(|e| e.text)
+}
+
+/// A text with its `${NAME}` references replaced, and what each stood for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expanded {
+    /// The text as written.
+    pub raw: String,
+    /// The text with the references replaced.
+    pub text: String,
+    /// Each reference: the variable's name and its value.
+    pub refs: Vec<(String, String)>,
+}
+
+impl Expanded {
+    /// The variable when the whole text is one `${NAME}`.
+    pub fn whole_ref(&self) -> Option<&str> {
+        let name = self.raw.strip_prefix("${")?.strip_suffix('}')?;
+        self.refs.iter().any(|(n, _)| n == name).then_some(name)
+    }
+}
+
+/// [`expand`], keeping the references.
+pub fn expand_refs(
+    text: &str,
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Expanded, String> {
     let mut out = String::with_capacity(text.len());
+    let mut refs = Vec::new();
     let mut rest = text;
     while let Some(at) = rest.find("${") {
         out.push_str(&rest[..at]);
@@ -28,7 +56,10 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
             ));
         }
         match lookup(name).filter(|v| !v.is_empty()) {
-            Some(value) => out.push_str(&value),
+            Some(value) => {
+                out.push_str(&value);
+                refs.push((name.to_string(), value));
+            }
             None => {
                 return Err(format!(
                     "environment variable `{name}` (used as `${{{name}}}`) is not set; export it before running infertune"
@@ -38,12 +69,21 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    Ok(Expanded {
+        raw: text.to_string(),
+        text: out,
+        refs,
+    })
 }
 
 /// [`expand`] with the process environment.
 pub fn expand_env(text: &str) -> Result<String, String> {
     expand(text, |name| std::env::var(name).ok())
+}
+
+/// [`expand_refs`] with the process environment.
+pub fn expand_env_refs(text: &str) -> Result<Expanded, String> {
+    expand_refs(text, |name| std::env::var(name).ok())
 }
 
 /// The probe workload with `${NAME}` expanded in its dataset's file paths; an error points

@@ -4,6 +4,7 @@ mod convert;
 mod expand;
 mod param;
 mod raw;
+mod secrets;
 mod validate;
 
 use super::error::{Pos, SpaceError};
