@@ -113,7 +113,8 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             load_search: None,
         },
         search: SearchSettings {
-            sampler: "fake".into(),
+            // A name the study's preflight accepts; the fakes drive it with [`FakeSampler`].
+            sampler: "random".into(),
             trials,
             budget: None,
             seed,
