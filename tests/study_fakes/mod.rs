@@ -193,10 +193,12 @@ impl Rig {
             launcher: FakeLauncher {
                 registry: registry.clone(),
                 stop_on_start: None,
+                dies_above: None,
             },
             prober: FakeProber {
                 registry,
                 requests_sent: AtomicUsize::new(0),
+                fail_above: None,
             },
         }
     }
