@@ -1,6 +1,6 @@
 //! The supervisor against hostile neighbours and servers: a foreign server on our port, two
 //! tuners allocating the same port, a listener that never accepts, a daemon that leaves the
-//! process group with `setsid()`.
+//! process group with `setsid()`, a server that dies in the middle of a stream.
 
 #[path = "fixtures/children/support.rs"]
 mod support;
@@ -9,6 +9,7 @@ use infertune::launch::leftover::{self, GroupRecord, PID_FILE};
 use infertune::launch::ReadyRequest;
 use infertune::launch::{group, port, ProcessLauncher, Server};
 use infertune::record::FailureKind;
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -227,4 +228,60 @@ fn a_record_written_before_descendants_were_recorded_still_reads() {
     let record: GroupRecord = serde_json::from_str(old).unwrap();
     assert_eq!(record.pgid, 12);
     assert!(record.descendants.is_empty());
+}
+
+/// POST a streamed chat completion for model `tiny` to `port`; the raw response, read to its end.
+fn stream_chat(port: u16) -> String {
+    let body = r#"{"model": "tiny", "stream": true, "max_tokens": 4, "messages": []}"#;
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        conn,
+        "POST /v1/chat/completions HTTP/1.0\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = conn.read_to_string(&mut response);
+    response
+}
+
+#[test]
+fn a_server_killed_in_the_middle_of_a_stream_says_how_it_ended_and_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let log = dir.path().join("server.log");
+    let mut server = ProcessLauncher::new()
+        .spawn(
+            &fake_server(port, &["--crash-after", "1"]),
+            &log,
+            Duration::from_secs(30),
+            GRACE,
+        )
+        .unwrap();
+    let pgid = server.pgid();
+    assert_eq!(server.exited(), None, "a serving server has not exited");
+    assert!(
+        stream_chat(port).contains("[DONE]"),
+        "the first stream ends"
+    );
+    assert!(
+        !stream_chat(port).contains("[DONE]"),
+        "the second stream dies"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = server.exited() {
+            break exit;
+        }
+        assert!(Instant::now() < deadline, "the server never exited");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(exit.ending, "killed by SIGKILL (9)");
+    assert_eq!(
+        exit.cause.as_deref(),
+        Some("RuntimeError: CUDA error: an illegal memory access was encountered")
+    );
+    Box::new(server).stop().unwrap();
+    assert_group_gone(pgid);
 }

@@ -403,3 +403,32 @@ fn best_sh_is_executable_and_best_json_says_which_metrics_are_one_run() {
 fn read_json(path: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
+
+#[test]
+fn a_load_search_never_counts_a_load_at_which_a_request_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut space = space(SEED, 6);
+    space.objective.subject_to = infertune::record::parse_slos("ttft:p99<=1500ms").unwrap();
+    space.objective.load_search = Some(infertune::space::objective::LoadSearchSpec {
+        over: infertune::space::objective::LoadKnob::Concurrency,
+        low: 1.0,
+        high: 256.0,
+        rounds: 12,
+    });
+    let mut rig = Rig::new(&space);
+    rig.prober.fail_above = Some(10.0);
+    let mut sampler = FakeSampler { seed: SEED };
+    let options = options(tmp.path().join("ls"), false, true);
+    let result = infertune::study::run(&space, &mut sampler, rig.backends(), &options).unwrap();
+    let probed: Vec<_> = result
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && matches!(r.outcome, Outcome::Feasible))
+        .collect();
+    assert!(probed.len() >= 2, "{:#?}", result.records);
+    for r in probed {
+        let capacity = (24_000.0 / model(&r.params).1).floor().min(10.0);
+        assert_eq!(r.value, Some(capacity), "trial {}", r.number);
+        assert_eq!(r.metrics["error_rate"], 0.0, "trial {}", r.number);
+    }
+}

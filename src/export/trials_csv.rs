@@ -10,16 +10,20 @@ pub fn status(outcome: &Outcome) -> &'static str {
         Outcome::Infeasible => "infeasible",
         Outcome::Rejected { .. } => "rejected",
         Outcome::Failed { .. } => "failed",
+        Outcome::Crashed { .. } => "crashed",
         Outcome::Pruned { .. } => "pruned",
     }
 }
 
-/// Why a trial did not count: rejection rule and message, failure kind and message, prune reason.
+/// Why a trial did not count: rejection rule and message, failure kind and message, how a
+/// crashed server ended and its log's root cause, prune reason.
 pub fn detail(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Feasible | Outcome::Infeasible => String::new(),
         Outcome::Rejected { rule, message } => format!("{rule}: {message}"),
         Outcome::Failed { kind, message } => format!("{kind}: {message}"),
+        Outcome::Crashed { exit, message } if message.is_empty() => format!("{exit} while serving"),
+        Outcome::Crashed { exit, message } => format!("{exit} while serving: {message}"),
         Outcome::Pruned { reason } => reason.clone(),
     }
 }

@@ -1,8 +1,9 @@
 //! Classify a failed start from how the process ended and what it logged, keeping the
 //! root-cause line (the first, innermost error) rather than the wrappers printed after it.
 
-use super::StartFailure;
+use super::{Exit, StartFailure};
 use crate::record::FailureKind;
+use std::fmt;
 
 /// How a server process ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +21,15 @@ impl From<std::process::ExitStatus> for Ending {
             (Some(code), _) => Ending::Code(code),
             (None, Some(signal)) => Ending::Signal(signal),
             (None, None) => Ending::Code(-1),
+        }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::Code(code) => write!(f, "exited with status {code}"),
+            Ending::Signal(signal) => write!(f, "killed by {}", signal_name(*signal)),
         }
     }
 }
@@ -56,20 +66,31 @@ pub fn classify(ending: Ending, log: &str) -> StartFailure {
     }
     let detail = first_exception(log).or_else(|| last_line(log));
     let (kind, mut message) = match ending {
-        Ending::Signal(signal) => (
-            FailureKind::Crash,
-            format!("killed by {}", signal_name(signal)),
-        ),
+        Ending::Signal(_) => (FailureKind::Crash, ending.to_string()),
         Ending::Code(0) => (
             FailureKind::Unknown,
-            "exited with status 0 before it was ready".into(),
+            format!("{ending} before it was ready"),
         ),
-        Ending::Code(code) => (FailureKind::Unknown, format!("exited with status {code}")),
+        Ending::Code(_) => (FailureKind::Unknown, ending.to_string()),
     };
     if let Some(detail) = detail {
         message = format!("{message}: {detail}");
     }
     StartFailure { kind, message }
+}
+
+/// How a server that had been serving ended: `ending` and the root-cause line of `log`, found
+/// as for a failed start (a known failure's message, else the first exception, else the last
+/// line).
+pub fn exit(ending: Ending, log: &str) -> Exit {
+    let cause = diagnose(log)
+        .map(|found| found.message)
+        .or_else(|| first_exception(log))
+        .or_else(|| last_line(log));
+    Exit {
+        ending: ending.to_string(),
+        cause,
+    }
 }
 
 /// The first line of `log` that shows an out-of-memory, port-busy or invalid-config failure,

@@ -35,6 +35,15 @@ pub struct StartFailure {
     pub message: String,
 }
 
+/// How a server that had been serving ended on its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Exit {
+    /// How the process ended: `killed by SIGSEGV (11)`, `exited with status 1`.
+    pub ending: String,
+    /// Root-cause line of its log (the first, innermost error), when the log names one.
+    pub cause: Option<String>,
+}
+
 /// Starts servers. The real one spawns processes; tests may use fakes.
 pub trait Launcher {
     /// Spawn `spec`, log to `log_path`, and wait until it serves or fails.
@@ -53,6 +62,9 @@ pub trait Server: Send {
     fn base_url(&self) -> String;
     /// Seconds from spawn to ready.
     fn ready_after(&self) -> Duration;
+    /// How the server ended, once its process has exited on its own since it was ready (it
+    /// crashed); `None` while it runs.
+    fn exited(&mut self) -> Option<Exit>;
     /// Stop it completely (process group gone, port free).
     fn stop(self: Box<Self>) -> anyhow::Result<()>;
 }

@@ -2,12 +2,12 @@
 //! starts can be found (see [`tree`](super::tree)), waits until it serves, classifies failures,
 //! and tears the whole tree down.
 
-use super::classify::{classify, diagnose};
+use super::classify::{self, classify, diagnose};
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
 use super::tree::{Proc, Tree, MARKER_VAR};
-use super::{leftover, port, LaunchSpec, Launcher, Server, StartFailure};
+use super::{leftover, port, Exit, LaunchSpec, Launcher, Server, StartFailure};
 use crate::record::FailureKind;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -105,6 +105,7 @@ impl ProcessLauncher {
             tree: Tree::new(Some(marker.clone()), leader),
             record: self.record_group(pgid, log_path, scratch.as_ref().map(Scratch::path), marker),
             scratch,
+            log: log_path.to_path_buf(),
             host: spec.host.clone(),
             port: spec.port,
             ready_after: Duration::ZERO,
@@ -301,6 +302,8 @@ pub struct ProcessServer {
     /// The server's temporary folder (unless the space chose one), removed once the group
     /// is gone.
     scratch: Option<Scratch>,
+    /// The server log, read for the root cause should the server exit.
+    log: PathBuf,
     host: String,
     port: u16,
     ready_after: Duration,
@@ -357,6 +360,11 @@ impl Server for ProcessServer {
 
     fn ready_after(&self) -> Duration {
         self.ready_after
+    }
+
+    fn exited(&mut self) -> Option<Exit> {
+        let status = self.child.try_wait().ok()??;
+        Some(classify::exit(status.into(), &read_tail(&self.log)))
     }
 
     fn stop(mut self: Box<Self>) -> anyhow::Result<()> {

@@ -56,11 +56,19 @@ pub enum Outcome {
         /// Why (the engine's own message for rule packs).
         message: String,
     },
-    /// The server failed to start or died.
+    /// The server failed to start, or the probe could not run against it.
     Failed {
         /// Failure class.
         kind: FailureKind,
         /// Root-cause line from the log.
+        message: String,
+    },
+    /// The server started, then its process exited during the trial (it crashed while
+    /// serving): never feasible, whatever the probe measured before.
+    Crashed {
+        /// How the process ended: `killed by SIGSEGV (11)`, `exited with status 1`.
+        exit: String,
+        /// Root-cause line from the log (empty when the log names none).
         message: String,
     },
     /// The probe was stopped early because the SLOs were certainly broken.
@@ -100,8 +108,9 @@ impl TrialRecord {
         matches!(self.outcome, Outcome::Feasible)
     }
 
-    /// True when the config could not run at all (start-up failure), a region samplers should avoid.
-    pub fn is_startup_failure(&self) -> bool {
+    /// True when the config itself could not serve, a region samplers should avoid: it failed
+    /// to start (out of memory, refused, killed, never ready) or crashed while serving.
+    pub fn is_config_failure(&self) -> bool {
         matches!(
             self.outcome,
             Outcome::Failed {
@@ -110,7 +119,7 @@ impl TrialRecord {
                     | FailureKind::Crash
                     | FailureKind::Timeout,
                 ..
-            }
+            } | Outcome::Crashed { .. }
         )
     }
 }

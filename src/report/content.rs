@@ -61,7 +61,7 @@ fn summary(view: &StudyView<'_>) -> String {
         .iter()
         .filter(|r| r.repeat_of.is_some())
         .count();
-    let slos: Vec<String> = spec.subject_to.iter().map(ToString::to_string).collect();
+    let slos: Vec<String> = spec.slos().iter().map(ToString::to_string).collect();
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     format!(
         "Engine {}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
@@ -124,6 +124,7 @@ fn failures(view: &StudyView<'_>) -> Block {
             Outcome::Infeasible => "slo-violated".to_string(),
             Outcome::Rejected { rule, .. } => format!("rejected ({rule})"),
             Outcome::Failed { kind, .. } => format!("failed ({kind})"),
+            Outcome::Crashed { .. } => "crashed while serving".to_string(),
             Outcome::Pruned { .. } => "pruned".to_string(),
         };
         let example = match &r.outcome {

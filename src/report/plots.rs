@@ -28,7 +28,7 @@ fn ending(r: &TrialRecord) -> Option<Ending> {
         Outcome::Feasible => Some(Ending::Feasible),
         Outcome::Infeasible => Some(Ending::Broken),
         Outcome::Pruned { .. } => Some(Ending::Pruned),
-        Outcome::Rejected { .. } | Outcome::Failed { .. } => None,
+        Outcome::Rejected { .. } | Outcome::Failed { .. } | Outcome::Crashed { .. } => None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! What model-based samplers learn from: each informative trial as a point of the unit cube
 //! with a rank that puts feasible trials first (by score), SLO-breaking ones next (closest to
-//! meeting their SLOs first), start-up failures last.
+//! meeting their SLOs first), configs that could not serve (failed to start or crashed) last.
 
 use super::propose::Dims;
 use crate::record::{Outcome, TrialRecord, Violation};
@@ -9,8 +9,9 @@ use std::cmp::Ordering;
 /// How a trial ended, for learning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Tier {
-    /// The config could not start (oom, invalid-config, crash, timeout): a region to avoid.
-    StartupFailure,
+    /// The config could not serve: it did not start (oom, invalid-config, crash, timeout) or
+    /// crashed while serving. A region to avoid.
+    ConfigFailure,
     /// It ran but broke an SLO (infeasible or pruned): informative, yet worse than any feasible.
     SloBroken,
     /// It ran and met every SLO.
@@ -57,8 +58,12 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
             let tier = match t.outcome {
                 Outcome::Feasible => Tier::Feasible,
                 Outcome::Infeasible | Outcome::Pruned { .. } => Tier::SloBroken,
-                Outcome::Failed { .. } if t.is_startup_failure() => Tier::StartupFailure,
-                Outcome::Failed { .. } | Outcome::Rejected { .. } => return None,
+                Outcome::Failed { .. } | Outcome::Crashed { .. } if t.is_config_failure() => {
+                    Tier::ConfigFailure
+                }
+                Outcome::Failed { .. } | Outcome::Crashed { .. } | Outcome::Rejected { .. } => {
+                    return None
+                }
             };
             let score = t
                 .score

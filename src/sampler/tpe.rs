@@ -5,8 +5,8 @@
 //! `l(x)`, the rest the "bad" density `g(x)`. Candidates are drawn from `l` and from a narrow
 //! kernel at the best trial (local refinement), and the one maximising
 //! `log l(x) − log g(x) + w · log(1 − P_fail(x))` is proposed, where `P_fail` is a kernel
-//! classifier of start-up failures (oom, invalid-config, crash, timeout) against configs that
-//! started. SLO-breaking trials thus pull the search towards the feasible region only while
+//! classifier of start-up failures (oom, invalid-config, crash, timeout) and crashes while
+//! serving against configs that served. SLO-breaking trials thus pull the search towards the feasible region only while
 //! nothing feasible is known, and failure regions are avoided even where the score model would
 //! lead into them.
 
@@ -110,7 +110,7 @@ impl<'a> Model<'a> {
         ranked.sort_by(|a, b| Observation::better_first(a, b));
         let started = ranked
             .iter()
-            .filter(|o| o.tier != Tier::StartupFailure)
+            .filter(|o| o.tier != Tier::ConfigFailure)
             .count();
         let n_good = ((GAMMA * ranked.len() as f64).ceil() as usize)
             .clamp(1, MAX_GOOD)
@@ -120,7 +120,7 @@ impl<'a> Model<'a> {
         let of_tier = |failed: bool| {
             observed
                 .iter()
-                .filter(|o| (o.tier == Tier::StartupFailure) == failed)
+                .filter(|o| (o.tier == Tier::ConfigFailure) == failed)
                 .map(|o| o.x.as_slice())
                 .collect()
         };

@@ -36,6 +36,7 @@ fn metrics(ttft_ms: f64, completed: f64) -> MetricMap {
         ("p99_ttft_ms", ttft_ms),
         ("p99_tpot_ms", 20.0),
         ("completed", completed),
+        ("error_rate", 0.0),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))

@@ -1,6 +1,6 @@
 //! The objective: maximise or minimise a metric subject to SLOs.
 
-use crate::record::Slo;
+use crate::record::{Slo, SloOp};
 use serde::{Deserialize, Serialize};
 
 /// Optimisation direction.
@@ -23,7 +23,8 @@ pub struct ObjectiveSpec {
     pub direction: Direction,
     /// A metric name (`output_throughput`, ...) or an expression of metrics.
     pub metric: String,
-    /// SLOs every feasible trial must meet.
+    /// SLOs every feasible trial must meet, as written (see [`ObjectiveSpec::slos`] for the
+    /// implicit error-rate bound).
     #[serde(default)]
     pub subject_to: Vec<Slo>,
     /// Optional second objective for the Pareto view.
@@ -32,6 +33,26 @@ pub struct ObjectiveSpec {
     /// Optional per-trial load search; its result replaces `metric` as the trial's value.
     #[serde(default)]
     pub load_search: Option<LoadSearchSpec>,
+}
+
+/// The metric of the error-rate bound every objective carries.
+const ERROR_RATE: &str = "error_rate";
+
+impl ObjectiveSpec {
+    /// The SLOs every feasible trial must meet: `subject_to`, plus `error_rate<=0%` (any
+    /// failed request makes a trial infeasible) unless `subject_to` bounds `error_rate` itself.
+    pub fn slos(&self) -> Vec<Slo> {
+        let mut slos = self.subject_to.clone();
+        if !slos.iter().any(|slo| slo.metric == ERROR_RATE) {
+            slos.push(Slo {
+                metric: ERROR_RATE.into(),
+                stat: None,
+                op: SloOp::Le,
+                threshold: 0.0,
+            });
+        }
+        slos
+    }
 }
 
 /// A second objective, shown next to the first in a Pareto view (it does not drive the search).

@@ -7,6 +7,7 @@
 //! in tests and never writes to the terminal itself.
 
 pub mod counted;
+mod exit;
 pub mod export;
 pub mod fingerprint;
 pub mod interrupt;

@@ -16,7 +16,9 @@ pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {
         return record;
     }
     match &mut record.outcome {
-        Outcome::Rejected { message, .. } | Outcome::Failed { message, .. } => {
+        Outcome::Rejected { message, .. }
+        | Outcome::Failed { message, .. }
+        | Outcome::Crashed { message, .. } => {
             *message = secrets.scrub(message);
         }
         Outcome::Pruned { reason } => *reason = secrets.scrub(reason),

@@ -1,13 +1,16 @@
 //! Scoring a probe's metrics: the objective value (a metric or a CEL expression of metrics) and
-//! the SLO verdict with named violations.
+//! the SLO verdict with named violations, against the objective's SLOs and its implicit
+//! error-rate bound.
 
-use crate::record::{MetricMap, Violation};
+use crate::record::{MetricMap, Slo, Violation};
 use crate::space::objective::{Direction, ObjectiveSpec};
 use anyhow::Context as _;
 
 /// An objective ready to score metrics.
 pub struct Objective {
     spec: ObjectiveSpec,
+    /// The spec's SLOs, the implicit error-rate bound included.
+    slos: Vec<Slo>,
     primary: MetricExpr,
     secondary: Option<MetricExpr>,
 }
@@ -33,6 +36,7 @@ impl Objective {
         };
         Ok(Objective {
             spec: spec.clone(),
+            slos: spec.slos(),
             primary,
             secondary,
         })
@@ -41,6 +45,11 @@ impl Objective {
     /// The spec it was built from.
     pub fn spec(&self) -> &ObjectiveSpec {
         &self.spec
+    }
+
+    /// The SLOs every feasible trial must meet (see [`ObjectiveSpec::slos`]).
+    pub fn slos(&self) -> &[Slo] {
+        &self.slos
     }
 
     /// Value and SLO verdict of `metrics`. A missing objective metric counts as a violation.
@@ -62,10 +71,10 @@ impl Objective {
         }
     }
 
-    /// Named violations of the SLOs by `metrics` (an unmeasured SLO metric is a violation).
+    /// Named violations of the SLOs by `metrics` (an unmeasured SLO metric is a violation),
+    /// the implicit error-rate bound included.
     pub fn violations(&self, metrics: &MetricMap) -> Vec<Violation> {
-        self.spec
-            .subject_to
+        self.slos
             .iter()
             .filter_map(|slo| {
                 let measured = metrics.get(&slo.metric_key()).copied();
@@ -211,7 +220,11 @@ mod tests {
     #[test]
     fn expression_with_integer_literals_evaluates() {
         let o = Objective::new(&spec("output_throughput / 8 + max(1, x) * 2", "")).unwrap();
-        let j = o.judge(&metrics(&[("output_throughput", 800.0), ("x", 3.0)]));
+        let j = o.judge(&metrics(&[
+            ("output_throughput", 800.0),
+            ("x", 3.0),
+            ("error_rate", 0.0),
+        ]));
         assert_eq!(j.value, Some(106.0));
         assert!(j.violations.is_empty());
     }
@@ -238,13 +251,48 @@ mod tests {
     }
 
     #[test]
+    fn any_failed_request_breaks_the_implicit_error_rate_bound() {
+        let o = Objective::new(&spec("output_throughput", "ttft:p99<=2s")).unwrap();
+        let judged = |error_rate: f64| {
+            o.judge(&metrics(&[
+                ("output_throughput", 10.0),
+                ("p99_ttft_ms", 100.0),
+                ("error_rate", error_rate),
+            ]))
+            .violations
+        };
+        assert_eq!(judged(0.0), vec![]);
+        let texts: Vec<String> = judged(0.125).iter().map(|v| v.to_string()).collect();
+        assert_eq!(texts, vec!["error_rate<=0% (was 12.5%)"]);
+        let unmeasured = o.violations(&metrics(&[("p99_ttft_ms", 100.0)]));
+        assert_eq!(unmeasured[0].to_string(), "error_rate<=0% (not measured)");
+    }
+
+    #[test]
+    fn an_explicit_error_rate_bound_replaces_the_implicit_one() {
+        let o = Objective::new(&spec("output_throughput", "error_rate<=20%")).unwrap();
+        let judged = |error_rate: f64| {
+            let m = metrics(&[("output_throughput", 10.0), ("error_rate", error_rate)]);
+            let texts: Vec<String> = o
+                .judge(&m)
+                .violations
+                .iter()
+                .map(|v| v.to_string())
+                .collect();
+            texts
+        };
+        assert_eq!(judged(0.125), Vec::<String>::new());
+        assert_eq!(judged(0.25), vec!["error_rate<=20% (was 25%)"]);
+    }
+
+    #[test]
     fn minimize_negates_the_score_and_missing_metrics_are_violations() {
         let mut s = spec("p99_e2el_ms", "");
         s.direction = Direction::Minimize;
         let o = Objective::new(&s).unwrap();
-        let j = o.judge(&metrics(&[("p99_e2el_ms", 40.0)]));
+        let j = o.judge(&metrics(&[("p99_e2el_ms", 40.0), ("error_rate", 0.0)]));
         assert_eq!(j.score, Some(-40.0));
-        let missing = o.judge(&MetricMap::new());
+        let missing = o.judge(&metrics(&[("error_rate", 0.0)]));
         assert_eq!(missing.value, None);
         assert!(
             missing.violations[0].to_string().contains("`p99_e2el_ms`"),

@@ -1,12 +1,13 @@
 //! One trial: allocate a slot, build the launch, start the server, probe it (optionally searching
-//! the load), score it, and always tear the server down.
+//! the load), score it, and always tear the server down. A server whose process exited during
+//! the trial makes it `crashed`, whatever the probe measured.
 
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::{counted, loadsearch};
+use super::{counted, exit, loadsearch};
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::Launcher;
@@ -83,6 +84,17 @@ enum Measured {
     },
 }
 
+impl Measured {
+    /// True when a request or the probe itself failed: the server may be on its way down.
+    fn saw_failures(&self) -> bool {
+        match self {
+            Measured::Interrupted => false,
+            Measured::ProbeFailed(_) => true,
+            Measured::Probed { metrics, .. } => metrics.get("failed").is_some_and(|n| *n > 0.0),
+        }
+    }
+}
+
 impl TrialRunner<'_> {
     /// The folder of trial `number`.
     pub fn trial_dir(&self, number: u32) -> PathBuf {
@@ -154,7 +166,7 @@ impl TrialRunner<'_> {
             return Ok(TrialRun::Interrupted);
         }
         let log = workdir.join("server.log");
-        let server =
+        let mut server =
             match self
                 .backends
                 .launcher
@@ -165,24 +177,39 @@ impl TrialRunner<'_> {
             };
         let ready_s = server.ready_after().as_secs_f64();
         let measured = self.measure(&server.base_url(), &workdir);
+        let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
+        let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
             self.backends
                 .observer
                 .warning(&format!("trial {}: teardown incomplete: {e:#}", id.number));
         }
-        let mut record = match measured? {
-            Measured::Interrupted => return Ok(TrialRun::Interrupted),
-            Measured::ProbeFailed(message) => finish(Outcome::Failed {
+        let mut record = match (measured?, exit) {
+            (Measured::Interrupted, _) => return Ok(TrialRun::Interrupted),
+            (measured, Some(exit)) => TrialRecord {
+                metrics: match measured {
+                    Measured::Probed { metrics, .. } => metrics,
+                    _ => MetricMap::new(),
+                },
+                ..finish(Outcome::Crashed {
+                    exit: exit.ending,
+                    message: exit.cause.unwrap_or_default(),
+                })
+            },
+            (Measured::ProbeFailed(message), None) => finish(Outcome::Failed {
                 kind: FailureKind::Unknown,
                 message,
             }),
-            Measured::Probed {
-                metrics,
-                value,
-                score,
-                violations,
-                pruned,
-            } => {
+            (
+                Measured::Probed {
+                    metrics,
+                    value,
+                    score,
+                    violations,
+                    pruned,
+                },
+                None,
+            ) => {
                 let outcome = match pruned {
                     Some(reason) => Outcome::Pruned { reason },
                     None if violations.is_empty() => Outcome::Feasible,
@@ -214,7 +241,7 @@ impl TrialRunner<'_> {
         RunOptions {
             progress: None,
             prune: Some(prune::hook(
-                &self.objective.spec().subject_to,
+                self.objective.slos(),
                 self.prune,
                 self.stop.clone(),
             )),

@@ -110,6 +110,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             load_search: None,
         },
         search: SearchSettings {
+            // A name the study's preflight accepts; the fakes drive it with [`FakeSampler`].
             sampler: "random".into(),
             trials,
             budget: None,
@@ -190,10 +191,12 @@ impl Rig {
             launcher: FakeLauncher {
                 registry: registry.clone(),
                 stop_on_start: None,
+                dies_above: None,
             },
             prober: FakeProber {
                 registry,
                 requests_sent: AtomicUsize::new(0),
+                fail_above: None,
             },
         }
     }

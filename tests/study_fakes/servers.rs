@@ -1,8 +1,9 @@
-//! Fake engine, launcher and prober: servers OOM above `OOM_ABOVE` seqs, and the prober's metrics
-//! are a function of the config and the load, with the pruning hook called after each request.
+//! Fake engine, launcher and prober: servers OOM above `OOM_ABOVE` seqs (and, when asked, start
+//! but die during their probe above another bound), and the prober's metrics are a function of
+//! the config and the load, with the pruning hook called after each request.
 
 use infertune::engine::{Engine, Slot};
-use infertune::launch::{LaunchSpec, Launcher, Readiness, Server, StartFailure};
+use infertune::launch::{Exit, LaunchSpec, Launcher, Readiness, Server, StartFailure};
 use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use infertune::record::{FailureKind, Latency, MetricMap, Params, Value};
 use infertune::space::StudySpec;
@@ -79,11 +80,18 @@ impl Registry {
 pub struct FakeLauncher {
     pub registry: Registry,
     pub stop_on_start: Option<(usize, StopFlag)>,
+    /// Servers with more `max_num_seqs` than this start, serve their probe, and are found
+    /// killed by SIGSEGV after it (the probe itself still reports every request).
+    pub dies_above: Option<i64>,
 }
+
+/// What a fake server that died logged as its root cause.
+pub const DEATH_CAUSE: &str = "RuntimeError: CUDA error: an illegal memory access was encountered";
 
 struct FakeServer {
     url: String,
     registry: Registry,
+    dies: bool,
 }
 
 fn flag(spec: &LaunchSpec, name: &str) -> Option<i64> {
@@ -112,6 +120,7 @@ impl Launcher for FakeLauncher {
                 message: "torch.OutOfMemoryError: CUDA out of memory".into(),
             });
         }
+        let seqs = flag(spec, "--max-num-seqs").unwrap_or(0);
         let params: Params = ["max_num_seqs", "max_num_batched_tokens", "block_size"]
             .iter()
             .filter_map(|k| {
@@ -128,6 +137,7 @@ impl Launcher for FakeLauncher {
         Ok(Box::new(FakeServer {
             url,
             registry: self.registry.clone(),
+            dies: self.dies_above.is_some_and(|bound| seqs > bound),
         }))
     }
 }
@@ -138,6 +148,12 @@ impl Server for FakeServer {
     }
     fn ready_after(&self) -> Duration {
         Duration::from_millis(1500)
+    }
+    fn exited(&mut self) -> Option<Exit> {
+        self.dies.then(|| Exit {
+            ending: "killed by SIGSEGV (11)".into(),
+            cause: Some(DEATH_CAUSE.into()),
+        })
     }
     fn stop(self: Box<Self>) -> anyhow::Result<()> {
         self.registry.live.lock().unwrap().remove(&self.url);
@@ -162,6 +178,8 @@ pub fn model(params: &Params) -> (f64, f64) {
 pub struct FakeProber {
     pub registry: Registry,
     pub requests_sent: AtomicUsize,
+    /// Above this concurrency one request of each probe fails (the others are measured).
+    pub fail_above: Option<f64>,
 }
 
 impl Prober for FakeProber {
@@ -199,6 +217,10 @@ impl Prober for FakeProber {
                 break;
             }
         }
+        let failed = match self.fail_above {
+            Some(bound) if concurrency(workload) > bound => 1.0,
+            _ => 0.0,
+        };
         let done = stats.finished as f64;
         let metrics: MetricMap = [
             (
@@ -214,8 +236,8 @@ impl Prober for FakeProber {
                     .fold(0.0, f64::max),
             ),
             ("completed".to_string(), done),
-            ("failed".to_string(), 0.0),
-            ("error_rate".to_string(), 0.0),
+            ("failed".to_string(), failed),
+            ("error_rate".to_string(), failed / (done + failed)),
         ]
         .into();
         let json = serde_json::json!({"fake": true, "completed": done, "url": target.base_url});
