@@ -162,7 +162,11 @@ fn a_space_with_secrets_leaves_none_in_the_study_or_on_the_terminal() {
     ] {
         assert_eq!(mode(&dir.join(name)), 0o600, "{name}");
     }
-    assert_eq!(mode(&dir.join("best.sh")), 0o700, "best.sh runs, for its owner only");
+    assert_eq!(
+        mode(&dir.join("best.sh")),
+        0o700,
+        "best.sh runs, for its owner only"
+    );
 
     // Without a variable, best.sh stops before starting anything, naming what to set.
     let unset = std::process::Command::new("bash")

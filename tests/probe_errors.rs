@@ -256,3 +256,15 @@ fn a_stream_without_tokens_or_done_is_malformed_but_an_empty_answer_is_not() {
     let report = run_against(&url, &workload(3));
     assert_eq!(report.metrics["completed"], 3.0, "{}", report.json);
 }
+
+#[test]
+fn a_stream_closed_without_done_after_tokens_is_an_incomplete_disconnect() {
+    let (url, _) = answer_each_with(
+        "text/event-stream",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n",
+    );
+    let report = run_against(&url, &workload(3));
+    let example = all_failed_with(&report, "disconnect", 3);
+    assert!(example.contains("[DONE]"), "{example}");
+    assert_eq!(report.metrics["incomplete"], 3.0, "{}", report.json);
+}

@@ -215,13 +215,20 @@ impl Exchange {
             }
         }
         splitter.finish(&mut |data, at| reply.on_event(data, at));
-        if reply.failure.is_none() && reply.first.is_none() && !reply.done {
-            return Err(fail(
-                ErrorKind::Malformed,
-                "the response ended without a token-bearing event and without `data: [DONE]` \
-                 (not an event stream, or a stream cut short)"
-                    .to_string(),
-            ));
+        if reply.failure.is_none() && !reply.done {
+            return Err(if reply.first.is_none() {
+                fail(
+                    ErrorKind::Malformed,
+                    "the response ended without a token-bearing event and without \
+                     `data: [DONE]` (not an event stream, or a stream cut short)"
+                        .to_string(),
+                )
+            } else {
+                fail(
+                    ErrorKind::Disconnect,
+                    "the stream ended without `data: [DONE]` (cut short)".to_string(),
+                )
+            });
         }
         Ok(())
     }
