@@ -1,15 +1,16 @@
 //! One trial: allocate a slot, build the launch, start the server, probe it (optionally searching
 //! the load), score it, and always tear the server down.
 
+use super::counted;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::{counted, loadsearch};
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::Launcher;
+use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
 use crate::space::{Feasibility, StudySpec};

@@ -1,9 +1,40 @@
-//! Per-trial load search: the highest request rate or concurrency at which every SLO holds,
-//! found by bracketing (doubling from `low`) and then bisection, in at most `rounds` probe runs.
+//! Load search: the highest request rate or concurrency at which every SLO holds, found by
+//! bracketing (doubling from `low`) and then bisection, in at most `rounds` probe runs. A
+//! study's trials (`objective.load_search`) and `infertune bench --sweep` both use it.
 
-use crate::probe::{LoadSpec, WorkloadSpec};
-use crate::space::objective::{LoadKnob, LoadSearchSpec};
+use super::{LoadSpec, WorkloadSpec};
 use anyhow::bail;
+use serde::{Deserialize, Serialize};
+
+/// Which load knob a load search turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadKnob {
+    /// Mean request rate of an open-loop workload (req/s).
+    Rate,
+    /// Concurrency of a closed-loop workload (or the cap of an open-loop one).
+    Concurrency,
+}
+
+/// A load search's bounds. In a study it runs per trial, and the highest load meeting every SLO
+/// becomes the trial's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSearchSpec {
+    /// The knob searched.
+    pub over: LoadKnob,
+    /// Lowest load tried (the first probe).
+    pub low: f64,
+    /// Highest load tried.
+    pub high: f64,
+    /// Most probe runs (bracketing + bisection).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+}
+
+fn default_rounds() -> u32 {
+    6
+}
 
 /// One probe run of a load search.
 #[derive(Clone, Debug, PartialEq)]
