@@ -1,15 +1,15 @@
-//! `infertune bench`: load-tests a running OpenAI-compatible server.
+//! `infertune bench`: load-tests a running OpenAI-compatible server, at one load, a list of
+//! loads, or a search for the highest load holding every SLO (`--sweep`).
 
-use super::bench_progress::BenchBar;
-use crate::probe::csv_out::CsvOut;
+use super::bench_progress::{BenchBar, Runs};
+use super::bench_session::{Outputs, Session};
+use crate::probe::loadsearch::{LoadKnob, LoadSearchSpec};
 use crate::probe::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
-use crate::probe::{summary, EarlyStop, ProbeReport, RequestRecord, RunOptions, Target};
+use crate::probe::Target;
 use anyhow::{bail, Context, Result};
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Arguments of `infertune bench` (boxed: they are many).
 #[derive(clap::Args, Debug)]
@@ -36,12 +36,12 @@ struct BenchOptions {
     /// Closed loop: concurrent requests, one run per value (e.g. 1,8,64).
     #[arg(long, value_delimiter = ',', conflicts_with = "rate")]
     concurrency: Vec<u32>,
-    /// Measured requests per run, aligned with --concurrency (e.g. 10,80,640).
+    /// Measured requests per run, aligned with --concurrency or --rate (e.g. 10,80,640).
     #[arg(long, value_delimiter = ',')]
     requests: Vec<u32>,
-    /// Open loop: mean requests per second, sent at scheduled times.
-    #[arg(long)]
-    rate: Option<f64>,
+    /// Open loop: mean requests per second, sent at scheduled times, one run per value.
+    #[arg(long, value_delimiter = ',')]
+    rate: Vec<f64>,
     /// Open loop: gamma shape of the gaps (1 = Poisson, < 1 burstier).
     #[arg(long, default_value_t = 1.0, requires = "rate")]
     burstiness: f64,
@@ -112,6 +112,27 @@ struct BenchOptions {
     /// Write one CSV row per request.
     #[arg(long)]
     csv: Option<PathBuf>,
+    /// Write a folder: the table of the runs (`sweep.csv`), `report.html` and `report.md` with
+    /// plots of throughput, latency and failures against the load, and each run's JSON and CSV
+    /// under `runs/`.
+    #[arg(long, value_name = "DIR")]
+    report: Option<PathBuf>,
+    /// Find the highest concurrency (or --rate) holding every --slo: double it from its one
+    /// given value (default 1), then bisect.
+    #[arg(long, requires = "slo")]
+    sweep: bool,
+    /// --sweep: the highest load tried.
+    #[arg(long, default_value_t = 1024.0, requires = "sweep")]
+    sweep_max: f64,
+    /// --sweep: the most runs.
+    #[arg(long, default_value_t = 20, requires = "sweep")]
+    sweep_runs: u32,
+}
+
+/// What a session runs: listed loads, or a load search from one.
+enum Plan {
+    Listed(Vec<LoadSpec>),
+    Search(LoadSearchSpec),
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -147,91 +168,51 @@ impl fmt::Debug for Secret {
 /// Runs `infertune bench`; exits non-zero only when every request failed.
 pub fn run(args: BenchArgs) -> Result<i32> {
     let args = *args.options;
-    let workloads = workloads(&args)?;
+    let base = workload(&args)?;
+    let (plan, runs) = plan(&args)?;
     let target = Target {
         base_url: args.url.clone(),
         model: args.model.clone(),
         api_key: args.api_key.as_ref().map(|s| s.0.clone()),
     };
-    let mut csv = args.csv.as_deref().map(CsvOut::create).transpose()?;
-    let runtime = crate::probe::runtime().context("starting the async runtime")?;
-    let interrupted = Arc::new(AtomicBool::new(false));
-    let flag = interrupted.clone();
-    runtime.spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            flag.store(true, Ordering::SeqCst);
-        }
-    });
-    let hook_flag = interrupted.clone();
-    let options = RunOptions {
-        progress: Some(Arc::new(BenchBar::default())),
-        prune: Some(Arc::new(move |_| {
-            hook_flag
-                .load(Ordering::SeqCst)
-                .then(|| EarlyStop::Pruned("interrupted (Ctrl-C); partial results".to_string()))
-        })),
+    let outputs = Outputs {
+        json: args.json.clone(),
+        csv: args.csv.clone(),
+        report: args.report.clone(),
     };
-    let mut reports: Vec<ProbeReport> = Vec::new();
-    for (label, workload) in &workloads {
-        let epoch = Instant::now();
-        let mut on_record = |record: &RequestRecord| {
-            if let Some(csv) = &mut csv {
-                csv.row(label, epoch, record);
-            }
-        };
-        let report = runtime.block_on(crate::probe::run_with_records(
-            &target,
-            workload,
-            options.clone(),
-            &mut on_record,
-        ))?;
-        print!("{}", summary::render(&report, label));
-        reports.push(report);
-        if interrupted.load(Ordering::SeqCst) {
-            break;
-        }
-    }
-    if let Some(csv) = csv {
-        csv.finish()?;
-    }
-    if let Some(path) = &args.json {
-        write_json(path, &reports)?;
-    }
-    let total = |key: &str| {
-        reports
-            .iter()
-            .map(|r| r.metrics.get(key).copied().unwrap_or(0.0))
-            .sum::<f64>()
-    };
-    Ok(if total("completed") == 0.0 && total("failed") > 0.0 {
-        1
+    let mut session = Session::start(target, outputs, BenchBar::new(runs))?;
+    let knob = if args.rate.is_empty() {
+        "concurrency"
     } else {
-        0
-    })
-}
-
-fn write_json(path: &std::path::Path, reports: &[ProbeReport]) -> Result<()> {
-    let value = match reports {
-        [one] => one.json.clone(),
-        many => serde_json::Value::Array(many.iter().map(|r| r.json.clone()).collect()),
+        "rate"
     };
-    let text = serde_json::to_string_pretty(&value).context("serialising the report")?;
-    std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+    let knee = match plan {
+        Plan::Listed(loads) => {
+            for load in loads {
+                session.run(&WorkloadSpec {
+                    load,
+                    ..base.clone()
+                })?;
+                if session.interrupted() {
+                    break;
+                }
+            }
+            None
+        }
+        Plan::Search(spec) => super::bench_sweep::run(&mut session, &base, &spec)?,
+    };
+    session.finish(knob, &base.slo, knee)
 }
 
-/// One workload per run, each with a label naming its load level.
-fn workloads(args: &BenchOptions) -> Result<Vec<(String, WorkloadSpec)>> {
-    let base = WorkloadSpec {
+/// The workload of every run, at the first load.
+fn workload(args: &BenchOptions) -> Result<WorkloadSpec> {
+    Ok(WorkloadSpec {
         api: match args.api {
             ApiArg::Chat => Api::Chat,
             ApiArg::Completions => Api::Completions,
         },
         dataset: dataset(args)?,
-        load: LoadSpec::Closed {
-            concurrency: 1,
-            requests: None,
-            duration: None,
-        },
+        load: loads(args)?.remove(0),
         warmup: args.warmup,
         min_tokens: args.min_tokens,
         ignore_eos: args.ignore_eos,
@@ -251,51 +232,62 @@ fn workloads(args: &BenchOptions) -> Result<Vec<(String, WorkloadSpec)>> {
             }
             None => Vec::new(),
         },
-    };
-    let loads = loads(args)?;
-    Ok(loads
-        .into_iter()
-        .map(|(label, load)| {
-            (
-                label,
-                WorkloadSpec {
-                    load,
-                    ..base.clone()
-                },
-            )
-        })
-        .collect())
+    })
 }
 
-fn loads(args: &BenchOptions) -> Result<Vec<(String, LoadSpec)>> {
-    if let Some(rate) = args.rate {
-        if args.requests.len() > 1 {
-            bail!(
-                "--rate takes one --requests value, got {}",
-                args.requests.len()
-            );
-        }
-        let load = LoadSpec::Open {
-            rate,
-            burstiness: args.burstiness,
-            max_concurrency: args.max_concurrency,
-            requests: args.requests.first().copied(),
-            duration: args.duration,
-        };
-        return Ok(vec![(format!("rate {rate}/s"), load)]);
+/// The session's plan and how many runs it makes.
+fn plan(args: &BenchOptions) -> Result<(Plan, Runs)> {
+    let loads = loads(args)?;
+    if !args.sweep {
+        let planned = loads.iter().map(|l| l.limits().0.map(u64::from)).sum();
+        let runs = Runs::Listed(loads.len(), planned);
+        return Ok((Plan::Listed(loads), runs));
     }
-    let levels = if args.concurrency.is_empty() {
-        vec![1]
+    let (over, low) = match loads.as_slice() {
+        [LoadSpec::Closed { concurrency, .. }] => (LoadKnob::Concurrency, f64::from(*concurrency)),
+        [LoadSpec::Open { rate, .. }] => (LoadKnob::Rate, *rate),
+        _ => bail!(
+            "--sweep starts from one --concurrency or --rate value, got {}",
+            loads.len()
+        ),
+    };
+    if args.sweep_max < low {
+        bail!(
+            "--sweep-max {} is below the first load {low}",
+            args.sweep_max
+        );
+    }
+    if args.sweep_runs == 0 {
+        bail!("--sweep-runs must be at least 1");
+    }
+    let spec = LoadSearchSpec {
+        over,
+        low,
+        high: args.sweep_max,
+        rounds: args.sweep_runs,
+    };
+    Ok((Plan::Search(spec), Runs::AtMost(args.sweep_runs as usize)))
+}
+
+/// One load per run: each --rate, else each --concurrency (default 1), with its --requests.
+fn loads(args: &BenchOptions) -> Result<Vec<LoadSpec>> {
+    let (knob, levels): (&str, Vec<f64>) = if args.rate.is_empty() {
+        let levels = match args.concurrency.as_slice() {
+            [] => vec![1.0],
+            list => list.iter().map(|c| f64::from(*c)).collect(),
+        };
+        ("--concurrency", levels)
     } else {
-        args.concurrency.clone()
+        ("--rate", args.rate.clone())
     };
     let counts: Vec<Option<u32>> = match (args.requests.len(), levels.len()) {
         (0, n) => vec![None; n],
         (1, n) => vec![Some(args.requests[0]); n],
         (r, n) if r == n => args.requests.iter().copied().map(Some).collect(),
         (r, n) => bail!(
-            "--concurrency has {n} values but --requests has {r}; give one --requests value per \
-             concurrency level (or a single one for all)"
+            "{knob} has {n} values but --requests has {r}; give one --requests value per \
+             {} level (or a single one for all)",
+            knob.trim_start_matches('-')
         ),
     };
     if counts.iter().all(Option::is_none) && args.duration.is_none() {
@@ -304,13 +296,22 @@ fn loads(args: &BenchOptions) -> Result<Vec<(String, LoadSpec)>> {
     Ok(levels
         .into_iter()
         .zip(counts)
-        .map(|(concurrency, requests)| {
-            let load = LoadSpec::Closed {
-                concurrency,
-                requests,
-                duration: args.duration,
-            };
-            (format!("concurrency {concurrency}"), load)
+        .map(|(level, requests)| {
+            if args.rate.is_empty() {
+                LoadSpec::Closed {
+                    concurrency: level as u32,
+                    requests,
+                    duration: args.duration,
+                }
+            } else {
+                LoadSpec::Open {
+                    rate: level,
+                    burstiness: args.burstiness,
+                    max_concurrency: args.max_concurrency,
+                    requests,
+                    duration: args.duration,
+                }
+            }
         })
         .collect())
 }

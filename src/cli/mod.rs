@@ -4,6 +4,8 @@
 
 mod bench;
 mod bench_progress;
+mod bench_session;
+mod bench_sweep;
 mod check;
 mod export;
 mod launch;

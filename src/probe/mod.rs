@@ -9,6 +9,7 @@ mod http;
 mod http1;
 mod limits;
 mod load;
+pub mod loadsearch;
 pub mod metrics;
 mod plan;
 pub mod preflight;

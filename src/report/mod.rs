@@ -1,9 +1,10 @@
 //! Study reports: what `report.md` and `report.html` say (summary, winner and its gain over the
 //! baseline, plots, failures by kind, every trial), built from the study in memory; `export`
-//! writes the files.
+//! writes the files. [`sweep`] says what a load sweep's report says.
 
 mod content;
 mod plots;
+pub mod sweep;
 
 use crate::export::{Access, StudyFacts, Winner};
 use crate::record::TrialRecord;

@@ -1,5 +1,6 @@
 //! The objective: maximise or minimise a metric subject to SLOs.
 
+pub use crate::probe::loadsearch::{LoadKnob, LoadSearchSpec};
 use crate::record::{Slo, SloOp};
 use serde::{Deserialize, Serialize};
 
@@ -64,35 +65,6 @@ pub struct SecondaryObjective {
     pub direction: Direction,
     /// A metric name or an expression of metrics, e.g. `p99_ttft_ms`.
     pub metric: String,
-}
-
-/// Which load knob a per-trial load search turns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LoadKnob {
-    /// Mean request rate of an open-loop workload (req/s).
-    Rate,
-    /// Concurrency of a closed-loop workload (or the cap of an open-loop one).
-    Concurrency,
-}
-
-/// Per-trial load search: the highest load meeting every SLO becomes the trial's value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LoadSearchSpec {
-    /// The knob searched.
-    pub over: LoadKnob,
-    /// Lowest load tried (the first probe).
-    pub low: f64,
-    /// Highest load tried.
-    pub high: f64,
-    /// Most probe runs per trial (bracketing + bisection).
-    #[serde(default = "default_rounds")]
-    pub rounds: u32,
-}
-
-fn default_rounds() -> u32 {
-    6
 }
 
 impl Direction {

@@ -12,7 +12,6 @@ pub mod export;
 pub mod fingerprint;
 pub mod interrupt;
 pub mod journal;
-pub mod loadsearch;
 pub mod lock;
 pub mod observer;
 pub mod preflight;

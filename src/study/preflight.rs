@@ -1,8 +1,8 @@
 //! What `tune` refuses at start-up beyond loading the space, in one place, so that `check`
 //! refuses exactly the same spaces.
 
-use super::loadsearch;
 use super::score::Objective;
+use crate::probe::loadsearch;
 use crate::space::StudySpec;
 use anyhow::Context as _;
 

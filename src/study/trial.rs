@@ -2,15 +2,17 @@
 //! the load), score it, and always tear the server down. A server whose process exited during
 //! the trial makes it `crashed`, whatever the probe measured.
 
+use super::counted;
+use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::{counted, exit, loadsearch};
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::Launcher;
+use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
 use crate::space::{Feasibility, StudySpec};

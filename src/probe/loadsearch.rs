@@ -1,9 +1,41 @@
-//! Per-trial load search: the highest request rate or concurrency at which every SLO holds,
-//! found by bracketing (doubling from `low`) and then bisection, in at most `rounds` probe runs.
+//! Load search: the highest request rate or concurrency at which every SLO holds, found by
+//! bracketing (doubling from `low`) and then bisection, in at most `rounds` probe runs. A
+//! study's trials (`objective.load_search`) and `infertune bench --sweep` both use it.
 
-use crate::probe::{LoadSpec, WorkloadSpec};
-use crate::space::objective::{LoadKnob, LoadSearchSpec};
+use super::{LoadSpec, WorkloadSpec};
+use crate::record::{MetricMap, Slo, Violation};
 use anyhow::bail;
+use serde::{Deserialize, Serialize};
+
+/// Which load knob a load search turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoadKnob {
+    /// Mean request rate of an open-loop workload (req/s).
+    Rate,
+    /// Concurrency of a closed-loop workload (or the cap of an open-loop one).
+    Concurrency,
+}
+
+/// A load search's bounds. In a study it runs per trial, and the highest load meeting every SLO
+/// becomes the trial's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSearchSpec {
+    /// The knob searched.
+    pub over: LoadKnob,
+    /// Lowest load tried (the first probe).
+    pub low: f64,
+    /// Highest load tried.
+    pub high: f64,
+    /// Most probe runs (bracketing + bisection).
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+}
+
+fn default_rounds() -> u32 {
+    6
+}
 
 /// One probe run of a load search.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,6 +131,28 @@ pub fn search(
     Ok(rounds)
 }
 
+/// What keeps a run with `metrics` from holding every SLO of `slos`: each SLO broken or not
+/// measured, and a run in which no request completed.
+pub fn violations(slos: &[Slo], metrics: &MetricMap) -> Vec<Violation> {
+    let mut out: Vec<Violation> = slos
+        .iter()
+        .filter_map(|slo| {
+            let measured = metrics.get(&slo.metric_key()).copied();
+            match measured {
+                Some(v) if slo.holds(v) => None,
+                _ => Some(Violation::Slo {
+                    slo: slo.clone(),
+                    measured,
+                }),
+            }
+        })
+        .collect();
+    if metrics.get("completed").is_none_or(|n| *n == 0.0) {
+        out.push(Violation::NothingCompleted);
+    }
+    out
+}
+
 /// The highest feasible load of `rounds`, if any.
 pub fn best(rounds: &[Round]) -> Option<f64> {
     rounds
@@ -152,6 +206,38 @@ mod tests {
         let rounds = search(&spec(LoadKnob::Rate, 1.0, 8.0, 6), |_| Ok(Some(false))).unwrap();
         assert_eq!(rounds.len(), 1);
         assert_eq!(best(&rounds), None);
+    }
+
+    #[test]
+    fn a_run_holds_its_slos_only_when_each_is_measured_within_bounds() {
+        let slos = crate::record::parse_slos("ttft:p99<=2s,error_rate<=1%").unwrap();
+        let metrics = |pairs: &[(&str, f64)]| -> MetricMap {
+            pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        };
+        let good = metrics(&[
+            ("completed", 5.0),
+            ("p99_ttft_ms", 1500.0),
+            ("error_rate", 0.0),
+        ]);
+        assert!(violations(&slos, &good).is_empty());
+        let slow = metrics(&[("completed", 5.0), ("p99_ttft_ms", 2500.0)]);
+        let texts: Vec<String> = violations(&slos, &slow)
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "ttft:p99<=2000ms (was 2500ms)",
+                "error_rate<=1% (not measured)"
+            ]
+        );
+        let none = metrics(&[
+            ("completed", 0.0),
+            ("p99_ttft_ms", 1.0),
+            ("error_rate", 0.0),
+        ]);
+        assert_eq!(violations(&slos, &none), [Violation::NothingCompleted]);
     }
 
     #[test]

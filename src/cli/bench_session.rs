@@ -1,0 +1,221 @@
+//! One `infertune bench` session: its runs one after another, each summary printed as it ends,
+//! then the files asked for (`--csv`, `--json`, and the `--report` folder with each run's JSON and
+//! CSV) and, for several runs, one table of them all.
+
+use super::bench_progress::BenchBar;
+use crate::probe::csv_out::CsvOut;
+use crate::probe::{loadsearch, summary, EarlyStop, ProbeReport, RequestRecord, RunOptions};
+use crate::probe::{LoadSpec, Target, WorkloadSpec};
+use crate::record::Slo;
+use crate::report::sweep::{self, SweepPoint, SweepView};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Folder of the report holding each run's JSON and CSV.
+const RUNS_DIR: &str = "runs";
+
+/// Where a session writes.
+pub struct Outputs {
+    /// `--json`: every run's report.
+    pub json: Option<PathBuf>,
+    /// `--csv`: every request of every run.
+    pub csv: Option<PathBuf>,
+    /// `--report`: the sweep's folder.
+    pub report: Option<PathBuf>,
+}
+
+/// One finished run.
+pub struct Run {
+    /// The concurrency or rate it ran at.
+    pub load: f64,
+    /// Its report.
+    pub report: ProbeReport,
+    /// The SLOs it broke, as text.
+    pub violations: Vec<String>,
+}
+
+/// Runs workloads against one target and keeps what they found.
+pub struct Session {
+    target: Target,
+    runtime: tokio::runtime::Runtime,
+    interrupted: Arc<AtomicBool>,
+    options: RunOptions,
+    bar: Arc<BenchBar>,
+    outputs: Outputs,
+    csv: Option<CsvOut>,
+    runs: Vec<Run>,
+}
+
+impl Session {
+    /// Starts the runtime, the Ctrl-C watch and the files that grow run by run.
+    pub fn start(target: Target, outputs: Outputs, bar: BenchBar) -> Result<Session> {
+        let csv = outputs.csv.as_deref().map(CsvOut::create).transpose()?;
+        if let Some(dir) = &outputs.report {
+            let runs = dir.join(RUNS_DIR);
+            std::fs::create_dir_all(&runs)
+                .with_context(|| format!("cannot create {}", runs.display()))?;
+        }
+        let runtime = crate::probe::runtime().context("starting the async runtime")?;
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let flag = interrupted.clone();
+        runtime.spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                flag.store(true, Ordering::SeqCst);
+            }
+        });
+        let hook_flag = interrupted.clone();
+        let bar = Arc::new(bar);
+        let options = RunOptions {
+            progress: Some(bar.clone()),
+            prune: Some(Arc::new(move |_| {
+                hook_flag
+                    .load(Ordering::SeqCst)
+                    .then(|| EarlyStop::Pruned("interrupted (Ctrl-C); partial results".to_string()))
+            })),
+        };
+        Ok(Session {
+            target,
+            runtime,
+            interrupted,
+            options,
+            bar,
+            outputs,
+            csv,
+            runs: Vec::new(),
+        })
+    }
+
+    /// Whether Ctrl-C was pressed; the session then makes no more runs.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
+    }
+
+    /// Runs `workload`, prints its summary and writes its files.
+    pub fn run(&mut self, workload: &WorkloadSpec) -> Result<&Run> {
+        let (label, load) = describe(&workload.load);
+        self.bar.begin_run(&label);
+        let mut run_csv = match &self.outputs.report {
+            Some(dir) => Some(CsvOut::create(&run_path(dir, &label, "csv"))?),
+            None => None,
+        };
+        let epoch = Instant::now();
+        let csv = &mut self.csv;
+        let mut on_record = |record: &RequestRecord| {
+            for out in [&mut *csv, &mut run_csv].into_iter().flatten() {
+                out.row(&label, epoch, record);
+            }
+        };
+        let report = self.runtime.block_on(crate::probe::run_with_records(
+            &self.target,
+            workload,
+            self.options.clone(),
+            &mut on_record,
+        ))?;
+        print!("{}", summary::render(&report, &label));
+        if let Some(dir) = &self.outputs.report {
+            write_json(&run_path(dir, &label, "json"), &report.json)?;
+        }
+        if let Some(out) = run_csv {
+            out.finish()?;
+        }
+        let violations = loadsearch::violations(&workload.slo, &report.metrics)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        self.runs.push(Run {
+            load,
+            report,
+            violations,
+        });
+        Ok(self.runs.last().expect("just pushed"))
+    }
+
+    /// Writes `--csv`, `--json` and the report (its knob named `knob`, with the `knee` when a
+    /// search found one), prints the table of several runs, and returns the exit status:
+    /// non-zero only when every request failed.
+    pub fn finish(self, knob: &str, slos: &[Slo], knee: Option<f64>) -> Result<i32> {
+        if let Some(csv) = self.csv {
+            csv.finish()?;
+        }
+        if let Some(path) = &self.outputs.json {
+            let value = match self.runs.as_slice() {
+                [one] => one.report.json.clone(),
+                many => many.iter().map(|r| r.report.json.clone()).collect(),
+            };
+            write_json(path, &value)?;
+        }
+        let points: Vec<SweepPoint> = self
+            .runs
+            .iter()
+            .map(|r| SweepPoint {
+                load: r.load,
+                metrics: r.report.metrics.clone(),
+                violations: r.violations.clone(),
+            })
+            .collect();
+        let view = SweepView {
+            title: format!(
+                "infertune bench: {} at {}",
+                self.target.model, self.target.base_url
+            ),
+            knob,
+            points: &points,
+            slos,
+            knee,
+        };
+        if points.len() > 1 {
+            println!("{}", table(&view));
+        }
+        if let Some(dir) = &self.outputs.report {
+            let html = sweep::write(dir, &view)?;
+            println!("Report: {}", html.display());
+        }
+        let total = |key: &str| {
+            self.runs
+                .iter()
+                .map(|r| r.report.metrics.get(key).copied().unwrap_or(0.0))
+                .sum::<f64>()
+        };
+        Ok(i32::from(
+            total("completed") == 0.0 && total("failed") > 0.0,
+        ))
+    }
+}
+
+/// A load's label (`concurrency 8`, `rate 2.5/s`) and value.
+pub fn describe(load: &LoadSpec) -> (String, f64) {
+    match load {
+        LoadSpec::Closed { concurrency, .. } => (
+            format!("concurrency {concurrency}"),
+            f64::from(*concurrency),
+        ),
+        LoadSpec::Open { rate, .. } => (format!("rate {rate}/s"), *rate),
+    }
+}
+
+/// `DIR/runs/concurrency-8.EXT` for the run labelled `concurrency 8`.
+fn run_path(dir: &Path, label: &str, ext: &str) -> PathBuf {
+    let stem = label.trim_end_matches("/s").replace(' ', "-");
+    dir.join(RUNS_DIR).join(format!("{stem}.{ext}"))
+}
+
+/// The sweep's table for the terminal.
+fn table(view: &SweepView<'_>) -> comfy_table::Table {
+    let (header, rows) = sweep::table(view, true);
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    table
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).context("serialising the report")?;
+    std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+}

@@ -1,0 +1,242 @@
+//! The HTML reports as a browser draws them: headless Chromium renders a study's `report.html`
+//! (a short simulator study of `search-spaces/demo-sim.yaml`) and a bench sweep's page to PNG and
+//! to its DOM, and every plot must have data in it, so a page that renders empty fails.
+//!
+//! Without Chromium it fails when `INFERTUNE_REQUIRE_CHROMIUM=1` (scripts/test.sh sets it;
+//! scripts/provision-chromium.sh installs it) and is skipped with a loud message otherwise.
+//! `INFERTUNE_SCREENSHOT_DIR` keeps the PNGs there.
+
+mod support;
+
+use assert_cmd::cargo::cargo_bin;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+use support::{FakeConfig, FakeServer};
+
+/// What the DOM of one `<svg>` holds: data points and lines (legend marks left out).
+#[derive(Debug)]
+struct Plot {
+    title: String,
+    points: usize,
+    lines: usize,
+}
+
+#[test]
+fn a_study_report_and_a_sweep_page_render_with_data_in_every_plot() {
+    let Some(chromium) = chromium() else {
+        assert!(
+            !required(),
+            "Chromium is required here (INFERTUNE_REQUIRE_CHROMIUM=1) but no `chromium` is on \
+             PATH; run scripts/provision-chromium.sh"
+        );
+        eprintln!(
+            "\n{bar}\nSKIPPED the report rendering check: no `chromium` on PATH.\n\
+             Run scripts/screenshot-check.sh (or scripts/test.sh) to run it.\n{bar}\n",
+            bar = "!".repeat(78)
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::env::var_os("INFERTUNE_SCREENSHOT_DIR")
+        .map_or_else(|| tmp.path().join("png"), PathBuf::from);
+    std::fs::create_dir_all(&out).unwrap();
+
+    let study = study_report(tmp.path());
+    let plots = render(&chromium, &study, &out.join("study-report.png"));
+    assert!(plots.len() >= 2, "{plots:?}");
+    for plot in &plots {
+        assert!(plot.points + plot.lines > 0, "an empty plot: {plot:?}");
+    }
+    assert_eq!(plots[0].title, "Best output_throughput so far");
+
+    let sweep = sweep_report(tmp.path());
+    let plots = render(&chromium, &sweep, &out.join("sweep-report.png"));
+    let titles: Vec<&str> = plots.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Output throughput",
+            "Request throughput",
+            "Time to first token",
+            "Time per output token",
+            "End-to-end latency",
+            "Failed requests"
+        ]
+    );
+    // One point per concurrency for each series: p50 and p99 of the latencies.
+    let points: Vec<usize> = plots.iter().map(|p| p.points).collect();
+    assert_eq!(points, [3, 3, 6, 6, 6, 3], "{plots:?}");
+    assert!(plots.iter().all(|p| p.lines >= 1), "{plots:?}");
+}
+
+/// `chromium` on PATH.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("chromium"))
+        .find(|p| p.is_file())
+}
+
+fn required() -> bool {
+    std::env::var("INFERTUNE_REQUIRE_CHROMIUM").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// A three-trial study of the simulator demo space; returns its `report.html`.
+fn study_report(dir: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("search-spaces/demo-sim.yaml")).unwrap();
+    assert!(
+        text.contains("port: 8200"),
+        "demo-sim.yaml no longer holds `port: 8200`"
+    );
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let space = dir.join("demo-sim.yaml");
+    std::fs::write(&space, text.replace("port: 8200", &format!("port: {port}"))).unwrap();
+    let results = dir.join("results");
+    let run = Command::new(cargo_bin("infertune"))
+        .arg("tune")
+        .arg("--space")
+        .arg(&space)
+        .arg("--results")
+        .arg(&results)
+        .args(["--trials", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    results.join("demo-sim/report.html")
+}
+
+/// A bench over three concurrencies of the fake server; returns its `report.html`.
+fn sweep_report(dir: &Path) -> PathBuf {
+    let server = FakeServer::start(FakeConfig {
+        ttft: Duration::from_millis(5),
+        itl: Duration::from_millis(1),
+        tokens: Some(8),
+        ..FakeConfig::default()
+    });
+    let report = dir.join("sweep");
+    let run = Command::new(cargo_bin("infertune"))
+        .args([
+            "bench",
+            "--url",
+            &server.url,
+            "--model",
+            "m",
+            "--input-len",
+            "8",
+        ])
+        .args(["--concurrency", "1,2,4", "--requests", "4,8,16", "--report"])
+        .arg(&report)
+        .env_remove("INFERTUNE_API_KEY")
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    report.join("report.html")
+}
+
+/// Renders `page` to `png` and returns the plots of its DOM.
+fn render(chromium: &Path, page: &Path, png: &Path) -> Vec<Plot> {
+    let url = format!("file://{}", page.canonicalize().unwrap().display());
+    let shot = headless(
+        chromium,
+        &[
+            &format!("--screenshot={}", png.display()),
+            "--window-size=1200,2000",
+            &url,
+        ],
+    );
+    assert!(
+        shot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shot.stderr)
+    );
+    let bytes = std::fs::read(png).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 20_000,
+        "{} bytes",
+        bytes.len()
+    );
+    let dom = headless(chromium, &["--dump-dom", &url]);
+    assert!(
+        dom.status.success(),
+        "{}",
+        String::from_utf8_lossy(&dom.stderr)
+    );
+    let plots = plots(&String::from_utf8_lossy(&dom.stdout));
+    println!(
+        "{}: {} bytes of PNG; plots {plots:?}",
+        page.display(),
+        bytes.len()
+    );
+    plots
+}
+
+/// Runs headless Chromium with a fresh profile, within a minute.
+fn headless(chromium: &Path, args: &[&str]) -> std::process::Output {
+    let profile = tempfile::tempdir().unwrap();
+    Command::new("timeout")
+        .arg("60")
+        .arg(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+        ])
+        .args([
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The `<svg>` elements of `dom`: each one's title (its first text) and its data marks, which
+/// are the points (`r="3.5"`; legend marks are larger) and the lines.
+fn plots(dom: &str) -> Vec<Plot> {
+    dom.split("<svg")
+        .skip(1)
+        .map(|rest| {
+            let svg = rest.split("</svg>").next().unwrap_or_default();
+            let title = svg
+                .split("<text")
+                .nth(1)
+                .and_then(|t| t.split('>').nth(1))
+                .and_then(|t| t.split('<').next())
+                .unwrap_or_default()
+                .to_string();
+            Plot {
+                title,
+                points: svg
+                    .split("<circle")
+                    .skip(1)
+                    .filter(|c| {
+                        c.split('>')
+                            .next()
+                            .unwrap_or_default()
+                            .contains(r#" r="3.5""#)
+                    })
+                    .count(),
+                lines: svg.matches("<polyline").count(),
+            }
+        })
+        .collect()
+}
