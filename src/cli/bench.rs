@@ -13,7 +13,7 @@ use std::time::Duration;
 
 /// Arguments of `infertune bench` (boxed: they are many).
 #[derive(clap::Args, Debug)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(flatten)]
     options: Box<BenchOptions>,
 }

@@ -20,7 +20,7 @@ pub enum Runs {
 /// Draws each run's bar (a counter when the run is bound by time) with the run's number and the
 /// whole session's requests and time left, when stderr is a terminal; otherwise writes one line
 /// to stderr as each run starts.
-pub struct BenchBar {
+pub(crate) struct BenchBar {
     terminal: bool,
     state: Mutex<State>,
 }
@@ -51,7 +51,7 @@ impl BenchBar {
     }
 
     /// The next run, at the load named `label`, is about to start.
-    pub fn begin_run(&self, label: &str) {
+    pub(crate) fn begin_run(&self, label: &str) {
         let mut state = self.lock();
         state.run += 1;
         state.label = label.to_string();

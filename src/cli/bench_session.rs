@@ -18,7 +18,7 @@ use std::time::Instant;
 const RUNS_DIR: &str = "runs";
 
 /// Where a session writes.
-pub struct Outputs {
+pub(crate) struct Outputs {
     /// `--json`: every run's report.
     pub json: Option<PathBuf>,
     /// `--csv`: every request of every run.
@@ -38,7 +38,7 @@ pub struct Run {
 }
 
 /// Runs workloads against one target and keeps what they found.
-pub struct Session {
+pub(crate) struct Session {
     target: Target,
     runtime: tokio::runtime::Runtime,
     interrupted: Arc<AtomicBool>,
@@ -186,7 +186,7 @@ impl Session {
 }
 
 /// A load's label (`concurrency 8`, `rate 2.5/s`) and value.
-pub fn describe(load: &LoadSpec) -> (String, f64) {
+pub(crate) fn describe(load: &LoadSpec) -> (String, f64) {
     match load {
         LoadSpec::Closed { concurrency, .. } => (
             format!("concurrency {concurrency}"),

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 /// Arguments of `infertune check`.
 #[derive(clap::Args, Debug)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The search space file.
     #[arg(long)]
     pub space: PathBuf,
@@ -99,7 +99,7 @@ fn table(headers: &[&str]) -> Table {
 }
 
 /// The parameter table: name, domain, condition, how the engine receives it, default.
-pub fn parameter_table(params: &[ParamDef]) -> Table {
+pub(crate) fn parameter_table(params: &[ParamDef]) -> Table {
     let mut t = table(&[
         "parameter",
         "type",

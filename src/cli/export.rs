@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// Arguments of `infertune export`.
 #[derive(clap::Args, Debug)]
-pub struct ExportArgs {
+pub(crate) struct ExportArgs {
     /// Study folder, e.g. `results/vllm`.
     pub study_dir: PathBuf,
 }

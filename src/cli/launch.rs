@@ -12,7 +12,7 @@ use std::sync::{mpsc, Arc};
 
 /// Arguments of `infertune launch`.
 #[derive(clap::Args, Debug)]
-pub struct LaunchArgs {
+pub(crate) struct LaunchArgs {
     /// Search space file (YAML).
     #[arg(long)]
     pub space: PathBuf,

@@ -23,7 +23,7 @@ use clap::{Parser, Subcommand};
 /// Finds the best launch configuration for an LLM inference server.
 #[derive(Parser, Debug)]
 #[command(name = "infertune", version, about)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 /// Arguments of `infertune report`.
 #[derive(clap::Args, Debug)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Study folder, e.g. `results/vllm`.
     pub study_dir: PathBuf,
 }

@@ -5,7 +5,7 @@ use super::sim_serve::{self, ServeArgs};
 
 /// `infertune sim` subcommands.
 #[derive(clap::Subcommand, Debug)]
-pub enum SimCommand {
+pub(crate) enum SimCommand {
     /// Evaluate configs in virtual time.
     Eval(Box<EvalArgs>),
     /// Serve an OpenAI-compatible API with modelled timings.

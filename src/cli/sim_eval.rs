@@ -12,7 +12,7 @@ use std::time::Instant;
 
 /// `infertune sim eval`.
 #[derive(clap::Args, Debug)]
-pub struct EvalArgs {
+pub(crate) struct EvalArgs {
     #[command(flatten)]
     target: TargetArgs,
     /// Workload file (a probe WorkloadSpec in YAML); overrides the inline workload flags.

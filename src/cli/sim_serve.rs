@@ -8,7 +8,7 @@ use std::time::Duration;
 
 /// `infertune sim serve`.
 #[derive(clap::Args, Debug)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     #[command(flatten)]
     target: TargetArgs,
     /// Address to bind.

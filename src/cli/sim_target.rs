@@ -6,7 +6,7 @@ use crate::space::EngineKind;
 
 /// The simulated engine, card and model.
 #[derive(clap::Args, Debug, Clone)]
-pub struct TargetArgs {
+pub(crate) struct TargetArgs {
     /// Card profile (H100, H200, A100-40, A100-80, A6000, L40S, T4, V100, Ascend-910B4, MXC500).
     #[arg(long)]
     pub(super) card: String,

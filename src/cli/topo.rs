@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 /// Arguments of `infertune topo`.
 #[derive(clap::Args, Debug)]
-pub struct TopoArgs {
+pub(crate) struct TopoArgs {
     /// Print JSON (topology and candidates) instead of tables.
     #[arg(long)]
     pub json: bool,

@@ -15,7 +15,7 @@ const EXIT_INTERRUPTED: i32 = 130;
 
 /// Arguments of `infertune tune`.
 #[derive(clap::Args, Debug)]
-pub struct TuneArgs {
+pub(crate) struct TuneArgs {
     /// Search space file (YAML).
     #[arg(long)]
     pub space: PathBuf,

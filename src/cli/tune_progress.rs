@@ -11,7 +11,7 @@ use std::time::Duration;
 
 /// Reports a study trial by trial on stderr; shared with the launcher for its warnings.
 #[derive(Default)]
-pub struct TuneProgress {
+pub(crate) struct TuneProgress {
     bar: Mutex<Option<ProgressBar>>,
 }
 

@@ -42,7 +42,7 @@ pub(crate) struct Rendered {
 
 impl Rendered {
     /// Fails when a parameter targets a config file but `engine` has none.
-    pub fn reject_config_paths(&self, engine: &str) -> Result<()> {
+    pub(crate) fn reject_config_paths(&self, engine: &str) -> Result<()> {
         if let Some((path, _)) = self.config.first() {
             bail!(
                 "a parameter targets the config path `{path}`, but {engine} takes no config file; \

@@ -29,7 +29,7 @@ impl Access {
     }
 
     /// The mode files are created with (the umask still applies).
-    pub fn file_mode(self) -> u32 {
+    pub(crate) fn file_mode(self) -> u32 {
         match self {
             Access::Shared => 0o666,
             Access::Owner => 0o600,
@@ -50,12 +50,12 @@ impl Access {
 /// Replace `path` with `contents` through a temporary file and a rename, so readers never see
 /// half a file. The temporary file's name is unique to this write (process id and a counter),
 /// so concurrent writers of files in one folder never share one.
-pub fn write_atomic(path: &Path, contents: &str, access: Access) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &str, access: Access) -> anyhow::Result<()> {
     write_with_mode(path, contents, access.file_mode())
 }
 
 /// Like [`write_atomic`], for a script its reader runs: executable by whoever may read it.
-pub fn write_executable(path: &Path, contents: &str, access: Access) -> anyhow::Result<()> {
+pub(crate) fn write_executable(path: &Path, contents: &str, access: Access) -> anyhow::Result<()> {
     let mode = access.file_mode();
     write_with_mode(path, contents, mode | (mode & 0o444) >> 2)
 }

@@ -90,7 +90,7 @@ fn variables<'a>(spec: &'a LaunchSpec, secrets: &'a Secrets) -> Vec<&'a str> {
 }
 
 /// The script's last line: `exec` and the launch's [`command_line`].
-pub fn exec_line(spec: &LaunchSpec) -> anyhow::Result<String> {
+pub(crate) fn exec_line(spec: &LaunchSpec) -> anyhow::Result<String> {
     Ok(format!("exec {}", command_line(spec)?))
 }
 

@@ -2,7 +2,7 @@
 
 /// One block of a report.
 #[derive(Clone, Debug)]
-pub enum Block {
+pub(crate) enum Block {
     /// A heading of level 1–3.
     Heading(u8, String),
     /// A paragraph of plain text.

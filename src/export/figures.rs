@@ -2,7 +2,7 @@
 //! exists, and as `n = 1` (no interval) when the figure comes from a single run.
 
 /// `12.00 ± 0.50 (95% CI, n = 3)`, or `12.00 (n = 1)` without an interval.
-pub fn mean_text(mean: f64, ci95: Option<f64>, runs: usize) -> String {
+pub(crate) fn mean_text(mean: f64, ci95: Option<f64>, runs: usize) -> String {
     match ci95 {
         Some(ci) => format!("{mean:.2} ± {ci:.2} (95% CI, n = {runs})"),
         None => format!("{mean:.2} (n = {runs})"),

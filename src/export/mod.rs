@@ -17,12 +17,13 @@ mod redact;
 mod svg;
 mod trials_csv;
 
-pub use atomic::{write_atomic, write_executable, Access};
-pub use best_sh::exec_line;
-pub use document::Block;
-pub use figures::{gain_text, mean_text};
-pub use redact::redact;
-pub use svg::{Chart, Series};
+pub(crate) use atomic::{write_atomic, write_executable, Access};
+pub(crate) use best_sh::exec_line;
+pub(crate) use document::Block;
+pub use figures::gain_text;
+pub(crate) use figures::mean_text;
+pub(crate) use redact::redact;
+pub(crate) use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
 use crate::launch::LaunchSpec;
@@ -35,17 +36,17 @@ use std::path::{Path, PathBuf};
 /// The winner's launch script.
 pub const BEST_SH: &str = "best.sh";
 /// The winner's facts.
-pub const BEST_JSON: &str = "best.json";
+pub(crate) const BEST_JSON: &str = "best.json";
 /// MindIE: the winner's params as a nested patch of `config.json`.
-pub const CONFIG_PATCH: &str = "config.patch.json";
+pub(crate) const CONFIG_PATCH: &str = "config.patch.json";
 /// Every trial, one CSV row each.
-pub const TRIALS_CSV: &str = "trials.csv";
+pub(crate) const TRIALS_CSV: &str = "trials.csv";
 /// The report in Markdown.
-pub const REPORT_MD: &str = "report.md";
+pub(crate) const REPORT_MD: &str = "report.md";
 /// The report as a standalone HTML page.
-pub const REPORT_HTML: &str = "report.html";
+pub(crate) const REPORT_HTML: &str = "report.html";
 /// Folder of the report's SVG plots.
-pub const PLOTS_DIR: &str = "plots";
+pub(crate) const PLOTS_DIR: &str = "plots";
 
 /// What a study is: the facts its `study.json` keeps.
 #[derive(Clone, Copy, Debug)]
@@ -128,13 +129,17 @@ pub struct Best<'a> {
 }
 
 /// Write `trials.csv` of `records` into `dir`.
-pub fn write_trials_csv(dir: &Path, records: &[TrialRecord], access: Access) -> anyhow::Result<()> {
+pub(crate) fn write_trials_csv(
+    dir: &Path,
+    records: &[TrialRecord],
+    access: Access,
+) -> anyhow::Result<()> {
     write_atomic(&dir.join(TRIALS_CSV), &trials_csv::render(records)?, access)
 }
 
 /// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`; no
 /// secret of the space is written (see [`redact`] and `best.sh`'s variable references).
-pub fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
+pub(crate) fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
     let access = Access::of(best.space);
     write_executable(&dir.join(BEST_SH), &best_sh::render(best)?, access)?;
     let json = best_json::render(best);
@@ -156,7 +161,7 @@ pub fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
 
 /// Write the report of `blocks` into `dir`: `plots/*.svg`, `report.md` and `report.html` (titled
 /// `title`) with `access`; returns the paths of the two reports.
-pub fn write_report(
+pub(crate) fn write_report(
     dir: &Path,
     title: &str,
     blocks: &[Block],

@@ -5,7 +5,7 @@ use crate::space::secrets::Secrets;
 
 /// `spec` with every secret of `secrets` masked in its program, arguments, environment values
 /// and files; what `launch.json`, `best.json` and the report show.
-pub fn redact(spec: &LaunchSpec, secrets: &Secrets) -> LaunchSpec {
+pub(crate) fn redact(spec: &LaunchSpec, secrets: &Secrets) -> LaunchSpec {
     let mut out = spec.clone();
     out.program = secrets.scrub(&spec.program);
     for arg in &mut out.args {

@@ -11,7 +11,7 @@ const BOTTOM: f64 = 50.0;
 
 /// One series of points.
 #[derive(Clone, Debug)]
-pub struct Series {
+pub(crate) struct Series {
     /// Legend label.
     pub name: String,
     /// CSS colour.
@@ -26,7 +26,7 @@ pub struct Series {
 
 /// A chart.
 #[derive(Clone, Debug)]
-pub struct Chart {
+pub(crate) struct Chart {
     /// Title above the plot.
     pub title: String,
     /// X axis label.
@@ -220,7 +220,7 @@ fn number(v: f64) -> String {
 }
 
 /// Escape text for XML.
-pub fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -12,7 +12,7 @@ pub fn command_line(spec: &LaunchSpec) -> Result<String> {
 
 /// [`command_line`] with each word (an env `K=V`, the program, an argument) written by `word`
 /// instead of [`quote`].
-pub fn command_line_with(
+pub(crate) fn command_line_with(
     spec: &LaunchSpec,
     word: impl Fn(&str) -> Result<String>,
 ) -> Result<String> {

@@ -59,7 +59,7 @@ pub fn signal(pgid: i32, signal: Signal) {
 const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// PIDs holding accelerator memory per `nvidia-smi`, or `None` where it is not installed.
-pub fn gpu_pids() -> Option<Vec<i32>> {
+pub(crate) fn gpu_pids() -> Option<Vec<i32>> {
     if !on_path("nvidia-smi") {
         return None;
     }

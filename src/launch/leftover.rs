@@ -52,7 +52,7 @@ pub struct GroupRecord {
 
 impl GroupRecord {
     /// The record of the running group led by `pgid`, or `None` when the leader is gone.
-    pub fn of_running(pgid: i32) -> Option<Self> {
+    pub(crate) fn of_running(pgid: i32) -> Option<Self> {
         Some(GroupRecord {
             pgid,
             start_ticks: group::start_ticks(pgid)?,
@@ -73,7 +73,7 @@ impl GroupRecord {
 }
 
 /// The record's path for a server logging to `log_path`.
-pub fn record_path(log_path: &Path) -> PathBuf {
+pub(crate) fn record_path(log_path: &Path) -> PathBuf {
     log_path
         .parent()
         .unwrap_or_else(|| Path::new("."))

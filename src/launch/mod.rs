@@ -16,9 +16,11 @@ pub mod spec;
 mod teardown;
 pub mod tree;
 
-pub use command_line::{command_line, command_line_with, quote};
+pub use command_line::{command_line, quote};
 
-pub use process::{ProcessLauncher, ProcessServer};
+pub(crate) use command_line::command_line_with;
+
+pub use process::ProcessLauncher;
 pub use spec::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};
 
 use crate::record::FailureKind;

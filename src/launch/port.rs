@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// The address to connect to for a server bound to `host` (a wildcard bind is reached on
 /// loopback).
-pub fn connect_host(host: &str) -> &str {
+pub(crate) fn connect_host(host: &str) -> &str {
     match host {
         "0.0.0.0" | "" => "127.0.0.1",
         "::" | "[::]" => "::1",
@@ -91,13 +91,13 @@ impl PortLease {
 }
 
 /// Where the lease files live: a fixed folder, shared by every tuner of every user.
-pub const LEASE_DIR: &str = "/tmp/infertune-ports";
+pub(crate) const LEASE_DIR: &str = "/tmp/infertune-ports";
 
 /// How far above the first port [`reserve`] looks.
 const SPAN: u16 = 200;
 
 /// Reserve the first port from `from` upward that no tuner holds and `host` can bind now.
-pub fn reserve(host: &str, from: u16) -> std::io::Result<PortLease> {
+pub(crate) fn reserve(host: &str, from: u16) -> std::io::Result<PortLease> {
     let dir = Path::new(LEASE_DIR);
     if !dir.is_dir() {
         std::fs::DirBuilder::new().recursive(true).create(dir)?;

@@ -48,14 +48,14 @@ impl ProcessLauncher {
     }
 
     /// This launcher, handing its warnings to `sink` (without it they are dropped).
-    pub fn on_warning(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+    pub(crate) fn on_warning(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.warnings = Some(Arc::new(sink));
         self
     }
 
     /// The flag that abandons a start in progress when raised (e.g. from a Ctrl-C handler):
     /// the server is torn down and the start fails.
-    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+    pub(crate) fn cancel_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.cancel)
     }
 

@@ -22,14 +22,14 @@ const USER_VARIABLES: [&str; 4] = ["LOGNAME", "USER", "LNAME", "USERNAME"];
 
 /// One server's temporary folder.
 #[derive(Debug)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     path: PathBuf,
 }
 
 impl Scratch {
     /// A new folder for a server started with the variables `env` adds to this process's
     /// environment; `None` when `env` sets `TMPDIR` itself.
-    pub fn for_server(env: &BTreeMap<String, String>) -> io::Result<Option<Scratch>> {
+    pub(crate) fn for_server(env: &BTreeMap<String, String>) -> io::Result<Option<Scratch>> {
         if env.contains_key("TMPDIR") {
             return Ok(None);
         }

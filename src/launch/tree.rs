@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
 /// The environment variable that marks a server's processes.
-pub const MARKER_VAR: &str = "INFERTUNE_SERVER";
+pub(crate) const MARKER_VAR: &str = "INFERTUNE_SERVER";
 
 /// One process, named so that a later process given the same pid is not taken for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -30,7 +30,7 @@ pub struct Proc {
 
 impl Proc {
     /// The running process `pid`, or `None` when it is gone.
-    pub fn of_running(pid: i32) -> Option<Proc> {
+    pub(crate) fn of_running(pid: i32) -> Option<Proc> {
         Some(Proc {
             pid,
             start_ticks: group::start_ticks(pid)?,
@@ -47,7 +47,7 @@ impl Proc {
 
 /// The processes of one server, refreshed from `/proc` on demand.
 #[derive(Clone, Debug)]
-pub struct Tree {
+pub(crate) struct Tree {
     marker: Option<String>,
     known: Vec<Proc>,
 }
@@ -63,13 +63,13 @@ impl Tree {
     }
 
     /// A fresh marker value: this process's id and 64 random bits.
-    pub fn new_marker() -> String {
+    pub(crate) fn new_marker() -> String {
         format!("{}-{:016x}", std::process::id(), rand::random::<u64>())
     }
 
     /// The live (non-zombie) processes of the tree now; those found are remembered, so their
     /// children are found through them later.
-    pub fn refresh(&mut self) -> Vec<Proc> {
+    pub(crate) fn refresh(&mut self) -> Vec<Proc> {
         let table = snapshot();
         let mut inside: HashSet<Proc> = self.known.iter().copied().collect();
         if let Some(marker) = &self.marker {

@@ -29,7 +29,7 @@ pub(crate) struct ChunkInfo {
 
 /// One SSE event.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Event {
+pub enum Event {
     /// `data: [DONE]`.
     Done,
     /// A JSON chunk.

@@ -69,12 +69,12 @@ impl Conn {
     }
 
     /// The socket and its stamps, for an [`super::watcher::ArrivalWatcher`].
-    pub fn watched(&self) -> (&std::net::TcpStream, &Arc<Stamps>) {
+    pub(crate) fn watched(&self) -> (&std::net::TcpStream, &Arc<Stamps>) {
         (self.stream.socket(), &self.stamps)
     }
 
     /// Whether the connection can carry another request.
-    pub fn reusable(&self) -> bool {
+    pub(crate) fn reusable(&self) -> bool {
         self.idle
     }
 
@@ -121,7 +121,7 @@ impl Conn {
     }
 
     /// The next piece of the body and when it arrived; `None` at its end.
-    pub async fn body_piece(
+    pub(crate) async fn body_piece(
         &mut self,
         body: &mut BodyDecoder,
         mut timer: Pin<&mut Sleep>,

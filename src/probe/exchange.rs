@@ -44,7 +44,11 @@ pub(crate) struct Outgoing {
 
 impl Exchange {
     /// Sends `request` over `slot` (reusing its connection when it can) and measures it.
-    pub async fn execute(&self, slot: &mut Option<Conn>, request: Outgoing) -> RequestRecord {
+    pub(crate) async fn execute(
+        &self,
+        slot: &mut Option<Conn>,
+        request: Outgoing,
+    ) -> RequestRecord {
         let now = Instant::now();
         let deadline = now + self.timeout;
         let mut timer = Box::pin(tokio::time::sleep_until(deadline.into()));

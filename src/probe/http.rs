@@ -8,7 +8,7 @@ use hyper::Uri;
 
 /// Where and how requests are sent.
 #[derive(Debug)]
-pub(crate) struct Endpoint {
+pub struct Endpoint {
     /// `host:port` to connect to.
     pub address: String,
     path: String,

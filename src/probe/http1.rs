@@ -133,7 +133,7 @@ impl BodyDecoder {
     }
 
     /// Whether the end of the connection is where this body ends.
-    pub fn ends_at_close(&self) -> bool {
+    pub(crate) fn ends_at_close(&self) -> bool {
         matches!(self, BodyDecoder::UntilClose)
     }
 }

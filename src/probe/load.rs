@@ -51,7 +51,7 @@ pub(crate) struct Feed {
 
 impl Feed {
     /// Exactly these requests.
-    pub fn prebuilt(requests: Vec<PlannedRequest>, model: &str) -> Self {
+    pub(crate) fn prebuilt(requests: Vec<PlannedRequest>, model: &str) -> Self {
         Self::new(Requests::Prebuilt(requests.into()), model, None)
     }
 
@@ -61,7 +61,7 @@ impl Feed {
     }
 
     /// Also stop issuing `duration` after [`Feed::start`].
-    pub fn with_duration(mut self, duration: Duration) -> Self {
+    pub(crate) fn with_duration(mut self, duration: Duration) -> Self {
         self.duration = Some(duration);
         self
     }
@@ -242,7 +242,7 @@ impl Arrivals {
     }
 
     /// The next gap.
-    pub fn next_gap(&mut self) -> Duration {
+    pub(crate) fn next_gap(&mut self) -> Duration {
         Duration::from_secs_f64(self.gamma.sample(&mut self.rng).min(3600.0))
     }
 }

@@ -39,7 +39,7 @@ fn default_rounds() -> u32 {
 
 /// One probe run of a load search.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Round {
+pub(crate) struct Round {
     /// The load probed.
     pub load: f64,
     /// Whether every SLO held at that load.
@@ -47,7 +47,7 @@ pub struct Round {
 }
 
 /// Check `spec` against the probe workload before any trial runs.
-pub fn validate(spec: &LoadSearchSpec, workload: &WorkloadSpec) -> anyhow::Result<()> {
+pub(crate) fn validate(spec: &LoadSearchSpec, workload: &WorkloadSpec) -> anyhow::Result<()> {
     if !(spec.low > 0.0 && spec.high >= spec.low) {
         bail!(
             "objective.load_search: need 0 < low <= high (got low {}, high {})",
@@ -62,7 +62,7 @@ pub fn validate(spec: &LoadSearchSpec, workload: &WorkloadSpec) -> anyhow::Resul
 }
 
 /// `workload` with its load knob set to `load`.
-pub fn with_load(
+pub(crate) fn with_load(
     workload: &WorkloadSpec,
     knob: LoadKnob,
     load: f64,

@@ -9,7 +9,7 @@ mod http;
 mod http1;
 mod limits;
 mod load;
-pub mod loadsearch;
+pub(crate) mod loadsearch;
 pub mod metrics;
 mod plan;
 pub mod preflight;
@@ -17,7 +17,7 @@ mod progress;
 mod record;
 mod report;
 mod runner;
-pub mod server_counter;
+pub(crate) mod server_counter;
 
 mod sse;
 pub mod stamped;
@@ -26,8 +26,8 @@ mod watcher;
 pub mod workload;
 
 pub use progress::ProbeObserver;
-pub use record::{ErrorKind, RequestError, RequestRecord, TokenSource};
-pub use runner::WARMUP_OUTPUT_TOKENS;
+pub use record::ErrorKind;
+pub(crate) use record::{RequestError, RequestRecord, TokenSource};
 
 pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
 
@@ -90,7 +90,7 @@ impl std::fmt::Display for EarlyStop {
 }
 
 /// Decides from a snapshot whether to stop early; returns why when it should.
-pub type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
+pub(crate) type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
 
 /// Options of one probe run.
 #[derive(Clone, Default)]
@@ -123,7 +123,7 @@ pub async fn run(
 
 /// Like [`run`], and hands every measured request to `on_record` as it finishes (e.g. to
 /// write one CSV row per request).
-pub async fn run_with_records(
+pub(crate) async fn run_with_records(
     target: &Target,
     workload: &WorkloadSpec,
     options: RunOptions,

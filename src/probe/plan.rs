@@ -41,7 +41,7 @@ impl Plan {
     }
 
     /// Most requests in flight at once, when bounded.
-    pub fn max_in_flight(&self) -> Option<u32> {
+    pub(crate) fn max_in_flight(&self) -> Option<u32> {
         match self.shape {
             Shape::Closed { concurrency } => Some(concurrency),
             Shape::Open {

@@ -48,7 +48,7 @@ impl fmt::Display for ErrorKind {
 
 /// A failed request: its kind and a short explanation (with a body excerpt for HTTP errors).
 #[derive(Clone, Debug, PartialEq)]
-pub struct RequestError {
+pub(crate) struct RequestError {
     /// The kind, counted in the report.
     pub kind: ErrorKind,
     /// HTTP status, for [`ErrorKind::Http`].
@@ -60,7 +60,7 @@ pub struct RequestError {
 /// Where a request's output token count came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TokenSource {
+pub(crate) enum TokenSource {
     /// `usage.completion_tokens` reported by the server.
     Usage,
     /// The generated text counted with the dataset's tokenizer.
@@ -82,7 +82,7 @@ impl TokenSource {
 
 /// Everything measured about one request.
 #[derive(Clone, Debug)]
-pub struct RequestRecord {
+pub(crate) struct RequestRecord {
     /// Position in the run (0 = first measured request).
     pub index: u64,
     /// When the request was due to be sent (open loop: its scheduled time).

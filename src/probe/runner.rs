@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 
 /// Metric: output tokens of the warm-up requests (not part of any other metric), so the
 /// probe's tokens can be reconciled with a server's own counter over the whole run.
-pub const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
+pub(crate) const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
 
 /// How often the pruning hook is consulted.
 const PRUNE_EVERY: Duration = Duration::from_millis(250);

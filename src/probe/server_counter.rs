@@ -17,7 +17,7 @@ const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The value of counter `name` on `target`'s `/metrics`: the sum over all its series
 /// (e.g. one per model or engine).
-pub async fn read_counter(target: &Target, name: &str) -> Result<f64> {
+pub(crate) async fn read_counter(target: &Target, name: &str) -> Result<f64> {
     let text = tokio::time::timeout(SCRAPE_TIMEOUT, scrape(target))
         .await
         .with_context(|| format!("GET /metrics: no answer within {SCRAPE_TIMEOUT:?}"))??;
@@ -59,7 +59,7 @@ async fn scrape(target: &Target) -> Result<String> {
 
 /// The sum of the samples of metric `name` in a Prometheus text exposition; `None` when it
 /// has no sample. Names match exactly (`x_total` is not `x_total_created`).
-pub fn counter_value(text: &str, name: &str) -> Option<f64> {
+pub(crate) fn counter_value(text: &str, name: &str) -> Option<f64> {
     let mut found = None;
     for line in text.lines().map(str::trim) {
         if line.starts_with('#') {

@@ -31,7 +31,7 @@ impl SseSplitter {
 
     /// Feeds bytes that arrived at `at`; calls `on_event(data, first_byte_at)` for each
     /// completed event that carries data.
-    pub fn feed(
+    pub(crate) fn feed(
         &mut self,
         mut bytes: &[u8],
         at: Instant,

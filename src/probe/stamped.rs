@@ -161,7 +161,11 @@ impl StampedStream {
     /// the kernel received the bytes goes to [`Stamps`]. A short read means the socket is
     /// drained, so the next call waits for readiness instead of making a read that would
     /// only block.
-    pub fn poll_receive(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_receive(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_read_ready(cx))?;
             let stamps = &self.stamps;
@@ -182,7 +186,7 @@ impl StampedStream {
     }
 
     /// Writes as much of `data` as the socket takes now.
-    pub fn poll_send(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
+    pub(crate) fn poll_send(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         loop {
             let mut guard = ready!(self.fd.poll_write_ready(cx))?;
             match guard.try_io(|fd| fd.get_ref().write(data)) {

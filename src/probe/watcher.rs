@@ -78,7 +78,7 @@ impl ArrivalWatcher {
 
     /// Watches `socket` until bytes wait on it (then [`Stamps::look`] records them) or the
     /// returned watch is dropped; `None` when the socket cannot be watched.
-    pub fn watch(&self, socket: &impl AsFd, stamps: &Arc<Stamps>) -> Option<Watch> {
+    pub(crate) fn watch(&self, socket: &impl AsFd, stamps: &Arc<Stamps>) -> Option<Watch> {
         let socket = socket.as_fd().try_clone_to_owned().ok()?;
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let mut armed = self.shared.armed.lock().expect("watch lock");

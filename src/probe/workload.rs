@@ -187,7 +187,7 @@ impl LoadSpec {
     }
 
     /// Checks the numbers of the load; the error says which value is wrong and what it must be.
-    pub fn validate(&self) -> Result<(), String> {
+    pub(crate) fn validate(&self) -> Result<(), String> {
         match self {
             LoadSpec::Closed { concurrency: 0, .. } => {
                 return Err("closed-loop load: concurrency must be at least 1".into())

@@ -20,7 +20,7 @@ pub enum Latency {
 
 impl Latency {
     /// Every latency, in report order.
-    pub const ALL: [Latency; 5] = [
+    pub(crate) const ALL: [Latency; 5] = [
         Latency::Ttft,
         Latency::TtftQueued,
         Latency::Tpot,
@@ -40,13 +40,13 @@ impl Latency {
     }
 
     /// The latency called `name`, if it is one.
-    pub fn from_name(name: &str) -> Option<Latency> {
+    pub(crate) fn from_name(name: &str) -> Option<Latency> {
         Latency::ALL.into_iter().find(|l| l.name() == name)
     }
 
     /// Whether a request contributes one value to this latency's statistics; `itl` pools every
     /// gap, so its sample count is not bounded by the number of requests.
-    pub fn per_request(self) -> bool {
+    pub(crate) fn per_request(self) -> bool {
         self != Latency::Itl
     }
 

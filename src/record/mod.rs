@@ -12,7 +12,8 @@ mod violation;
 
 pub use failure::FailureKind;
 pub use latency::Latency;
-pub use slo::{parse_list as parse_slos, Slo, SloOp, SloParseError};
+pub use slo::SloOp;
+pub use slo::{parse_list as parse_slos, Slo};
 pub use trial::{Outcome, TrialRecord};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;

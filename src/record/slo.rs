@@ -38,12 +38,12 @@ impl Slo {
     }
 
     /// True for latency metrics (thresholds in ms).
-    pub fn is_latency(&self) -> bool {
+    pub(crate) fn is_latency(&self) -> bool {
         self.latency().is_some()
     }
 
     /// The summary metric this SLO reads, e.g. `p99_ttft_ms`, `error_rate`.
-    pub fn metric_key(&self) -> String {
+    pub(crate) fn metric_key(&self) -> String {
         match (&self.stat, self.latency()) {
             (Some(stat), Some(latency)) => latency.key(stat),
             (Some(stat), None) => format!("{stat}_{}", self.metric),
@@ -53,7 +53,7 @@ impl Slo {
 
     /// The log-ratio by which `value` misses this SLO (0 when it holds), linear where a side
     /// is not positive.
-    pub fn miss(&self, value: f64) -> f64 {
+    pub(crate) fn miss(&self, value: f64) -> f64 {
         let (over, under) = match self.op {
             SloOp::Le => (value, self.threshold),
             SloOp::Ge => (self.threshold, value),
@@ -69,7 +69,7 @@ impl Slo {
     }
 
     /// `value` (in the metric's unit) written in the unit this SLO is written in.
-    pub fn format_value(&self, value: f64) -> String {
+    pub(crate) fn format_value(&self, value: f64) -> String {
         if self.is_latency() {
             format!("{}ms", round_sig(value))
         } else if self.metric == "error_rate" {

@@ -98,7 +98,7 @@ impl TrialRecord {
     }
 
     /// The violations as reports and CSV show them, separated by `; `.
-    pub fn violations_text(&self) -> String {
+    pub(crate) fn violations_text(&self) -> String {
         let texts: Vec<String> = self.violations.iter().map(|v| v.to_string()).collect();
         texts.join("; ")
     }

@@ -36,7 +36,7 @@ pub enum Violation {
 impl Violation {
     /// How far the trial misses this violation's SLO, as `ln(measured / bound)` oriented so a
     /// miss is positive (0 when it holds); infinitely far when there is no measured SLO.
-    pub fn shortfall(&self) -> f64 {
+    pub(crate) fn shortfall(&self) -> f64 {
         match self {
             Violation::Slo {
                 slo,

@@ -74,7 +74,7 @@ fn scatter(points: &[(Ending, (f64, f64))]) -> Vec<Series> {
 }
 
 /// Every measured trial's value, and the best feasible value so far, by trial number.
-pub fn best_so_far(
+pub(crate) fn best_so_far(
     records: &[TrialRecord],
     spec: &ObjectiveSpec,
     partial: &BTreeMap<u32, f64>,
@@ -109,7 +109,7 @@ pub fn best_so_far(
 }
 
 /// One chart per parameter that varied: its value against the objective, for measured trials.
-pub fn params_vs_objective(
+pub(crate) fn params_vs_objective(
     records: &[TrialRecord],
     spec: &ObjectiveSpec,
     partial: &BTreeMap<u32, f64>,
@@ -158,7 +158,7 @@ pub fn params_vs_objective(
 }
 
 /// Latency (the first latency SLO's metric, else p99 TTFT) against output throughput per trial.
-pub fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) -> Chart {
+pub(crate) fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) -> Chart {
     let latency = spec
         .subject_to
         .iter()
@@ -186,7 +186,7 @@ pub fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) -> Char
 
 /// Feasible trials on the two objectives (`secondary`: the second one's value by trial number),
 /// with the Pareto front joined; `None` without a second objective.
-pub fn pareto(
+pub(crate) fn pareto(
     records: &[TrialRecord],
     spec: &ObjectiveSpec,
     secondary: &BTreeMap<u32, f64>,

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
 /// The sweep's table, one row per run.
-pub const TABLE_CSV: &str = "sweep.csv";
+pub(crate) const TABLE_CSV: &str = "sweep.csv";
 
 const LINE: &str = "#1f77b4";
 const P99: &str = "#ff7f0e";

@@ -7,14 +7,14 @@ use crate::space::Feasibility;
 use rand::Rng;
 
 /// Levels per numeric parameter when none are given.
-pub const DEFAULT_LEVELS: usize = 3;
+pub(crate) const DEFAULT_LEVELS: usize = 3;
 
 /// Largest grid enumerated; larger ones need fewer levels or parameters.
 const MAX_POINTS: u64 = 1 << 40;
 
 /// Choices, bools and NUMA lists take all their values; ints and floats `levels` evenly spaced
 /// values (in log space for `log: true`, on their step grid), endpoints included.
-pub struct GridSampler {
+pub(crate) struct GridSampler {
     seed: u64,
     levels: usize,
 }

@@ -18,11 +18,11 @@ mod testkit;
 mod tests;
 mod tpe;
 
-pub use grid::GridSampler;
-pub use pso::PsoSampler;
-pub use qmc::QmcSampler;
-pub use random::RandomSampler;
-pub use tpe::TpeSampler;
+pub(crate) use grid::GridSampler;
+pub(crate) use pso::PsoSampler;
+pub(crate) use qmc::QmcSampler;
+pub(crate) use random::RandomSampler;
+pub(crate) use tpe::TpeSampler;
 
 use crate::record::{Outcome, Params, TrialRecord, Violation};
 use crate::space::Feasibility;

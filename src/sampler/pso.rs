@@ -28,7 +28,7 @@ const SOCIAL: f64 = 1.494;
 const MAX_VELOCITY: f64 = 0.3;
 
 /// A particle swarm over the unit cube.
-pub struct PsoSampler {
+pub(crate) struct PsoSampler {
     seed: u64,
 }
 

@@ -12,7 +12,7 @@ const MAX_DIMS: usize = 256;
 const POINTS_PER_SEED: usize = 1 << 16;
 
 /// Walks a scrambled Sobol sequence; trial `n` takes point `n` (or the next acceptable one).
-pub struct QmcSampler {
+pub(crate) struct QmcSampler {
     seed: u64,
 }
 

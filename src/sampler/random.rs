@@ -7,7 +7,7 @@ use crate::space::Feasibility;
 use rand::Rng;
 
 /// Independent uniform draws; the baseline every other sampler is benchmarked against.
-pub struct RandomSampler {
+pub(crate) struct RandomSampler {
     seed: u64,
 }
 

@@ -9,7 +9,7 @@ type Check = Arc<dyn Fn(&Params) -> bool + Send + Sync>;
 
 /// Builds an [`FnSpace`] whose resolve drops inactive conditionals and applies constraints.
 #[derive(Default)]
-pub struct FnSpaceBuilder {
+pub(crate) struct FnSpaceBuilder {
     params: Vec<ParamDef>,
     conditions: Vec<(String, Check)>,
     constraints: Vec<(String, Check)>,
@@ -52,7 +52,7 @@ impl FnSpaceBuilder {
     }
 
     /// Adds a bool parameter.
-    pub fn boolean(mut self, name: &str) -> Self {
+    pub(crate) fn boolean(mut self, name: &str) -> Self {
         self.params.push(param(name, ParamKind::Bool));
         self
     }
@@ -98,7 +98,7 @@ impl FnSpaceBuilder {
 
 /// Every parameter kind: log int, stepped int, stepped float, choice, bool, a conditional int,
 /// and a constraint coupling two parameters.
-pub fn mixed_space() -> FnSpace {
+pub(crate) fn mixed_space() -> FnSpace {
     FnSpaceBuilder::new()
         .int("max_num_seqs", 8, 1024, None, true)
         .int("max_num_batched_tokens", 1024, 16384, Some(512), false)
@@ -141,10 +141,10 @@ pub fn oom(params: Params) -> TrialRecord {
 }
 
 /// Completes and checks a sampled config, like `StudySpec`'s resolve.
-pub type ResolveFn = dyn Fn(&Params) -> Result<Params, Rejection> + Send + Sync;
+pub(crate) type ResolveFn = dyn Fn(&Params) -> Result<Params, Rejection> + Send + Sync;
 
 /// A space defined by `parameters` and a `resolve` closure.
-pub struct FnSpace {
+pub(crate) struct FnSpace {
     parameters: Vec<ParamDef>,
     resolve: Box<ResolveFn>,
 }

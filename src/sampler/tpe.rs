@@ -42,7 +42,7 @@ const LIKELY_FAILURE: f64 = 0.35;
 const LIKELY_FAILURE_PENALTY: f64 = 1e3;
 
 /// TPE with an SLO-aware ranking and a learned start-up-failure region.
-pub struct TpeSampler {
+pub(crate) struct TpeSampler {
     seed: u64,
 }
 

@@ -134,7 +134,7 @@ impl ScenarioResult {
     }
 
     /// Trials `run` needed to get within `tolerance` (relative) of the optimum.
-    pub fn trials_to_reach(&self, run: &SearchRun, tolerance: f64) -> Option<usize> {
+    pub(crate) fn trials_to_reach(&self, run: &SearchRun, tolerance: f64) -> Option<usize> {
         (1..=run.best.len()).find(|&t| self.regret(run, t) <= tolerance)
     }
 }

@@ -96,7 +96,7 @@ pub fn search(scenario: &Scenario, draws: usize, threads: usize) -> Reference {
 
 /// The cached reference of `scenario` for `draws` in the cache file `path`, else a fresh
 /// search that is then added to the cache.
-pub fn cached(
+pub(crate) fn cached(
     scenario: &Scenario,
     draws: usize,
     threads: usize,

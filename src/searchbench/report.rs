@@ -7,7 +7,7 @@ use std::path::Path;
 /// "Close to the optimum": within this relative regret.
 pub const TOLERANCE: f64 = 0.03;
 /// Trial count at which median regret is reported.
-pub const REGRET_AT: usize = 20;
+pub(crate) const REGRET_AT: usize = 20;
 
 /// One row of the summary: a sampler on a scenario (or on all of them).
 #[derive(Clone, Debug)]
@@ -82,7 +82,7 @@ pub fn summarise(results: &[ScenarioResult], order: &[String]) -> Vec<Summary> {
 }
 
 /// Median of `values` (NaN when empty).
-pub fn median(values: &[f64]) -> f64 {
+pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     match v.len() {
@@ -184,7 +184,7 @@ pub fn write_csv(results: &[ScenarioResult], path: &Path) -> anyhow::Result<()> 
 }
 
 /// Median regret per trial count of each sampler on `result`.
-pub fn median_curve(result: &ScenarioResult, sampler: &str) -> Vec<f64> {
+pub(crate) fn median_curve(result: &ScenarioResult, sampler: &str) -> Vec<f64> {
     let runs: Vec<_> = result
         .runs
         .iter()

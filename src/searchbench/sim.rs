@@ -23,7 +23,7 @@ use std::sync::Mutex;
 const ENGINE_SEED: u64 = 0;
 
 /// A config evaluated by the simulator, with evaluations remembered by config.
-pub struct SimEvaluator {
+pub(crate) struct SimEvaluator {
     deployment: Deployment,
     workload: WorkloadSpec,
     /// Parameters the engine receives (those not marked `internal`).

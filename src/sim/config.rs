@@ -213,7 +213,7 @@ impl EngineConfig {
 
     /// Check a request against the context limits as the engine's API does (the error is the
     /// HTTP 400 text); returns the output length after the engine's own cap.
-    pub fn check_request(&self, prompt: u32, output: u32) -> Result<u32, String> {
+    pub(crate) fn check_request(&self, prompt: u32, output: u32) -> Result<u32, String> {
         let output = self.max_output_tokens.map_or(output, |cap| output.min(cap));
         let total = u64::from(prompt) + u64::from(output);
         if total > u64::from(self.max_model_len) {
@@ -234,7 +234,7 @@ impl EngineConfig {
     }
 
     /// KV-cache bytes of one token on one card.
-    pub fn kv_bytes_per_token_per_card(&self) -> f64 {
+    pub(crate) fn kv_bytes_per_token_per_card(&self) -> f64 {
         let heads_per_card = self.model.kv_heads.div_ceil(self.tp).max(1);
         let bytes = 2.0
             * f64::from(self.model.layers)
@@ -250,7 +250,9 @@ impl EngineConfig {
 }
 
 /// The engine generation profile `deployment` selects (vLLM V0/V1 by version, or MindIE).
-pub fn engine_profile(deployment: &Deployment) -> Result<&'static EngineProfile, SimFailure> {
+pub(crate) fn engine_profile(
+    deployment: &Deployment,
+) -> Result<&'static EngineProfile, SimFailure> {
     match deployment.engine {
         EngineKind::Mindie => Ok(profiles::engine("mindie")),
         EngineKind::Vllm | EngineKind::Sim => {

@@ -16,7 +16,7 @@ const RUN_NOISE: f64 = 0.02;
 const STEP_NOISE: f64 = 0.03;
 
 /// A started engine.
-pub struct SimEngine {
+pub(crate) struct SimEngine {
     config: EngineConfig,
     kv: KvCapacity,
     scheduler: Scheduler,
@@ -55,12 +55,12 @@ impl SimEngine {
     }
 
     /// The KV cache the engine allocated.
-    pub fn kv_capacity(&self) -> KvCapacity {
+    pub(crate) fn kv_capacity(&self) -> KvCapacity {
         self.kv
     }
 
     /// Modelled start-up seconds.
-    pub fn startup_seconds(&self) -> f64 {
+    pub(crate) fn startup_seconds(&self) -> f64 {
         memory::startup_seconds(&self.config)
     }
 
@@ -73,17 +73,17 @@ impl SimEngine {
     }
 
     /// Drop a request whose client went away.
-    pub fn abort(&mut self, id: u64) -> bool {
+    pub(crate) fn abort(&mut self, id: u64) -> bool {
         self.scheduler.abort(id)
     }
 
     /// True when nothing is queued or running.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.scheduler.is_idle()
     }
 
     /// Scheduler gauges.
-    pub fn gauges(&self) -> Gauges {
+    pub(crate) fn gauges(&self) -> Gauges {
         self.scheduler.gauges()
     }
 

@@ -21,7 +21,7 @@ pub struct StepShape {
 
 /// Precomputed constants of the step-time formula for one configuration.
 #[derive(Clone, Debug)]
-pub struct CostModel {
+pub(crate) struct CostModel {
     flops_per_token: f64,
     attention_flops_per_pair: f64,
     flops_per_second: f64,
@@ -84,7 +84,7 @@ impl CostModel {
     }
 
     /// Seconds one step of `shape` takes (before noise).
-    pub fn step_seconds(&self, shape: &StepShape) -> f64 {
+    pub(crate) fn step_seconds(&self, shape: &StepShape) -> f64 {
         let tokens = f64::from(shape.tokens);
         let flops = self.flops_per_token * tokens
             + self.attention_flops_per_pair * (shape.prefill_attention + shape.decode_context);

@@ -6,7 +6,7 @@ use crate::util::did_you_mean;
 
 /// The engine settings the model reacts to, in one vocabulary. `None` = engine default.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Knobs {
+pub(crate) struct Knobs {
     /// `max_num_seqs` / MindIE `maxBatchSize`.
     pub max_num_seqs: Option<u32>,
     /// `max_num_batched_tokens` / MindIE `maxPrefillTokens`.
@@ -142,7 +142,7 @@ const MINDIE_KNOBS: &[(&str, Setter)] = &[
 impl Knobs {
     /// Read `params` with `kind`'s parameter names. Unknown names are refused the way the
     /// engine's argument parser refuses them, with the closest known name as a hint.
-    pub fn from_params(kind: EngineKind, params: &Params) -> Result<Knobs, String> {
+    pub(crate) fn from_params(kind: EngineKind, params: &Params) -> Result<Knobs, String> {
         let (table, ignored) = match kind {
             EngineKind::Mindie => (MINDIE_KNOBS, MINDIE_IGNORED),
             _ => (VLLM_KNOBS, VLLM_IGNORED),

@@ -22,7 +22,7 @@ pub struct KvCapacity {
 }
 
 /// Size the KV cache for `cfg`, or fail the way the engine fails when memory is short.
-pub fn kv_capacity(cfg: &EngineConfig) -> Result<KvCapacity, SimFailure> {
+pub(crate) fn kv_capacity(cfg: &EngineConfig) -> Result<KvCapacity, SimFailure> {
     let total = cfg.card.memory_gib;
     let weights = cfg.model.weight_bytes() / f64::from(cfg.tp) / GIB;
     if weights + NON_TORCH_GIB > total {
@@ -114,7 +114,7 @@ fn too_small_message(cfg: &EngineConfig, kv_gib: f64, tokens: u64) -> String {
 }
 
 /// Modelled seconds from process start to serving.
-pub fn startup_seconds(cfg: &EngineConfig) -> f64 {
+pub(crate) fn startup_seconds(cfg: &EngineConfig) -> f64 {
     let compile = if cfg.enforce_eager {
         0.0
     } else {
@@ -124,7 +124,7 @@ pub fn startup_seconds(cfg: &EngineConfig) -> f64 {
 }
 
 /// Modelled seconds until the weights are loaded (when a memory failure shows).
-pub fn load_done_seconds(cfg: &EngineConfig) -> f64 {
+pub(crate) fn load_done_seconds(cfg: &EngineConfig) -> f64 {
     let per_card_gb = cfg.model.weight_bytes() / f64::from(cfg.tp) / 1e9;
     cfg.engine.import_s + per_card_gb / cfg.engine.load_gbps
 }

@@ -14,15 +14,15 @@ pub mod config;
 pub mod core;
 pub mod cost;
 pub mod eval;
-pub mod knobs;
+pub(crate) mod knobs;
 pub mod memory;
 pub mod numa;
-pub mod profiles;
+pub(crate) mod profiles;
 pub mod requests;
 pub mod scheduler;
 pub mod serve;
 mod track;
 
-pub use config::{Deployment, EngineConfig, SimFailure};
-pub use core::SimEngine;
+pub use config::Deployment;
+
 pub use eval::eval;

@@ -107,7 +107,7 @@ fn node_list(text: &str) -> Result<Vec<u32>, String> {
 }
 
 /// Refuse nodes the host does not have, as numactl does.
-pub fn check_nodes(binding: &NumaBinding, host: &HostNuma) -> Result<(), String> {
+pub(crate) fn check_nodes(binding: &NumaBinding, host: &HostNuma) -> Result<(), String> {
     match binding
         .cpu_nodes
         .iter()
@@ -123,7 +123,7 @@ pub fn check_nodes(binding: &NumaBinding, host: &HostNuma) -> Result<(), String>
 }
 
 /// Multiplier on per-step host time for `binding` on `host` (1 = unbound).
-pub fn host_factor(binding: &NumaBinding, host: &HostNuma) -> f64 {
+pub(crate) fn host_factor(binding: &NumaBinding, host: &HostNuma) -> f64 {
     let side = |nodes: &[u32]| {
         if nodes.is_empty() {
             return 1.0;

@@ -8,7 +8,7 @@ use rand_distr::{Distribution, Gamma};
 
 /// Lengths of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RequestShape {
+pub(crate) struct RequestShape {
     /// Prompt tokens, shared prefix included.
     pub prompt: u32,
     /// Tokens to generate (`max_tokens`).
@@ -19,7 +19,7 @@ pub struct RequestShape {
 
 /// How many requests to send and when to stop.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Unmeasured requests sent first.
     pub warmup: u32,
     /// Measured requests; `None` = until `duration`.
@@ -30,7 +30,7 @@ pub struct Limits {
 
 /// The load shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Load {
+pub(crate) enum Load {
     /// Fixed number of workers.
     Closed { concurrency: u32 },
     /// Scheduled arrivals at `rate`/s (gamma gaps of shape `burstiness`), at most `cap` in flight.
@@ -42,7 +42,7 @@ pub enum Load {
 }
 
 /// A seeded source of request shapes and arrival gaps.
-pub struct RequestSource {
+pub(crate) struct RequestSource {
     rng: ChaCha8Rng,
     input_len: u32,
     output_len: u32,
@@ -52,7 +52,9 @@ pub struct RequestSource {
 }
 
 /// Read `workload` into a request source, its load shape and limits.
-pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Limits), SimFailure> {
+pub(crate) fn from_workload(
+    workload: &WorkloadSpec,
+) -> Result<(RequestSource, Load, Limits), SimFailure> {
     let DatasetSpec::Random {
         input_len,
         output_len,
@@ -115,7 +117,7 @@ pub fn from_workload(workload: &WorkloadSpec) -> Result<(RequestSource, Load, Li
 
 impl RequestSource {
     /// The next request's lengths.
-    pub fn next_shape(&mut self) -> RequestShape {
+    pub(crate) fn next_shape(&mut self) -> RequestShape {
         let input = self.draw(self.input_len);
         RequestShape {
             prompt: self.prefix_len + input,
@@ -125,7 +127,7 @@ impl RequestSource {
     }
 
     /// Seconds until the next arrival of an open load (0 for closed loads).
-    pub fn next_gap(&mut self) -> f64 {
+    pub(crate) fn next_gap(&mut self) -> f64 {
         match &self.gaps {
             Some(gamma) => gamma.sample(&mut self.rng),
             None => 0.0,

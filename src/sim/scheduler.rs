@@ -20,7 +20,7 @@ pub enum Event {
 
 /// Scheduler gauges, as `/metrics` reports them.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Gauges {
+pub(crate) struct Gauges {
     /// Requests in the running batch.
     pub running: usize,
     /// Requests queued.
@@ -116,7 +116,7 @@ impl Scheduler {
     }
 
     /// Drop a request (client gone); returns whether it was there.
-    pub fn abort(&mut self, id: u64) -> bool {
+    pub(crate) fn abort(&mut self, id: u64) -> bool {
         if let Some(i) = self.running.iter().position(|s| s.id == id) {
             let seq = self.running.remove(i);
             self.free_blocks += seq.own_blocks;
@@ -132,12 +132,12 @@ impl Scheduler {
     }
 
     /// True when no request is queued or running.
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.running.is_empty() && self.waiting.is_empty()
     }
 
     /// Current gauges.
-    pub fn gauges(&self) -> Gauges {
+    pub(crate) fn gauges(&self) -> Gauges {
         Gauges {
             running: self.running.len(),
             waiting: self.waiting.len(),
@@ -319,7 +319,7 @@ impl Scheduler {
     }
 
     /// Apply the planned step: advance computed tokens, emit tokens, retire finished requests.
-    pub fn commit(&mut self, events: &mut Vec<Event>) {
+    pub(crate) fn commit(&mut self, events: &mut Vec<Event>) {
         let mut i = 0;
         while i < self.running.len() {
             let seq = &mut self.running[i];

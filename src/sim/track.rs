@@ -68,7 +68,7 @@ impl Track {
 
     /// The probe's record of this ended request, as request `index` of the run; `epoch` is the
     /// instant virtual time 0 stands for. Its gaps move into the record.
-    pub fn take_record(&mut self, index: u64, epoch: Instant) -> RequestRecord {
+    pub(crate) fn take_record(&mut self, index: u64, epoch: Instant) -> RequestRecord {
         let at = |seconds: f64| epoch + Duration::from_secs_f64(seconds);
         RequestRecord {
             index,

@@ -53,7 +53,7 @@ impl ParamKind {
     }
 
     /// Position of `value` in `[0, 1]` (centre of its cell); `None` when it is not in the domain.
-    pub fn to_unit(&self, value: &Value) -> Option<f64> {
+    pub(crate) fn to_unit(&self, value: &Value) -> Option<f64> {
         match self {
             ParamKind::Int { low, high, log, .. } => {
                 let v = value.as_i64()?;

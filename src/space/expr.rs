@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 /// The longest expression accepted, in characters: far beyond any real constraint, short
 /// enough that checking thousands of sampled configs stays fast, and well under the column
 /// numbers the CEL parser can report an error at.
-pub const MAX_EXPRESSION_CHARS: usize = 4096;
+pub(crate) const MAX_EXPRESSION_CHARS: usize = 4096;
 
 /// Compiles `source`, or says why it is not a valid expression.
 pub fn compile(source: &str) -> Result<Program, String> {
@@ -22,7 +22,7 @@ pub fn compile(source: &str) -> Result<Program, String> {
 }
 
 /// An error when `source` is longer than [`MAX_EXPRESSION_CHARS`].
-pub fn check_length(source: &str) -> Result<(), String> {
+pub(crate) fn check_length(source: &str) -> Result<(), String> {
     let chars = source.chars().count();
     if chars > MAX_EXPRESSION_CHARS {
         return Err(format!(
@@ -34,7 +34,7 @@ pub fn check_length(source: &str) -> Result<(), String> {
 }
 
 /// The parameter names `source` reads (it must compile).
-pub fn identifiers(source: &str) -> Result<Vec<String>, String> {
+pub(crate) fn identifiers(source: &str) -> Result<Vec<String>, String> {
     let program = cached(source)?;
     let mut names: Vec<String> = program
         .references()
@@ -65,7 +65,7 @@ pub fn eval(source: &str, params: &Params) -> Result<Value, String> {
 }
 
 /// Evaluates a condition; anything but a bool is an error.
-pub fn eval_bool(source: &str, params: &Params) -> Result<bool, String> {
+pub(crate) fn eval_bool(source: &str, params: &Params) -> Result<bool, String> {
     match eval(source, params)? {
         Value::Bool(b) => Ok(b),
         other => Err(format!("`{source}` gave {other}, not true/false")),

@@ -9,7 +9,7 @@ pub mod overrides;
 pub mod param;
 mod resolve;
 pub mod rules;
-pub mod sample;
+pub(crate) mod sample;
 pub mod secrets;
 
 pub mod version;
@@ -88,7 +88,7 @@ pub struct EngineSection {
 
 impl EngineSection {
     /// The name `/v1/models` reports: `served_model_name`, else `model`.
-    pub fn served_name(&self) -> &str {
+    pub(crate) fn served_name(&self) -> &str {
         self.served_model_name.as_deref().unwrap_or(&self.model)
     }
 }

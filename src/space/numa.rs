@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 impl StudySpec {
     /// Load a space and replace every `candidates: auto` with the bindings this host offers
     /// (see `infertune topo`). Returns the space and the topology's notes (e.g. "one node").
-    pub fn load_for_host(path: &std::path::Path) -> Result<(StudySpec, Vec<String>)> {
+    pub(crate) fn load_for_host(path: &std::path::Path) -> Result<(StudySpec, Vec<String>)> {
         let mut space = StudySpec::load(path)?;
         if !space.parameters.iter().any(is_auto_numa) {
             return Ok((space, Vec::new()));
@@ -20,7 +20,7 @@ impl StudySpec {
 
     /// Replace `candidates: auto` with the candidate list `topo` yields for this space's
     /// accelerators; returns the notes explaining the choice.
-    pub fn bind_numa(&mut self, topo: &Topology) -> Result<Vec<String>> {
+    pub(crate) fn bind_numa(&mut self, topo: &Topology) -> Result<Vec<String>> {
         let mut notes = Vec::new();
         for def in self.parameters.iter_mut().filter(|d| is_auto_numa(d)) {
             let choices = resolve_numa_choices(&NumaCandidates::Auto, topo, None, None)

@@ -7,7 +7,7 @@ use crate::util::did_you_mean;
 use anyhow::{anyhow, bail, Result};
 
 /// The engine-default config: every parameter's `default:` and every constant; the rest omitted.
-pub fn baseline_config(space: &StudySpec) -> Params {
+pub(crate) fn baseline_config(space: &StudySpec) -> Params {
     space
         .parameters
         .iter()

@@ -75,10 +75,3 @@ pub enum Target {
     /// Only used in constraints/derived expressions; never passed to the engine.
     None,
 }
-
-impl ParamKind {
-    /// True for kinds a sampler chooses (int, float, choice, bool, numa).
-    pub fn is_searchable(&self) -> bool {
-        !matches!(self, ParamKind::Const { .. } | ParamKind::Derived { .. })
-    }
-}

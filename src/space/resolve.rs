@@ -57,7 +57,7 @@ impl StudySpec {
 
     /// What to warn of before configs are checked: the rules are on but no engine version is
     /// known, so the newest rule pack applies (see [`rules::version_warning`]).
-    pub fn rules_warning(&self) -> Option<String> {
+    pub(crate) fn rules_warning(&self) -> Option<String> {
         if !self.rules.enabled {
             return None;
         }
@@ -70,7 +70,7 @@ impl StudySpec {
 
     /// The engine version rules apply to: the space's `engine.version`, else what the
     /// installed engine reports (see [`rules::detect_version`]).
-    pub fn engine_version(&self) -> Option<String> {
+    pub(crate) fn engine_version(&self) -> Option<String> {
         rules::effective_version(
             self.engine.kind,
             self.engine.version.as_deref(),

@@ -13,7 +13,7 @@ const REJECTED_EXAMPLES: usize = 6;
 
 /// The outcome of checking `total` uniformly sampled configs.
 #[derive(Clone, Debug, Default)]
-pub struct Estimate {
+pub(crate) struct Estimate {
     /// Configs sampled.
     pub total: usize,
     /// Configs that passed.
@@ -28,7 +28,7 @@ pub struct Estimate {
 
 impl Estimate {
     /// The rule or constraint that rejected the most configs, with its count.
-    pub fn top_rejection(&self) -> Option<(&str, usize)> {
+    pub(crate) fn top_rejection(&self) -> Option<(&str, usize)> {
         self.rejected_by
             .iter()
             .max_by_key(|(_, n)| **n)
@@ -37,7 +37,7 @@ impl Estimate {
 }
 
 /// One config drawn uniformly from the searchable parameters.
-pub fn draw(params: &[ParamDef], rng: &mut impl Rng) -> Params {
+pub(crate) fn draw(params: &[ParamDef], rng: &mut impl Rng) -> Params {
     params
         .iter()
         .filter_map(|p| {
@@ -48,7 +48,7 @@ pub fn draw(params: &[ParamDef], rng: &mut impl Rng) -> Params {
 }
 
 /// Samples `total` configs with `seed` and checks each with `resolve`.
-pub fn estimate(
+pub(crate) fn estimate(
     params: &[ParamDef],
     total: usize,
     seed: u64,

@@ -13,7 +13,7 @@
 use std::fmt;
 
 /// What a secret is written as.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Secrets shorter than this are masked only where a whole word is the secret, so that a short
 /// value ("1") does not mask every occurrence of its text in a log.
@@ -111,7 +111,7 @@ impl Secrets {
     }
 
     /// `text` with every secret (as [`Secrets::split`] finds them) replaced by [`MASK`].
-    pub fn scrub(&self, text: &str) -> String {
+    pub(crate) fn scrub(&self, text: &str) -> String {
         if self.is_empty() {
             return text.to_string();
         }
@@ -126,7 +126,7 @@ impl Secrets {
 }
 
 /// True when the environment variable `name` holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     name.to_ascii_uppercase().split('_').any(|word| {
         ["TOKEN", "KEY", "SECRET", "PASSWORD"]
             .iter()
@@ -135,12 +135,12 @@ pub fn is_secret_name(name: &str) -> bool {
 }
 
 /// True when the value of `flag` is a secret.
-pub fn is_secret_flag(flag: &str) -> bool {
+pub(crate) fn is_secret_flag(flag: &str) -> bool {
     SECRET_FLAGS.contains(&flag)
 }
 
 /// The variable a script reads the value of `flag` from: `--api-key` → `INFERTUNE_SECRET_API_KEY`.
-pub fn flag_variable(flag: &str) -> String {
+pub(crate) fn flag_variable(flag: &str) -> String {
     format!(
         "INFERTUNE_SECRET_{}",
         variable_text(flag.trim_start_matches('-'))
@@ -149,7 +149,7 @@ pub fn flag_variable(flag: &str) -> String {
 
 /// The variable a script reads the env value `name` from: `name` itself when a shell can name
 /// it, else `INFERTUNE_SECRET_<NAME>`.
-pub fn env_variable(name: &str) -> String {
+pub(crate) fn env_variable(name: &str) -> String {
     let mut chars = name.chars();
     let shell_name = chars
         .next()

@@ -65,7 +65,7 @@ pub struct VersionRange {
 
 impl VersionRange {
     /// Every version.
-    pub const ALL: VersionRange = VersionRange {
+    pub(crate) const ALL: VersionRange = VersionRange {
         since: None,
         until: None,
     };
@@ -83,7 +83,7 @@ impl VersionRange {
     }
 
     /// Human form, e.g. `>=0.11.0`, `<0.8.0`, `all versions`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match (self.since, self.until) {
             (None, None) => "all versions".into(),
             (Some(s), None) => format!(">={s}"),

@@ -7,7 +7,7 @@ use crate::probe::{ProbeReport, RunOptions, Target, WorkloadSpec};
 
 /// Metric: the increase of the engine's output-token counter over the whole probe run
 /// (warm-up included; compare with `total_output_tokens + warmup_output_tokens`).
-pub const SERVER_OUTPUT_TOKENS: &str = "server_output_tokens";
+pub(crate) const SERVER_OUTPUT_TOKENS: &str = "server_output_tokens";
 
 /// Runs `workload` with `prober`; when `counter` names the engine's output-token counter and
 /// it can be read before and after, adds [`SERVER_OUTPUT_TOKENS`] to the metrics. A counter

@@ -13,7 +13,7 @@ const POLL: Duration = Duration::from_millis(20);
 
 /// How `server` ended, if its process exited; watched for [`SETTLE`] when `failures` (the probe
 /// saw a failed request or failed itself), else checked once.
-pub fn exit_of(server: &mut dyn Server, failures: bool) -> Option<Exit> {
+pub(crate) fn exit_of(server: &mut dyn Server, failures: bool) -> Option<Exit> {
     let deadline = Instant::now() + if failures { SETTLE } else { Duration::ZERO };
     loop {
         if let Some(exit) = server.exited() {

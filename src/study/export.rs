@@ -65,7 +65,7 @@ impl<'a> Exporter<'a> {
 
     /// Write `report.md`, `report.html` and `plots/*.svg` of `records`; returns the paths of the
     /// two reports. The winner's command has the space's secrets masked.
-    pub fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
+    pub(crate) fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
         let access = Access::of(self.space);
         write_report_of(self.dir, self.meta, records, access, |record| {
             export::exec_line(&export::redact(&self.launch(record)?, &self.space.secrets))
@@ -91,7 +91,7 @@ impl<'a> Exporter<'a> {
 /// launch line is rebuilt from the study's space file, and left out when that no longer loads
 /// (the report is then readable by its owner only, since whether the space holds a secret is
 /// unknown). Refused while a tuner runs the study (see [`lock`]).
-pub fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
+pub(crate) fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
     let meta = journal::load_meta(dir)?;
     let _lock = lock::acquire_shared(dir)?;
     let records = journal::read_records(dir)?;
@@ -157,7 +157,7 @@ fn write_report_of(
 }
 
 /// The report files written, and what the reader should know about them.
-pub struct WrittenReport {
+pub(crate) struct WrittenReport {
     /// `report.md`.
     pub markdown: PathBuf,
     /// `report.html`.

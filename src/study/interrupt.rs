@@ -25,14 +25,14 @@ impl StopFlag {
     }
 
     /// True once [`StopFlag::raise`] was called, or SIGINT arrived for a flag from [`on_sigint`].
-    pub fn is_raised(&self) -> bool {
+    pub(crate) fn is_raised(&self) -> bool {
         self.raised.load(Ordering::SeqCst)
             || (self.follows_sigint && SIGINT_SEEN.load(Ordering::SeqCst))
     }
 }
 
 /// A flag that SIGINT (Ctrl-C) raises. The handler only stores to an atomic.
-pub fn on_sigint() -> anyhow::Result<StopFlag> {
+pub(crate) fn on_sigint() -> anyhow::Result<StopFlag> {
     use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
     let action = SigAction::new(
         SigHandler::Handler(on_signal),

@@ -14,9 +14,9 @@ use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// File name of the journal inside a study folder.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
+pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
 /// File name of the study identity inside a study folder.
-pub const META_FILE: &str = "study.json";
+pub(crate) const META_FILE: &str = "study.json";
 
 /// What a study was started with; a resume must match it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -39,7 +39,7 @@ pub struct StudyMeta {
 
 impl StudyMeta {
     /// Why `self` (a stored study) cannot be resumed with `now`; `None` when it can.
-    pub fn mismatch(&self, now: &StudyMeta) -> Option<String> {
+    pub(crate) fn mismatch(&self, now: &StudyMeta) -> Option<String> {
         if self.space_fingerprint != now.space_fingerprint {
             return Some(format!(
                 "the search space changed since the study started (it was {}); resuming would mix results of two spaces. Restore the space, or start a new study with --study NAME",
@@ -77,7 +77,7 @@ pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
 }
 
 /// Write `study.json` of `dir` atomically.
-pub fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
+pub(crate) fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
     write_atomic(
         &dir.join(META_FILE),
         &serde_json::to_string_pretty(meta)?,
@@ -86,7 +86,7 @@ pub fn save_meta(dir: &Path, meta: &StudyMeta) -> anyhow::Result<()> {
 }
 
 /// The journal, open for appending.
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     file: File,
 }

@@ -8,7 +8,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 
 /// The lock file's name inside a study folder.
-pub const LOCK_FILE: &str = "study.lock";
+pub(crate) const LOCK_FILE: &str = "study.lock";
 
 /// The lock on a study folder; released when dropped.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub fn acquire(dir: &Path) -> anyhow::Result<StudyLock> {
 }
 
 /// Lock `dir` (which must exist) shared, to write its exports, or explain that a tuner holds it.
-pub fn acquire_shared(dir: &Path) -> anyhow::Result<StudyLock> {
+pub(crate) fn acquire_shared(dir: &Path) -> anyhow::Result<StudyLock> {
     let (file, path) = open(dir)?;
     match file.try_lock_shared() {
         Ok(()) => Ok(StudyLock { _file: file }),

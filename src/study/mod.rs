@@ -10,14 +10,14 @@ pub mod counted;
 mod exit;
 pub mod export;
 pub mod fingerprint;
-pub mod interrupt;
+pub(crate) mod interrupt;
 pub mod journal;
 pub mod lock;
 pub mod observer;
 pub mod preflight;
 pub mod prober;
 pub mod prune;
-pub mod redact;
+pub(crate) mod redact;
 
 pub mod runner;
 pub mod score;
@@ -25,8 +25,10 @@ pub mod select;
 pub mod trial;
 
 pub use interrupt::StopFlag;
-pub use observer::{Silent, StudyObserver};
-pub use prober::{HttpProber, Prober};
+pub use observer::Silent;
+pub use observer::StudyObserver;
+pub(crate) use prober::HttpProber;
+pub use prober::Prober;
 
 pub use runner::{run, StudyOptions, StudyResult};
 pub use trial::Backends;

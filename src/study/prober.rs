@@ -21,7 +21,7 @@ pub trait Prober {
 }
 
 /// The real probe ([`crate::probe::run`]) on its own tokio runtime.
-pub struct HttpProber {
+pub(crate) struct HttpProber {
     runtime: tokio::runtime::Runtime,
 }
 

@@ -27,7 +27,7 @@ pub fn hook(slos: &[Slo], prune: bool, stop: StopFlag) -> PruneHook {
 }
 
 /// Why `slo` can no longer hold given `stats`, or `None` while it still might.
-pub fn certainly_broken(slo: &Slo, stats: &LiveStats) -> Option<String> {
+pub(crate) fn certainly_broken(slo: &Slo, stats: &LiveStats) -> Option<String> {
     if slo.op != SloOp::Le {
         return None;
     }

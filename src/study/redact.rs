@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use std::path::Path;
 
 /// The name of the server's log in a trial folder.
-pub const SERVER_LOG: &str = "server.log";
+pub(crate) const SERVER_LOG: &str = "server.log";
 
 /// `record` with every secret masked in its messages.
 pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {

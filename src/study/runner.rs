@@ -121,7 +121,7 @@ pub fn run(
 }
 
 /// The identity of a study of `space` in `dir`.
-pub fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
+pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
     StudyMeta {
         name: dir
             .file_name()

@@ -17,7 +17,7 @@ pub struct Objective {
 
 /// The verdict on one probe run.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Judgement {
+pub(crate) struct Judgement {
     /// Objective value as the user states it.
     pub value: Option<f64>,
     /// The value oriented so that higher is better.
@@ -48,12 +48,12 @@ impl Objective {
     }
 
     /// The SLOs every feasible trial must meet (see [`ObjectiveSpec::slos`]).
-    pub fn slos(&self) -> &[Slo] {
+    pub(crate) fn slos(&self) -> &[Slo] {
         &self.slos
     }
 
     /// Value and SLO verdict of `metrics`. A missing objective metric counts as a violation.
-    pub fn judge(&self, metrics: &MetricMap) -> Judgement {
+    pub(crate) fn judge(&self, metrics: &MetricMap) -> Judgement {
         let mut violations = self.violations(metrics);
         let value = match self.primary.eval(metrics) {
             Ok(v) => Some(v),
@@ -90,7 +90,7 @@ impl Objective {
     }
 
     /// The second objective's value (as stated, not oriented), when one is set and computable.
-    pub fn secondary_value(&self, metrics: &MetricMap) -> Option<f64> {
+    pub(crate) fn secondary_value(&self, metrics: &MetricMap) -> Option<f64> {
         self.secondary.as_ref()?.eval(metrics).ok()
     }
 

@@ -67,7 +67,7 @@ pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {
 }
 
 /// Summary of the original trial `original` and its repeats among `records`.
-pub fn summarize(
+pub(crate) fn summarize(
     original: &TrialRecord,
     records: &[TrialRecord],
     direction: Direction,
@@ -97,7 +97,7 @@ pub fn summarize(
 
 /// The winner of a study: among configs that were re-validated (or, when none was, among all
 /// feasible trials), those whose every run met the SLOs, best lower confidence bound first.
-pub fn choose_winner(records: &[TrialRecord], direction: Direction) -> Option<Winner> {
+pub(crate) fn choose_winner(records: &[TrialRecord], direction: Direction) -> Option<Winner> {
     let ranked = ranked(records);
     let summaries: Vec<ConfigSummary> = ranked
         .iter()
@@ -136,7 +136,7 @@ pub fn choose_winner(records: &[TrialRecord], direction: Direction) -> Option<Wi
 
 /// Config numbers to re-validate: the best `top` search trials, then the baseline when it met
 /// every SLO, so that the gain compares means over the same number of runs.
-pub fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
+pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
     let mut numbers: Vec<u32> = ranked(records).iter().take(top).map(|r| r.number).collect();
     let baseline = records
         .iter()
@@ -149,7 +149,7 @@ pub fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
 
 /// Mean and half-width of the two-sided 95% confidence interval (Student t); no interval from
 /// fewer than two values.
-pub fn mean_ci95(values: &[f64]) -> (f64, Option<f64>) {
+pub(crate) fn mean_ci95(values: &[f64]) -> (f64, Option<f64>) {
     let n = values.len();
     if n == 0 {
         return (f64::NAN, None);

@@ -22,7 +22,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
 /// pruned probes included: what pruning saves.
-pub const PROBE_WALL_S: &str = "probe_wall_s";
+pub(crate) const PROBE_WALL_S: &str = "probe_wall_s";
 
 /// The side effects a study drives, each behind a trait so tests can substitute fakes.
 #[derive(Clone, Copy)]
@@ -40,7 +40,7 @@ pub struct Backends<'a> {
 }
 
 /// What became of a trial.
-pub enum TrialRun {
+pub(crate) enum TrialRun {
     /// It ran to a record.
     Done(Box<TrialRecord>),
     /// The user interrupted it; nothing is recorded and a resume reruns it.
@@ -48,7 +48,7 @@ pub enum TrialRun {
 }
 
 /// Runs trials of one study.
-pub struct TrialRunner<'a> {
+pub(crate) struct TrialRunner<'a> {
     /// The space.
     pub space: &'a StudySpec,
     /// Side effects.
@@ -65,7 +65,7 @@ pub struct TrialRunner<'a> {
 
 /// Identity of a trial within a study.
 #[derive(Clone, Copy, Debug)]
-pub struct TrialId {
+pub(crate) struct TrialId {
     /// Trial number.
     pub number: u32,
     /// The engine-default baseline.
@@ -99,7 +99,7 @@ impl Measured {
 
 impl TrialRunner<'_> {
     /// The folder of trial `number`.
-    pub fn trial_dir(&self, number: u32) -> PathBuf {
+    pub(crate) fn trial_dir(&self, number: u32) -> PathBuf {
         self.dir.join(format!("trial-{number}"))
     }
 
@@ -375,7 +375,7 @@ impl TrialRunner<'_> {
 
 /// The verdict on the metrics of a completed probe as a trial records it: the objective's
 /// value, score and SLO violations, plus a violation when no request completed.
-pub fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
+pub(crate) fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
     let mut judgement = objective.judge(metrics);
     judgement.violations.extend(nothing_completed(metrics));
     judgement

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 /// Parses a list such as `0-3,8,10-11` into its members (sorted, deduplicated).
 /// An empty or blank string is the empty set (memory-only nodes have an empty `cpulist`).
-pub fn parse_list(text: &str) -> Result<BTreeSet<u32>, String> {
+pub(crate) fn parse_list(text: &str) -> Result<BTreeSet<u32>, String> {
     let mut out = BTreeSet::new();
     for item in text
         .trim()
@@ -35,7 +35,7 @@ fn parse_id(text: &str, item: &str) -> Result<u32, String> {
 }
 
 /// Formats members back into the compact range syntax, e.g. `[0,1,2,3,8]` → `0-3,8`.
-pub fn format_list<'a>(ids: impl IntoIterator<Item = &'a u32>) -> String {
+pub(crate) fn format_list<'a>(ids: impl IntoIterator<Item = &'a u32>) -> String {
     let mut sorted: Vec<u32> = ids.into_iter().copied().collect();
     sorted.sort_unstable();
     sorted.dedup();

@@ -7,7 +7,7 @@
 //! `numa` parameter (`candidates: auto` or an explicit list) into the values a sampler picks;
 //! [`numactl_prefix`] turns a chosen value back into the launch prefix.
 
-pub mod accel;
+pub(crate) mod accel;
 mod binding;
 pub mod cpuset;
 mod numa_error;
@@ -16,15 +16,19 @@ pub(crate) mod render;
 pub mod runner;
 mod sysfs;
 
-pub use accel::{Accelerator, Vendor};
-pub use binding::{Binding, Candidates};
+pub use accel::Vendor;
+
+pub use accel::Accelerator;
+pub use binding::Binding;
+pub use binding::Candidates;
 pub use numa_error::NumaError;
+pub(crate) use numa_param::numactl_prefix;
 pub use numa_param::{
-    numactl_available, numactl_prefix, resolve_numa_candidates, resolve_numa_choices,
-    NumaCandidates,
+    numactl_available, resolve_numa_candidates, resolve_numa_choices, NumaCandidates,
 };
-pub use runner::{CommandRunner, FixtureRunner, SystemRunner, ToolOutput};
-pub use sysfs::{Allowed, NumaNode};
+pub use runner::FixtureRunner;
+pub(crate) use runner::{CommandRunner, SystemRunner};
+pub(crate) use sysfs::{Allowed, NumaNode};
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -62,7 +66,7 @@ pub struct HostFacts {
 
 impl Topology {
     /// Reads the running host (`/sys`, `/proc`, vendor tools on `PATH`, sysinfo).
-    pub fn discover() -> Result<Topology> {
+    pub(crate) fn discover() -> Result<Topology> {
         let mut topo = Self::from_root("/", &SystemRunner::default())?;
         topo.host = host_facts();
         Ok(topo)
@@ -97,7 +101,7 @@ impl Topology {
     }
 
     /// Node ids, for messages (`0-7`).
-    pub fn node_list(&self) -> String {
+    pub(crate) fn node_list(&self) -> String {
         cpuset::format_list(self.nodes.iter().map(|n| &n.id))
     }
 }

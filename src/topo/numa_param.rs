@@ -17,7 +17,7 @@ pub fn numactl_available() -> Result<PathBuf, NumaError> {
 
 /// The launch prefix for a chosen `numa` value: empty for `none`, else `numactl` followed by
 /// the value's arguments (`-N 0 -m 0` → `["numactl", "-N", "0", "-m", "0"]`).
-pub fn numactl_prefix(value: &str) -> Result<Vec<String>, NumaError> {
+pub(crate) fn numactl_prefix(value: &str) -> Result<Vec<String>, NumaError> {
     if value.trim().eq_ignore_ascii_case("none") {
         return Ok(Vec::new());
     }

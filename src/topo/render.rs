@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 /// Binding candidates for one accelerator (or for the host when it has none).
 #[derive(Clone, Debug, Serialize)]
-pub struct DeviceCandidates {
+pub(crate) struct DeviceCandidates {
     /// Accelerator index; `None` for host-level candidates.
     pub device: Option<u32>,
     /// The node the candidates are built around.
@@ -39,7 +39,7 @@ fn group_by_candidates(
 }
 
 /// `1536` → `1.5 KiB`; binary units, one decimal.
-pub fn human_bytes(bytes: u64) -> String {
+pub(crate) fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut value = bytes as f64;
     let mut unit = 0;

@@ -29,7 +29,7 @@ pub trait CommandRunner {
 
 /// Runs real programs found on `PATH`, each with a time limit (a wedged driver can hang `nvidia-smi`).
 #[derive(Clone, Debug)]
-pub struct SystemRunner {
+pub(crate) struct SystemRunner {
     /// Longest a tool may run before it is killed.
     pub timeout: Duration,
 }
@@ -85,7 +85,7 @@ impl FixtureRunner {
     }
 
     /// Adds the output of `command_line` (e.g. `mx-smi topo -m`); its program counts as installed.
-    pub fn with_output(mut self, command_line: &str, stdout: &str) -> Self {
+    pub(crate) fn with_output(mut self, command_line: &str, stdout: &str) -> Self {
         let key = normalize(command_line);
         if let Some(program) = key.split(' ').next() {
             self.installed.insert(program.to_string());

@@ -33,7 +33,7 @@ pub struct Allowed {
 
 /// Paths under a root folder, and reading them.
 #[derive(Clone, Debug)]
-pub struct Root(PathBuf);
+pub(crate) struct Root(PathBuf);
 
 impl Root {
     /// A root at `dir` (`/` for the running host).
@@ -53,7 +53,7 @@ impl Root {
 }
 
 /// Contents of `path`, `None` when it does not exist; other I/O errors name the path.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
+pub(crate) fn read_optional(path: &Path) -> Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -65,7 +65,7 @@ const NODE_DIR: &str = "sys/devices/system/node";
 
 /// Reads all NUMA nodes. A host without `/sys/devices/system/node` is reported as one node
 /// holding every online CPU and all memory, with a note saying so.
-pub fn read_nodes(root: &Root, notes: &mut Vec<String>) -> Result<Vec<NumaNode>> {
+pub(crate) fn read_nodes(root: &Root, notes: &mut Vec<String>) -> Result<Vec<NumaNode>> {
     let dir = root.path(NODE_DIR);
     let ids = match node_ids(&dir)? {
         Some(ids) if !ids.is_empty() => ids,
@@ -174,7 +174,7 @@ fn meminfo_bytes(meminfo: &str, field: &str) -> Option<u64> {
 }
 
 /// Reads `Cpus_allowed_list` and `Mems_allowed_list` from `proc/self/status` under the root.
-pub fn read_allowed(root: &Root) -> Result<Allowed> {
+pub(crate) fn read_allowed(root: &Root) -> Result<Allowed> {
     let Some(status) = root.read("proc/self/status")? else {
         return Ok(Allowed::default());
     };

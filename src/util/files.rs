@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Reads the regular file at `path` as text (invalid UTF-8 replaced), refusing anything that
 /// is not a regular file or holds more than `max_bytes`.
-pub fn read_limited(path: &Path, max_bytes: u64) -> std::io::Result<String> {
+pub(crate) fn read_limited(path: &Path, max_bytes: u64) -> std::io::Result<String> {
     let meta = std::fs::metadata(path)?;
     if !meta.is_file() {
         return Err(std::io::Error::new(

@@ -7,12 +7,12 @@ pub mod files;
 pub mod process;
 mod suggest;
 
-pub use suggest::did_you_mean;
+pub(crate) use suggest::did_you_mean;
 
 /// The longest duration any input may give (timeouts, grace periods, budgets, load
 /// durations): a year is far beyond any study, and far from overflowing a clock reading plus
 /// the duration.
-pub const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS * 24 * 3600);
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS * 24 * 3600);
 
 /// [`MAX_DURATION`] in days, for messages.
-pub const MAX_DURATION_DAYS: u64 = 365;
+pub(crate) const MAX_DURATION_DAYS: u64 = 365;

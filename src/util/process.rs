@@ -23,7 +23,7 @@ pub struct Output {
 
 /// Why a helper program gave no output.
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// It could not be started.
     #[error("cannot start {program}: {source}")]
     Spawn {
@@ -53,7 +53,7 @@ pub enum RunError {
 /// Runs `program` with `args` (stdin closed) for at most `timeout`. The program leads a new
 /// process group; on timeout the whole group is killed, so a program that starts a server
 /// instead of answering leaves nothing behind.
-pub fn run_with_timeout(
+pub(crate) fn run_with_timeout(
     program: impl AsRef<OsStr>,
     args: &[&str],
     timeout: Duration,
@@ -121,7 +121,7 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> JoinHandle<String> {
 }
 
 /// The first executable file called `program` in the `PATH`-style list `path`.
-pub fn find_on_path(program: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+pub(crate) fn find_on_path(program: &str, path: Option<&OsStr>) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path?)
         .map(|dir| dir.join(program))
@@ -133,7 +133,7 @@ pub fn find_on_path(program: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 /// True when an executable file named `program` is on this process's `PATH`.
-pub fn on_path(program: &str) -> bool {
+pub(crate) fn on_path(program: &str) -> bool {
     find_on_path(program, std::env::var_os("PATH").as_deref()).is_some()
 }
 

@@ -4,7 +4,7 @@
 const LIKELY_TYPO: f64 = 0.8;
 
 /// The closest of `candidates` to `word`, when it is close enough to be a likely typo.
-pub fn did_you_mean<'a, S>(
+pub(crate) fn did_you_mean<'a, S>(
     word: &str,
     candidates: impl IntoIterator<Item = &'a S>,
 ) -> Option<&'a str>

@@ -79,7 +79,7 @@ enum Source {
 }
 
 /// An endless, seeded stream of requests for one workload.
-pub struct Planner {
+pub(crate) struct Planner {
     source: Source,
     rng: ChaCha8Rng,
     template: BodyTemplate,
@@ -131,7 +131,7 @@ impl Planner {
     }
 
     /// The next request.
-    pub fn next_request(&mut self) -> Result<PlannedRequest> {
+    pub(crate) fn next_request(&mut self) -> Result<PlannedRequest> {
         let entry = match &mut self.source {
             Source::Random(random) => random.next_entry(&mut self.rng)?,
             Source::Entries { entries, next } => {

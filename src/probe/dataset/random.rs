@@ -77,7 +77,7 @@ impl RandomPrompts {
     }
 
     /// The next prompt with its lengths.
-    pub fn next_entry(&mut self, rng: &mut ChaCha8Rng) -> Result<Entry> {
+    pub(crate) fn next_entry(&mut self, rng: &mut ChaCha8Rng) -> Result<Entry> {
         let input = sample_len(self.input_len, self.range_ratio, 0, rng);
         let output = sample_len(self.output_len, self.range_ratio, 1, rng);
         let total = self.prefix.len() + input as usize;

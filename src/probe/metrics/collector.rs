@@ -129,7 +129,7 @@ impl Collector {
     }
 
     /// A snapshot for the pruning hook.
-    pub fn live_stats(&self, planned: u64, elapsed: Duration) -> LiveStats {
+    pub(crate) fn live_stats(&self, planned: u64, elapsed: Duration) -> LiveStats {
         let mut live = self.live.clone().unwrap_or_default();
         live.planned = planned;
         live.elapsed = elapsed;

@@ -62,7 +62,7 @@ pub struct HostNuma {
 
 impl HostNuma {
     /// `numactl` distance from the accelerators' node to `node`.
-    pub fn distance(&self, node: u32) -> u32 {
+    pub(crate) fn distance(&self, node: u32) -> u32 {
         match self.distances.get(node as usize) {
             Some(d) => *d,
             None if node == self.local_node => 10,
@@ -100,13 +100,8 @@ pub struct ModelProfile {
 
 impl ModelProfile {
     /// Bytes of 16-bit weights.
-    pub fn weight_bytes(&self) -> f64 {
+    pub(crate) fn weight_bytes(&self) -> f64 {
         self.params_b * 1e9 * 2.0
-    }
-
-    /// KV-cache bytes per token over all layers (16-bit K and V), before tensor parallelism.
-    pub fn kv_bytes_per_token(&self) -> f64 {
-        2.0 * f64::from(self.layers) * f64::from(self.kv_heads) * f64::from(self.head_dim) * 2.0
     }
 }
 
@@ -197,7 +192,7 @@ fn parse_embedded<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Vec<T
 }
 
 /// All card profiles.
-pub fn cards() -> &'static [CardProfile] {
+pub(crate) fn cards() -> &'static [CardProfile] {
     &catalog().cards
 }
 

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 /// What a handler receives for its request.
 #[derive(Clone, Debug, PartialEq)]
-pub enum StreamEvent {
+pub(crate) enum StreamEvent {
     /// One output token.
     Token,
     /// All tokens generated.

@@ -21,7 +21,7 @@ use std::task::{Context, Poll};
 use tokio::sync::mpsc;
 
 /// Shared state of the handlers.
-pub struct AppState {
+pub(crate) struct AppState {
     /// Commands to the engine task.
     pub commands: mpsc::UnboundedSender<Command>,
     /// Metrics kept by the engine task.
@@ -39,7 +39,7 @@ pub struct AppState {
 }
 
 /// The router.
-pub fn router(state: Arc<AppState>) -> Router {
+pub(crate) fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/v1/models", get(models))

@@ -1,10 +1,10 @@
 //! `sim serve`: an OpenAI-compatible streaming server whose timings come from the simulated
 //! engine, stepped in real time. It starts (or refuses to) the way the modelled engine would.
 
-pub mod driver;
+pub(crate) mod driver;
 pub mod http;
 pub mod openai;
-pub mod prom;
+pub(crate) mod prom;
 
 use super::config::{self, Deployment, SimFailure};
 use super::core::SimEngine;

@@ -102,7 +102,7 @@ fn words(content: Option<&Value>) -> u32 {
 }
 
 /// The text of output token `index` (one word and a space, so words = tokens).
-pub fn token_text(index: u32) -> &'static str {
+pub(crate) fn token_text(index: u32) -> &'static str {
     const WORDS: [&str; 8] = [
         "the ",
         "model ",
@@ -117,7 +117,7 @@ pub fn token_text(index: u32) -> &'static str {
 }
 
 /// Builds the response objects of one request.
-pub struct Responder {
+pub(crate) struct Responder {
     /// Endpoint.
     pub endpoint: Endpoint,
     /// Response id.
@@ -143,7 +143,7 @@ impl Responder {
     }
 
     /// A chunk carrying `text`.
-    pub fn token_chunk(&self, text: &str) -> Value {
+    pub(crate) fn token_chunk(&self, text: &str) -> Value {
         match self.endpoint {
             Endpoint::Chat => self.envelope(json!([{"index": 0, "delta": {"content": text}, "logprobs": null, "finish_reason": null}])),
             Endpoint::Completions => self.envelope(json!([{"index": 0, "text": text, "logprobs": null, "finish_reason": null}])),
@@ -151,7 +151,7 @@ impl Responder {
     }
 
     /// The chunk that carries only the finish reason.
-    pub fn finish_chunk(&self, reason: &str) -> Value {
+    pub(crate) fn finish_chunk(&self, reason: &str) -> Value {
         match self.endpoint {
             Endpoint::Chat => self.envelope(
                 json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": reason}]),
@@ -163,7 +163,7 @@ impl Responder {
     }
 
     /// The usage-only chunk (`stream_options.include_usage`).
-    pub fn usage_chunk(&self, prompt: u32, completion: u32) -> Value {
+    pub(crate) fn usage_chunk(&self, prompt: u32, completion: u32) -> Value {
         let mut v = self.envelope(json!([]));
         v["usage"] = usage(prompt, completion);
         v
@@ -191,7 +191,7 @@ fn usage(prompt: u32, completion: u32) -> Value {
 }
 
 /// An OpenAI-style error body.
-pub fn error_body(message: &str, kind: &str, code: u16) -> Value {
+pub(crate) fn error_body(message: &str, kind: &str, code: u16) -> Value {
     json!({"object": "error", "message": message, "type": kind, "param": null, "code": code})
 }
 

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 /// Counters and gauges the engine task keeps up to date.
 #[derive(Clone, Debug, Default)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Latest scheduler gauges.
     pub gauges: Gauges,
     /// Prompt tokens accepted.

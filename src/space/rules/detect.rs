@@ -12,7 +12,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// The version to apply rules for: `named` when the space gives one, else what the engine
 /// reports (asked once per process); `None` (newest pack) when that fails, which
 /// [`version_warning`] words for the user.
-pub fn effective_version(
+pub(crate) fn effective_version(
     kind: EngineKind,
     named: Option<&str>,
     command: Option<&[String]>,
@@ -35,7 +35,7 @@ pub fn effective_version(
 /// Why the newest rule pack applies when the space names no version and the engine reports
 /// none (asking it, once per process, when not asked yet); `None` when a version is known or
 /// the engine has no rules.
-pub fn version_warning(
+pub(crate) fn version_warning(
     kind: EngineKind,
     named: Option<&str>,
     command: Option<&[String]>,
@@ -55,7 +55,7 @@ pub fn version_warning(
 /// space's `launch.command` when that runs the engine's own binary, else the one on `PATH`.
 /// Engines without such a query (MindIE, custom commands, the simulator) are never run for
 /// it. The query runs in its own process group with a timeout.
-pub fn detect_version(kind: EngineKind, command: Option<&[String]>) -> Option<String> {
+pub(crate) fn detect_version(kind: EngineKind, command: Option<&[String]>) -> Option<String> {
     let (binary, args): (&str, &[&str]) = match kind {
         EngineKind::Vllm => ("vllm", &["--version"]),
         EngineKind::Llamacpp => ("llama-server", &["--version"]),

@@ -10,7 +10,7 @@ mod mindie;
 mod sglang;
 mod vllm;
 
-pub use detect::{detect_version, effective_version, version_warning};
+pub(crate) use detect::{effective_version, version_warning};
 
 use super::version::{Version, VersionRange};
 use super::{EngineKind, Rejection};
@@ -57,7 +57,7 @@ impl Ctx<'_> {
     }
 
     /// A switch: bools as they are, `"on"/"off"/"true"/"false"/"1"/"0"` as text; else `default`.
-    pub fn switch(&self, name: &str, default: bool) -> bool {
+    pub(crate) fn switch(&self, name: &str, default: bool) -> bool {
         match self.params.get(name) {
             Some(Value::Bool(b)) => *b,
             Some(Value::Int(i)) => *i != 0,
@@ -67,7 +67,7 @@ impl Ctx<'_> {
     }
 
     /// Whether the engine version is at least `v` (an unknown version counts as the newest).
-    pub fn at_least(&self, v: &'static str) -> bool {
+    pub(crate) fn at_least(&self, v: &'static str) -> bool {
         VersionRange {
             since: Some(v),
             until: None,
@@ -94,7 +94,7 @@ pub fn pack(kind: EngineKind) -> &'static [Rule] {
 
 /// The platform rules assume when a space names none: `cpu` for `+cpu` builds, else the
 /// engine's usual accelerator.
-pub fn default_platform(kind: EngineKind, version: Option<&str>) -> &'static str {
+pub(crate) fn default_platform(kind: EngineKind, version: Option<&str>) -> &'static str {
     if version.is_some_and(|v| v.contains("cpu")) {
         return "cpu";
     }
@@ -106,7 +106,7 @@ pub fn default_platform(kind: EngineKind, version: Option<&str>) -> &'static str
 }
 
 /// The rules that hold for this engine version on this platform, minus `disabled` ids.
-pub fn applicable<'a>(
+pub(crate) fn applicable<'a>(
     kind: EngineKind,
     version: Option<&str>,
     platform: Option<&str>,
@@ -134,7 +134,7 @@ pub fn check(
 }
 
 /// Like [`check`], skipping the rules whose ids are in `disabled`.
-pub fn check_with(
+pub(crate) fn check_with(
     kind: EngineKind,
     version: Option<&str>,
     platform: Option<&str>,

@@ -17,7 +17,11 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Converts a parsed file into a space, and the locations validation needs.
-pub fn convert(file: &str, path: &Path, raw: RawSpace) -> Result<(StudySpec, Spots), SpaceError> {
+pub(crate) fn convert(
+    file: &str,
+    path: &Path,
+    raw: RawSpace,
+) -> Result<(StudySpec, Spots), SpaceError> {
     let fail = |pos: Pos, message: String| SpaceError::at(file, pos, message);
     let mut spots = Spots {
         parameters: Pos::of(&raw.parameters.referenced),

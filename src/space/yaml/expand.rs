@@ -15,7 +15,7 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
 
 /// A text with its `${NAME}` references replaced, and what each stood for.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Expanded {
+pub(crate) struct Expanded {
     /// The text as written.
     pub raw: String,
     /// The text with the references replaced.
@@ -26,14 +26,14 @@ pub struct Expanded {
 
 impl Expanded {
     /// The variable when the whole text is one `${NAME}`.
-    pub fn whole_ref(&self) -> Option<&str> {
+    pub(crate) fn whole_ref(&self) -> Option<&str> {
         let name = self.raw.strip_prefix("${")?.strip_suffix('}')?;
         self.refs.iter().any(|(n, _)| n == name).then_some(name)
     }
 }
 
 /// [`expand`], keeping the references.
-pub fn expand_refs(
+pub(crate) fn expand_refs(
     text: &str,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<Expanded, String> {
@@ -77,18 +77,18 @@ pub fn expand_refs(
 }
 
 /// [`expand`] with the process environment.
-pub fn expand_env(text: &str) -> Result<String, String> {
+pub(crate) fn expand_env(text: &str) -> Result<String, String> {
     expand(text, |name| std::env::var(name).ok())
 }
 
 /// [`expand_refs`] with the process environment.
-pub fn expand_env_refs(text: &str) -> Result<Expanded, String> {
+pub(crate) fn expand_env_refs(text: &str) -> Result<Expanded, String> {
     expand_refs(text, |name| std::env::var(name).ok())
 }
 
 /// The probe workload with `${NAME}` expanded in its dataset's file paths; an error points
 /// at the `probe:` section.
-pub fn probe_paths(
+pub(crate) fn probe_paths(
     raw: serde_saphyr::Spanned<WorkloadSpec>,
 ) -> Result<WorkloadSpec, (Pos, String)> {
     let fail = |field: &str, m: String| (Pos::of(&raw.referenced), format!("{field}: {m}"));

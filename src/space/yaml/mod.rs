@@ -36,7 +36,7 @@ pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
 
 /// Locations of the nodes that validation after conversion may point at.
 #[derive(Default)]
-pub struct Spots {
+pub(crate) struct Spots {
     /// The `parameters:` section.
     pub parameters: Pos,
     /// Each parameter's name.

@@ -8,12 +8,12 @@ use crate::util::did_you_mean;
 use serde_saphyr::Spanned;
 
 /// A parameter error: where, and what.
-pub type ParamError = (Pos, String);
+pub(crate) type ParamError = (Pos, String);
 
 const KINDS: [&str; 7] = ["int", "float", "choice", "bool", "const", "derived", "numa"];
 
 /// Converts one entry named `name` (declared at `at`).
-pub fn convert(name: &str, at: Pos, raw: &RawParam) -> Result<ParamDef, ParamError> {
+pub(crate) fn convert(name: &str, at: Pos, raw: &RawParam) -> Result<ParamDef, ParamError> {
     let kind_at = Pos::of(&raw.kind.referenced);
     let kind = match raw.kind.value.as_str() {
         "int" => int_kind(name, at, raw)?,

@@ -14,7 +14,7 @@ use std::fmt;
 /// The whole file.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSpace {
+pub(crate) struct RawSpace {
     pub name: Option<String>,
     pub engine: RawEngine,
     #[serde(default)]
@@ -33,7 +33,7 @@ pub struct RawSpace {
 /// `engine:`
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawEngine {
+pub(crate) struct RawEngine {
     pub kind: EngineKind,
     pub version: Option<Spanned<Value>>,
     pub model: Spanned<String>,
@@ -44,7 +44,7 @@ pub struct RawEngine {
 /// `launch:`
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct RawLaunch {
+pub(crate) struct RawLaunch {
     pub command: Option<Vec<Spanned<String>>>,
     pub host: Option<String>,
     pub port: Option<Spanned<u16>>,
@@ -61,7 +61,7 @@ pub struct RawLaunch {
 /// One entry of `parameters:`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawParam {
+pub(crate) struct RawParam {
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     pub low: Option<Spanned<Value>>,
@@ -83,13 +83,13 @@ pub struct RawParam {
 /// `candidates: auto` or a list of numactl argument strings.
 #[derive(Deserialize)]
 #[serde(untagged)]
-pub enum RawCandidates {
+pub(crate) enum RawCandidates {
     Word(String),
     List(Vec<String>),
 }
 
 /// `parameters:` in declaration order, each with the location of its name.
-pub struct ParamList(pub Vec<(Spanned<String>, Spanned<RawParam>)>);
+pub(crate) struct ParamList(pub Vec<(Spanned<String>, Spanned<RawParam>)>);
 
 impl<'de> Deserialize<'de> for ParamList {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -114,7 +114,7 @@ impl<'de> Deserialize<'de> for ParamList {
 /// One entry of `constraints:`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawConstraint {
+pub(crate) struct RawConstraint {
     pub name: Spanned<String>,
     pub expr: Spanned<String>,
 }
@@ -122,7 +122,7 @@ pub struct RawConstraint {
 /// `rules:`
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct RawRules {
+pub(crate) struct RawRules {
     pub enabled: Option<bool>,
     #[serde(default)]
     pub disable: Vec<Spanned<String>>,
@@ -134,7 +134,7 @@ pub struct RawRules {
 /// `search:`
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct RawSearch {
+pub(crate) struct RawSearch {
     pub sampler: Option<String>,
     pub trials: Option<u32>,
     pub budget: Option<Spanned<String>>,

@@ -10,7 +10,7 @@ use crate::util::did_you_mean;
 const SATISFIABILITY_SAMPLES: usize = 10_000;
 
 /// Validates expressions and satisfiability; the error says where and what.
-pub fn validate(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, String)> {
+pub(crate) fn validate(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, String)> {
     let names: Vec<&str> = space.parameters.iter().map(|p| p.name.as_str()).collect();
     for (i, def) in space.parameters.iter().enumerate() {
         let at = spots.param_exprs[i].unwrap_or(spots.params[i]);

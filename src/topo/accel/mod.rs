@@ -64,7 +64,7 @@ struct Reported {
 }
 
 /// Finds the accelerators of the host under `root`, using `runner` for vendor tools.
-pub fn discover(
+pub(crate) fn discover(
     root: &Root,
     runner: &dyn CommandRunner,
     nodes: &[NumaNode],

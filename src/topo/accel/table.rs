@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 /// One device row of a `topo -m` matrix: its index and its cells by column header.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MatrixRow {
+pub(crate) struct MatrixRow {
     /// `N` of the row label (`GPU3` → 3).
     pub index: u32,
     /// Cell text by header name (`GPU1` → `NV12`, `CPU Affinity` → `0-23,48-71`, …).
@@ -36,7 +36,7 @@ fn matrix_cells(line: &str) -> Vec<String> {
 /// Parses a `topo -m` matrix by its header: the header is the first line naming an
 /// `Affinity` column; device rows are the lines whose label is `<prefix><N>` (`GPU0`, `NPU7`).
 /// Rows of other devices (NICs) and the legend are skipped.
-pub fn parse_matrix(text: &str, prefix: &str) -> Result<Vec<MatrixRow>, String> {
+pub(crate) fn parse_matrix(text: &str, prefix: &str) -> Result<Vec<MatrixRow>, String> {
     let mut lines = text.lines();
     let header = lines
         .by_ref()
@@ -70,7 +70,7 @@ pub fn parse_matrix(text: &str, prefix: &str) -> Result<Vec<MatrixRow>, String> 
 
 /// The rows of a boxed status table (`| a | b | c |` lines) as trimmed cells, up to the
 /// process section (a row whose first cell starts with `Process`, or names `Process id`).
-pub fn boxed_rows(text: &str) -> Vec<Vec<String>> {
+pub(crate) fn boxed_rows(text: &str) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for line in text.lines().map(str::trim) {
         let Some(inner) = line.strip_prefix('|').and_then(|l| l.strip_suffix('|')) else {
@@ -86,7 +86,7 @@ pub fn boxed_rows(text: &str) -> Vec<Vec<String>> {
 }
 
 /// True for a PCI address such as `0000:05:00.0` or `00000000:17:00.0`.
-pub fn is_bus_id(text: &str) -> bool {
+pub(crate) fn is_bus_id(text: &str) -> bool {
     let parts: Vec<&str> = text.split(':').collect();
     parts.len() == 3
         && parts[2].contains('.')
@@ -96,7 +96,7 @@ pub fn is_bus_id(text: &str) -> bool {
 }
 
 /// A bus id in sysfs form: four-digit domain, lower case (`00000000:1B:00.0` → `0000:1b:00.0`).
-pub fn normalize_bus_id(text: &str) -> String {
+pub(crate) fn normalize_bus_id(text: &str) -> String {
     let lower = text.trim().to_ascii_lowercase();
     match lower.split_once(':') {
         Some((domain, rest)) if domain.len() > 4 => {
@@ -107,7 +107,7 @@ pub fn normalize_bus_id(text: &str) -> String {
 }
 
 /// The last `used / total` pair in a cell (`0    / 0          3419 / 65536` → 65536).
-pub fn last_total(cell: &str) -> Option<u64> {
+pub(crate) fn last_total(cell: &str) -> Option<u64> {
     let spaced = cell.replace('/', " / ");
     let tokens: Vec<&str> = spaced.split_whitespace().collect();
     tokens
