@@ -234,3 +234,36 @@ fn the_same_seed_gives_the_same_configs_and_another_seed_does_not() {
     assert_eq!(first[..4], other[..4]);
     assert_ne!(first[4..], other[4..], "another seed samples other configs");
 }
+
+#[test]
+fn the_same_command_again_shows_a_finished_study_and_continues_an_unfinished_one() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let first = run_study(tmp.path(), 18700, &["--trials", "2"]);
+    let space = space_with_port(tmp.path(), 18700);
+    let again = Command::from_std(tune(&space, tmp.path(), &["--trials", "2"]))
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert!(stdout.contains("winner: trial"), "{stdout}");
+    assert!(
+        stdout.contains("already complete") && stdout.contains("--study NEW-NAME"),
+        "{stdout}"
+    );
+    assert_eq!(records(&tmp.path().join(STUDY)), first, "nothing reran");
+
+    let more = Command::from_std(tune(&space, tmp.path(), &["--trials", "3"]))
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&more.get_output().stderr).into_owned();
+    assert!(stderr.contains("picking up the study in"), "{stderr}");
+    let grown = records(&tmp.path().join(STUDY));
+    assert_eq!(search_configs(&grown).len(), 3);
+    assert_eq!(
+        grown[..first.len()],
+        first[..],
+        "the earlier trials are kept"
+    );
+}

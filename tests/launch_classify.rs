@@ -122,3 +122,33 @@ fn address_already_in_use_is_port_busy() {
         FailureKind::PortBusy
     );
 }
+
+#[test]
+fn clap_refusals_are_invalid_config_with_the_engines_line_not_the_usage_wrapper() {
+    let misspelt = "error: unexpected argument '--max-num-seqz' found\n\n  \
+        tip: a similar argument exists: '--max-num-seqs'\n\n\
+        Usage: server --max-num-seqs <MAX_NUM_SEQS>\n\n\
+        For more information, try '--help'.\n";
+    let failure = classify(Ending::Code(2), misspelt);
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(
+        failure.message,
+        "unexpected argument '--max-num-seqz' found; tip: a similar argument exists: '--max-num-seqs'"
+    );
+    let bad_value = "error: invalid value 'many' for '--max-num-seqs <MAX_NUM_SEQS>': \
+        invalid digit found in string\n\nFor more information, try '--help'.\n";
+    let failure = classify(Ending::Code(2), bad_value);
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(
+        failure.message,
+        "invalid value 'many' for '--max-num-seqs <MAX_NUM_SEQS>': invalid digit found in string"
+    );
+}
+
+#[test]
+fn argparse_unrecognised_arguments_are_invalid_config() {
+    let text = "usage: server [-h] [--max-num-seqs N]\nserver: error: unrecognized arguments: --max-num-seqz 64\n";
+    let failure = classify(Ending::Code(2), text);
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(failure.message, "unrecognized arguments: --max-num-seqz 64");
+}

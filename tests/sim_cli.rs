@@ -1,4 +1,4 @@
-//! `infertune sim eval` on the command line.
+//! `infertune sim eval` and `sim serve --help` on the command line.
 
 use assert_cmd::Command;
 use std::io::Write;
@@ -75,4 +75,31 @@ fn evaluates_a_file_of_configs_and_reports_bad_lines() {
     assert!(
         String::from_utf8_lossy(&out.stderr).contains(":3: expected a JSON object of parameters")
     );
+}
+
+#[test]
+fn sim_serve_help_describes_every_flag() {
+    let out = Command::cargo_bin("infertune")
+        .unwrap()
+        .args(["sim", "serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = help.lines().collect();
+    let flags: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.trim_start().starts_with("--"))
+        .collect();
+    assert!(flags.len() > 20, "{help}");
+    for pair in lines.windows(2) {
+        if pair[0].trim_start().starts_with("--") {
+            assert!(
+                !pair[1].trim().is_empty(),
+                "`{}` has no description",
+                pair[0].trim()
+            );
+        }
+    }
 }

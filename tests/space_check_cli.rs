@@ -114,3 +114,15 @@ fn malformed_space_exits_with_a_located_error() {
             "tests/fixtures/spaces/low_gt_high.yaml:5:45:",
         ));
 }
+
+#[test]
+fn the_simulator_is_shown_without_a_rule_pack_or_a_version_guess() {
+    let out = check("search-spaces/demo-sim.yaml", "100").success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let header = stdout.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("engine sim (no rule pack), model qwen2.5-32b"),
+        "{header}"
+    );
+    assert!(!stdout.contains("version unknown"), "{stdout}");
+}

@@ -25,11 +25,45 @@ fn assert_error(fixture: &str, location: &str, parts: &[&str]) {
 }
 
 #[test]
-fn bad_yaml_syntax() {
+fn bad_yaml_syntax_points_at_the_unclosed_brace() {
     assert_error(
         "bad_yaml.yaml",
-        "6:6",
-        &["did not find expected ',' or '}'"],
+        "5:17",
+        &[
+            "a `{` opened at line 5 is not closed",
+            "add the missing `}`, probably at the end of line 5",
+            "noticed at 6:6",
+            "did not find expected ',' or '}'",
+        ],
+    );
+    // The parser notices a `}` missing at the end of line 24 only at 25:25.
+    assert_error(
+        "unclosed_flow.yaml",
+        "24:27",
+        &[
+            "a `{` opened at line 24 is not closed",
+            "probably at the end of line 24",
+        ],
+    );
+}
+
+#[test]
+fn a_misindented_key_is_pointed_at_with_the_key_it_broke() {
+    // `ready_timeout` indented under `port` reads as part of port's value ("expected u16").
+    assert_error(
+        "deeper_indent.yaml",
+        "19:5",
+        &[
+            "indented deeper than `port` (line 18)",
+            "a whole number (u16)",
+            "indent it like `port`",
+        ],
+    );
+    // `port` not indented under `launch` leaves `launch` empty ("expected mapping start").
+    assert_error(
+        "shallow_indent.yaml",
+        "18:1",
+        &["`launch` (line 17) has no value", "a mapping"],
     );
 }
 
@@ -49,7 +83,11 @@ fn unknown_key_with_a_hint() {
 
 #[test]
 fn wrong_type() {
-    assert_error("wrong_type.yaml", "5:9", &["invalid value: expected u16"]);
+    assert_error(
+        "wrong_type.yaml",
+        "5:9",
+        &["`port` must be a whole number (u16) here"],
+    );
 }
 
 #[test]

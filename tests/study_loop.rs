@@ -259,17 +259,43 @@ fn queued_configs_follow_the_baseline_and_a_refused_one_is_never_launched() {
 }
 
 #[test]
-fn an_existing_study_is_not_overwritten_without_resume() {
+fn running_a_study_again_continues_it_and_another_study_is_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");
-    run_study(&space(SEED, 3), &dir, false, true).unwrap();
-    let e = run_study(&space(SEED, 3), &dir, false, true)
+    let first = run_study(&space(SEED, 3), &dir, false, true).unwrap();
+    assert_eq!(first.earlier, 0);
+    let again = run_study(&space(SEED, 3), &dir, false, true).unwrap();
+    assert_eq!(
+        again.records, first.records,
+        "a finished study runs nothing new"
+    );
+    assert_eq!(again.earlier, first.records.len());
+    let more = run_study(&space(SEED, 5), &dir, false, true).unwrap();
+    assert_eq!(search_configs(&more.records).len(), 5);
+    assert_eq!(more.records[..first.records.len()], first.records[..]);
+    let e = run_study(&space(SEED + 1, 5), &dir, false, true)
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("already holds a study") && e.contains("--resume"),
+        e.contains("already holds another study") && e.contains(&format!("--seed {SEED}")),
         "{e}"
     );
+}
+
+#[test]
+fn resuming_a_study_that_does_not_exist_or_asking_for_no_trials_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("missing");
+    let e = run_study(&space(SEED, 3), &dir, true, true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no study to resume"), "{e}");
+    assert!(!dir.exists(), "a refused resume created the study folder");
+    let e = run_study(&space(SEED, 0), &dir, false, true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("at least 1 trial"), "{e}");
+    assert!(!dir.exists(), "a study of no trials created its folder");
 }
 
 #[test]

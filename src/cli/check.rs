@@ -74,17 +74,28 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
 
 fn header(space: &StudySpec, version: Option<&str>) -> String {
     let e = &space.engine;
-    let platform = space
-        .rules
-        .platform
-        .clone()
-        .unwrap_or_else(|| rules::default_platform(e.kind, version).to_string());
+    let engine = format!("{:?}", e.kind).to_lowercase();
+    // Version and platform only choose rules: say so where there are none to choose.
+    let rules = if rules::pack(e.kind).is_empty() {
+        format!("{} (no rule pack)", version.unwrap_or_default())
+    } else {
+        let platform = space
+            .rules
+            .platform
+            .clone()
+            .unwrap_or_else(|| rules::default_platform(e.kind, version).to_string());
+        let version = match version {
+            Some(v) => v,
+            None if !space.rules.enabled => "(version unknown; rules disabled)",
+            None => "(version unknown: newest rule pack)",
+        };
+        format!("{version} on {platform}")
+    };
     format!(
-        "Space `{}` ({}): engine {} {} on {platform}, model {}",
+        "Space `{}` ({}): engine {engine} {}, model {}",
         space.name,
         space.origin,
-        format!("{:?}", e.kind).to_lowercase(),
-        version.unwrap_or("(version unknown: newest rule pack)"),
+        rules.trim_start(),
         e.model
     )
 }

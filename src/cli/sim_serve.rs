@@ -36,40 +36,58 @@ pub(crate) struct ServeArgs {
 /// vLLM-style (and MindIE-style) engine flags of `sim serve`.
 #[derive(clap::Args, Debug)]
 struct EngineFlags {
+    /// Most requests scheduled at once (vLLM `--max-num-seqs`).
     #[arg(long)]
     max_num_seqs: Option<u32>,
+    /// Token budget of one scheduler step (vLLM).
     #[arg(long)]
     max_num_batched_tokens: Option<u32>,
+    /// KV-cache block size in tokens (vLLM).
     #[arg(long)]
     block_size: Option<u32>,
+    /// Split long prompts over several steps (vLLM).
     #[arg(long, overrides_with = "no_enable_chunked_prefill")]
     enable_chunked_prefill: bool,
+    /// Prefill each prompt in one step.
     #[arg(long)]
     no_enable_chunked_prefill: bool,
+    /// Reuse the KV cache of shared prompt prefixes (vLLM).
     #[arg(long, overrides_with = "no_enable_prefix_caching")]
     enable_prefix_caching: bool,
+    /// Turn prefix caching off.
     #[arg(long)]
     no_enable_prefix_caching: bool,
+    /// Share of the card's memory the engine may use, 0–1 (vLLM).
     #[arg(long)]
     gpu_memory_utilization: Option<f64>,
+    /// Longest prompt plus output in tokens (vLLM).
     #[arg(long)]
     max_model_len: Option<u32>,
+    /// Run without CUDA graphs: slower decode steps (vLLM).
     #[arg(long)]
     enforce_eager: bool,
+    /// KV-cache element type, e.g. auto or fp8 (vLLM).
     #[arg(long)]
     kv_cache_dtype: Option<String>,
+    /// Weight and activation type, e.g. auto, bfloat16 (vLLM).
     #[arg(long)]
     dtype: Option<String>,
+    /// Most requests in a batch (MindIE `maxBatchSize`).
     #[arg(long = "maxBatchSize")]
     max_batch_size: Option<u32>,
+    /// Token budget of one prefill batch (MindIE).
     #[arg(long = "maxPrefillTokens")]
     max_prefill_tokens: Option<u32>,
+    /// Most requests in a prefill batch (MindIE).
     #[arg(long = "maxPrefillBatchSize")]
     max_prefill_batch_size: Option<u32>,
+    /// KV-cache block size in tokens (MindIE).
     #[arg(long = "cacheBlockSize")]
     cache_block_size: Option<u32>,
+    /// Longest prompt plus output in tokens (MindIE).
     #[arg(long = "maxSeqLen")]
     max_seq_len: Option<u32>,
+    /// KV-cache GiB per card, -1 = automatic (MindIE `npuMemSize`).
     #[arg(long = "npuMemSize")]
     npu_mem_size: Option<f64>,
 }

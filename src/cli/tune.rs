@@ -3,9 +3,11 @@
 use super::tune_progress::TuneProgress;
 use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
+use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
 use crate::space::StudySpec;
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,17 +24,19 @@ pub(crate) struct TuneArgs {
     /// Study name (folder under --results); defaults to the space's name.
     #[arg(long)]
     pub study: Option<String>,
-    /// Number of search trials, baseline included (overrides `search.trials`).
-    #[arg(long)]
+    /// Number of search trials, baseline included (overrides `search.trials`); at least 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub trials: Option<u32>,
     /// Wall-clock budget, e.g. `8h` or `90m` (overrides `search.budget`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub budget: Option<Duration>,
-    /// Continue the study in the study folder (completed trials are kept, never rerun).
+    /// Continue the study in the study folder, which must hold one (completed trials are kept,
+    /// never rerun). Without it, the same study is continued too, and a new one is started
+    /// where the folder holds none.
     #[arg(long)]
     pub resume: bool,
     /// Sampler (overrides `search.sampler`).
-    #[arg(long)]
+    #[arg(long, ignore_case = true, value_parser = sampler_names())]
     pub sampler: Option<String>,
     /// Sampler seed (overrides `search.seed`).
     #[arg(long)]
@@ -56,7 +60,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     let dir = args.results.join(&name);
     let stop = interrupt::on_sigint()?;
     let engine = crate::engine::for_kind(space.engine.kind)?;
-    let mut sampler = crate::sampler::from_name(&space.search.sampler, space.search.seed)?;
+    let mut sampler = sampler::from_name(&space.search.sampler, space.search.seed)?;
     let prober = HttpProber::new()?;
     let progress = Arc::new(TuneProgress::default());
     let launcher = process_launcher(&stop, &progress);
@@ -80,7 +84,16 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     // A study that fails ends without `finished`: clear the bar before the error is printed.
     progress.finished();
     let result = result?;
-    print_outcome(&space, &dir, &result)
+    let code = print_outcome(&space, &dir, &result)?;
+    if result.earlier > 0 && result.records.len() == result.earlier && !result.interrupted {
+        println!(
+            "the study in {0} was already complete, so nothing ran: the result above is the one \
+             it found. Start a fresh study with --study NEW-NAME (or remove {0}), or raise \
+             --trials to extend this one",
+            dir.display()
+        );
+    }
+    Ok(code)
 }
 
 /// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C), its
@@ -97,6 +110,19 @@ fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLau
         cancel.store(true, std::sync::atomic::Ordering::SeqCst);
     });
     launcher
+}
+
+/// The sampler names with what each does, for `--help` and for refusing unknown ones.
+fn sampler_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(SAMPLER_NAMES.map(|name| {
+        let aliases = SAMPLER_ALIASES
+            .iter()
+            .filter(|(_, named)| *named == name)
+            .map(|(alias, _)| *alias);
+        PossibleValue::new(name)
+            .help(sampler::about(name))
+            .aliases(aliases)
+    }))
 }
 
 fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {

@@ -45,12 +45,16 @@ const OOM_MARKERS: &[&str] = &[
     "less than desired",
 ];
 
-/// Argument-parser refusals (argparse, llama.cpp).
+/// Argument-parser refusals (argparse, clap, llama.cpp). The usage text and "For more
+/// information, try '--help'." that follow them are wrappers.
 const ARG_MARKERS: &[&str] = &[
     "error: argument ",
     "error: unrecognized arguments",
     "error: invalid argument",
     "error: the following arguments are required",
+    "error: unexpected argument ",
+    "error: invalid value ",
+    "error: a value is required for ",
 ];
 
 /// Substrings that mark a port another process holds (matched ignoring case).
@@ -136,9 +140,17 @@ fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
             return Some(continued(msg, rest));
         }
     }
-    ARG_MARKERS.iter().find_map(|m| {
-        line.find(m)
-            .map(|at| line[at + "error: ".len()..].trim().to_string())
+    let at = ARG_MARKERS.iter().find_map(|m| line.find(m))?;
+    let refusal = line[at + "error: ".len()..].trim();
+    // clap follows a misspelt flag with `tip: a similar argument exists: '--x'`.
+    let tip = rest
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .filter(|l| l.starts_with("tip: "));
+    Some(match tip {
+        Some(tip) => format!("{refusal}; {tip}"),
+        None => refusal.to_string(),
     })
 }
 

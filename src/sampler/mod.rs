@@ -56,6 +56,22 @@ pub trait Sampler {
 /// Names accepted by [`from_name`].
 pub const SAMPLER_NAMES: [&str; 6] = ["default", "grid", "random", "qmc", "tpe", "pso"];
 
+/// Other names [`from_name`] accepts, each with the name it stands for.
+pub const SAMPLER_ALIASES: [(&str, &str); 1] = [("sobol", "qmc")];
+
+/// What the sampler called `name` (one of [`SAMPLER_NAMES`]) does, for help texts.
+pub fn about(name: &str) -> &'static str {
+    match name {
+        "default" => "tpe, the best in the search benchmark",
+        "grid" => "every combination of a few levels per parameter, in a seeded order",
+        "random" => "uniform random configs (log-uniform where a parameter says `log: true`)",
+        "qmc" => "quasi-random: a scrambled Sobol sequence, evenly spread (alias: sobol)",
+        "tpe" => "Tree-structured Parzen Estimator that also learns from failures and SLO breaches",
+        "pso" => "particle swarm optimisation",
+        _ => "",
+    }
+}
+
 /// The sampler the benchmark found best (`scripts/bench-search.sh`: four simulator scenarios —
 /// Qwen2.5-7B on H100 chat, Qwen2.5-0.5B on A100 1024/1024, Qwen2.5-72B TP4 long input, MindIE
 /// Qwen1.5-7B on 8×910B4 — 20 seeds each, output throughput subject to p99 TTFT and TPOT
@@ -72,15 +88,15 @@ pub const DEFAULT_SAMPLER: &str = "tpe";
 /// The sampler called `name`, seeded with `seed`.
 pub fn from_name(name: &str, seed: u64) -> anyhow::Result<Box<dyn Sampler>> {
     let key = name.trim().to_ascii_lowercase();
-    let key = if key == "default" {
-        DEFAULT_SAMPLER
-    } else {
-        key.as_str()
+    let key = match SAMPLER_ALIASES.iter().find(|(alias, _)| *alias == key) {
+        Some((_, named)) => named,
+        None if key == "default" => DEFAULT_SAMPLER,
+        None => key.as_str(),
     };
     Ok(match key {
         "grid" => Box::new(GridSampler::new(seed, grid::DEFAULT_LEVELS)),
         "random" => Box::new(RandomSampler::new(seed)),
-        "qmc" | "sobol" => Box::new(QmcSampler::new(seed)),
+        "qmc" => Box::new(QmcSampler::new(seed)),
         "tpe" => Box::new(TpeSampler::new(seed)),
         "pso" => Box::new(PsoSampler::new(seed)),
         _ => anyhow::bail!(

@@ -6,6 +6,7 @@
 //! ([`Backends`]: space check, engine, launcher, prober, observer), so the loop runs against fakes
 //! in tests and never writes to the terminal itself.
 
+mod baseline;
 pub mod counted;
 mod exit;
 pub mod export;
@@ -14,6 +15,7 @@ pub(crate) mod interrupt;
 pub mod journal;
 pub mod lock;
 pub mod observer;
+mod open;
 pub mod preflight;
 pub mod prober;
 pub mod prune;

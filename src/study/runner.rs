@@ -4,11 +4,11 @@
 
 use super::export::Exporter;
 use super::interrupt::StopFlag;
-use super::journal::{self, Journal, StudyMeta};
-use super::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
+use super::journal::{Journal, StudyMeta};
+use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{fingerprint, lock, redact};
+use super::{baseline, fingerprint, lock, open, redact};
 use crate::export::{self, Access};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
@@ -40,6 +40,8 @@ pub struct StudyResult {
     pub winner: Option<Winner>,
     /// True when the study stopped on a stop request (resume to continue).
     pub interrupted: bool,
+    /// How many of `records` the journal held before this run (a continued study's).
+    pub earlier: usize,
 }
 
 /// Run (or resume) the study of `space` in `options.dir`.
@@ -49,6 +51,15 @@ pub fn run(
     backends: Backends<'_>,
     options: &StudyOptions,
 ) -> anyhow::Result<StudyResult> {
+    if space.search.trials == 0 {
+        bail!(
+            "{}: search.trials is 0; a study needs at least 1 trial (the baseline)",
+            space.origin
+        );
+    }
+    if options.resume {
+        open::check_resumable(&options.dir)?;
+    }
     let objective = super::preflight::objective(space)?;
     let meta = meta_for(space, &options.dir);
     let access = Access::of(space);
@@ -58,13 +69,14 @@ pub fn run(
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
         backends.observer.note(&note);
     }
-    let (journal, records) = open_study(
+    let (journal, records) = open::open(
         &options.dir,
         space,
         &meta,
         options.resume,
         backends.observer,
     )?;
+    let earlier = records.len();
     let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
     backends
         .observer
@@ -117,6 +129,7 @@ pub fn run(
         records: study.records,
         winner,
         interrupted,
+        earlier,
     })
 }
 
@@ -134,44 +147,6 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         engine: space.engine.kind,
         objective: space.objective.clone(),
     }
-}
-
-fn open_study(
-    dir: &Path,
-    space: &StudySpec,
-    meta: &StudyMeta,
-    resume: bool,
-    observer: &dyn StudyObserver,
-) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
-    if dir.join(journal::META_FILE).exists() {
-        let mut stored = journal::load_meta(dir)?;
-        if fingerprint::matches(&stored.space_fingerprint, space) {
-            // An older encoding of the same space; the meta saved below upgrades it.
-            stored.space_fingerprint.clone_from(&meta.space_fingerprint);
-        }
-        if resume {
-            if let Some(why) = stored.mismatch(meta) {
-                bail!("cannot resume {}: {why}", dir.display());
-            }
-        } else {
-            let existing = journal::read_records(dir).unwrap_or_default();
-            if !existing.is_empty() {
-                bail!(
-                    "{} already holds a study with {} trial(s); pass --resume to continue it, or --study NAME to start another",
-                    dir.display(),
-                    existing.len()
-                );
-            }
-        }
-    } else if dir.join(journal::JOURNAL_FILE).exists() && !journal::read_records(dir)?.is_empty() {
-        bail!(
-            "{} has a journal but no {}; it is not a study this version can resume: move it away or choose another --study NAME",
-            dir.display(),
-            journal::META_FILE
-        );
-    }
-    journal::save_meta(dir, meta)?;
-    Journal::open(dir, Access::of(space), observer)
 }
 
 struct Clock {
@@ -260,6 +235,9 @@ impl Study<'_> {
                     TrialRun::Interrupted => return Ok(false),
                 },
             };
+            if id.baseline {
+                baseline::check_started(&record, &self.runner.trial_dir(id.number))?;
+            }
             self.append(record)?;
         }
     }

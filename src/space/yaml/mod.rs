@@ -2,6 +2,7 @@
 
 mod convert;
 mod expand;
+mod hint;
 mod param;
 mod raw;
 mod secrets;
@@ -27,7 +28,8 @@ pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
             format!("cannot read the space file: {e}"),
         )
     })?;
-    let raw: raw::RawSpace = serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &e))?;
+    let raw: raw::RawSpace =
+        serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &text, &e))?;
     let (space, spots) = convert::convert(&file, path, raw)?;
     validate::validate(&space, &spots)
         .map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
@@ -49,11 +51,11 @@ pub(crate) struct Spots {
     pub probe: Pos,
 }
 
-fn yaml_error(file: &str, err: &YamlError) -> SpaceError {
+fn yaml_error(file: &str, text: &str, err: &YamlError) -> SpaceError {
     let inner = err.without_snippet();
     let pos = inner.location().map(|l| Pos::of(&l)).unwrap_or_default();
     let mut message = DefaultMessageFormatter.format_message(inner).into_owned();
-    let hint = match inner {
+    let suggestion = match inner {
         YamlError::SerdeUnknownField {
             field, expected, ..
         } => did_you_mean(field, expected),
@@ -62,10 +64,43 @@ fn yaml_error(file: &str, err: &YamlError) -> SpaceError {
         } => did_you_mean(variant, expected),
         _ => None,
     };
-    if let Some(h) = hint {
+    let explained = match inner {
+        YamlError::InvalidScalar { ty, .. } => hint::wrong_shape(text, pos, &scalar_shape(ty)),
+        YamlError::Unexpected { expected, .. } => {
+            hint::wrong_shape(text, pos, &container_shape(expected))
+        }
+        _ if message.contains("flow mapping") || message.contains("flow sequence") => {
+            hint::unclosed(text, pos, &message)
+        }
+        _ => None,
+    };
+    if let Some(h) = suggestion {
         message.push_str(&format!("; did you mean `{h}`?"));
+    } else if let Some((pos, message)) = explained {
+        return SpaceError::at(file, pos, message);
     } else if let Some(ty) = message.strip_prefix("invalid ") {
         message = format!("invalid value: expected {ty} here");
     }
     SpaceError::at(file, pos, message)
+}
+
+/// What a scalar of Rust type `ty` looks like in YAML.
+fn scalar_shape(ty: &str) -> String {
+    let shape = match ty {
+        "bool" => "true or false",
+        "f32" | "f64" => "a number",
+        "char" => "one character",
+        t if t.starts_with('u') || t.starts_with('i') => "a whole number",
+        _ => return format!("a {ty}"),
+    };
+    format!("{shape} ({ty})")
+}
+
+/// What the parser's expected token (`mapping start`, `sequence start`) means in YAML.
+fn container_shape(expected: &str) -> String {
+    match expected {
+        "mapping start" => "a mapping (`key: value` lines indented under it)".into(),
+        "sequence start" => "a list (`- item` lines, or `[a, b]`)".into(),
+        other => format!("a {other}"),
+    }
 }
