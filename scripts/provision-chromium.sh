@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs headless Chromium (the Debian `chromium` package) for the report rendering check
-# (tests/report_render.rs). Idempotent: does nothing when `chromium` is already on PATH.
+# (tests/e2e/report_render.rs). Idempotent: does nothing when `chromium` is already on PATH.
 # Exits 3 when it is missing and apt-get cannot install it (no apt-get, or not root).
 set -euo pipefail
 

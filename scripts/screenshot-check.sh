@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Renders a study's report.html (a short simulator study) and a bench sweep's report.html with
 # headless Chromium, to PNG and to the DOM after scripts ran, and checks that every plot has data
-# in it (tests/report_render.rs, with Chromium required). Installs Chromium when it is missing
+# in it (tests/e2e/report_render.rs, with Chromium required). Installs Chromium when it is missing
 # (scripts/provision-chromium.sh); skips with a message when it cannot.
 #
 # Usage: scripts/screenshot-check.sh [PNG_DIR]   (default target/screenshots)
@@ -22,7 +22,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
 INFERTUNE_REQUIRE_CHROMIUM=1 INFERTUNE_SCREENSHOT_DIR="$out" \
-    cargo test --test report_render -- --nocapture >"$log" 2>&1 || rc=$?
+    cargo test --test e2e report_render -- --nocapture >"$log" 2>&1 || rc=$?
 if [[ $rc != 0 ]]; then
     tail -n 40 "$log" >&2
     echo "[screenshot-check] FAILED" >&2

@@ -35,7 +35,7 @@ export INFERTUNE_REQUIRE_VLLM=1
 
 step "provisioning Chromium (installed once)"
 scripts/provision-chromium.sh
-# The report rendering check (tests/report_render.rs) fails instead of skipping without it.
+# The report rendering check (tests/e2e/report_render.rs) fails instead of skipping without it.
 export INFERTUNE_REQUIRE_CHROMIUM=1
 
 step "cargo fmt --check"

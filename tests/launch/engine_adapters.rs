@@ -1,7 +1,6 @@
 //! Snapshots of each adapter's launch: argv, env, files and readiness.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::engine::for_kind;
 use infertune::launch::command_line;

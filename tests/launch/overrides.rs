@@ -1,7 +1,6 @@
 //! `infertune launch --set NAME=VALUE` over a space's defaults.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::record::params_of as params;
 use infertune::record::Value;

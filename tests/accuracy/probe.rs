@@ -1,7 +1,7 @@
 //! Timing accuracy against a fake server with known timings (TTFT 150 ms, 10 ms between
 //! tokens, 64 tokens).
 
-mod support;
+use crate::kit::support;
 
 use infertune::probe::{self, Api, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use std::time::Duration;

@@ -1,8 +1,7 @@
 //! The supervisor against small real child programs. Every test checks that the child's process
 //! group is empty afterwards.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::launch::ReadyRequest;
 use infertune::launch::{port, Launcher, ProcessLauncher, Server, StartFailure};

@@ -3,7 +3,7 @@
 //! failing trial echoes its argv (and whose servers log the token), leaves only `***` in the
 //! records, views and logs, a `best.sh` that refers to variables, and owner-only files.
 
-mod e2e_sim_common;
+use crate::kit::e2e_sim_common;
 
 use assert_cmd::Command;
 use e2e_sim_common::{records, tune};

@@ -1,7 +1,7 @@
 //! Resume: after a crash (torn last journal line, interrupted trial) or Ctrl-C, nothing completed
 //! is lost or rerun, numbering continues, and the configs are those of an uninterrupted study.
 
-mod study_fakes;
+use crate::kit::study_fakes;
 
 use infertune::study::{journal, StopFlag};
 use std::collections::BTreeSet;

@@ -2,7 +2,7 @@
 //! supervisor; the journal, CSV, best.json, best.sh and report agree; best.sh starts the winner;
 //! the same seed gives the same configs. Studies run one at a time (timings are measured).
 
-mod e2e_sim_common;
+use crate::kit::e2e_sim_common;
 
 use assert_cmd::Command;
 use e2e_sim_common::{

@@ -2,7 +2,7 @@
 //! progress lines, and the `--sweep` search for the highest load holding the SLOs, against the
 //! fake server and the simulator.
 
-mod support;
+use crate::kit::support;
 
 use assert_cmd::cargo::cargo_bin;
 use assert_cmd::Command;

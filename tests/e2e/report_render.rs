@@ -6,7 +6,7 @@
 //! scripts/provision-chromium.sh installs it) and is skipped with a loud message otherwise.
 //! `INFERTUNE_SCREENSHOT_DIR` keeps the PNGs there.
 
-mod support;
+use crate::kit::support;
 
 use assert_cmd::cargo::cargo_bin;
 use std::net::TcpListener;

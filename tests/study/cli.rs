@@ -1,7 +1,7 @@
 //! `infertune report` on a study folder, clear errors on bad folders, the time budget, and
 //! what `tune` refuses before it starts (or right after a baseline that cannot start).
 
-mod study_fakes;
+use crate::kit::study_fakes;
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -1,7 +1,7 @@
 //! The tune loop end to end against fakes: outcomes of every kind, the journal and its views,
 //! exports and the report agree; pruning; determinism.
 
-mod study_fakes;
+use crate::kit::study_fakes;
 
 use infertune::record::{Outcome, Params, Value};
 use infertune::study::journal;

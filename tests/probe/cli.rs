@@ -1,6 +1,6 @@
 //! `infertune bench` end to end: output files, exit status, secrets, bad input.
 
-mod support;
+use crate::kit::support;
 
 use assert_cmd::Command;
 use predicates::prelude::PredicateBooleanExt;

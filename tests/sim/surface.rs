@@ -1,7 +1,7 @@
 //! The simulated landscape is not flat: batch size, load, prefill policy, prefix caching and
 //! memory all move the metrics the way they move a real engine's.
 
-mod sim_common;
+use crate::kit::sim_common;
 
 use infertune::probe::{DatasetSpec, LoadSpec};
 use infertune::record::params_of as params;

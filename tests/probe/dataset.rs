@@ -1,6 +1,6 @@
 //! Reproducible request bodies and exact prompt lengths.
 
-mod support;
+use crate::kit::support;
 
 use infertune::probe::dataset::plan;
 use infertune::probe::{self, DatasetSpec, LoadSpec, RunOptions, Target, WorkloadSpec};

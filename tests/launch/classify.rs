@@ -1,7 +1,6 @@
 //! Failure classification over recorded server logs.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::launch::classify::{classify, diagnose, Ending};
 use infertune::record::FailureKind;

@@ -5,8 +5,8 @@
 //! served every request is the winner. The same against the study fakes: a server found dead
 //! after its probe is crashed, whatever the probe measured.
 
-mod e2e_sim_common;
-mod study_fakes;
+use crate::kit::e2e_sim_common;
+use crate::kit::study_fakes;
 
 use e2e_sim_common::{records, tune, wait_no_processes_under};
 use infertune::record::{Outcome, TrialRecord};

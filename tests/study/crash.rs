@@ -4,7 +4,7 @@
 //! parses, the study ends with the trials asked, and its configs are those of an uninterrupted
 //! run with the same seed.
 
-mod e2e_sim_common;
+use crate::kit::e2e_sim_common;
 
 use e2e_sim_common::{
     processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,

@@ -1,7 +1,6 @@
 //! MindIE: the written config.json (a snapshot) and the launch around it.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::engine::for_kind;
 use infertune::record::params_of as params;

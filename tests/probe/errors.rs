@@ -1,6 +1,6 @@
 //! Each failure mode is counted by kind, and one failure never stops the run.
 
-mod support;
+use crate::kit::support;
 
 use infertune::probe::{
     self, DatasetSpec, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,

@@ -1,7 +1,7 @@
 //! Calibration: the simulator reproduces published measurements within ±25 %.
 //! Each test names its source in /work/shared/seeds (see src/sim/MODEL.md).
 
-mod sim_common;
+use crate::kit::sim_common;
 
 use infertune::record::params_of as params;
 use infertune::record::Value;

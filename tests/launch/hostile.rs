@@ -2,8 +2,7 @@
 //! tuners allocating the same port, a listener that never accepts, a daemon that leaves the
 //! process group with `setsid()`, a server that dies in the middle of a stream.
 
-#[path = "fixtures/children/support.rs"]
-mod support;
+use crate::kit::children as support;
 
 use infertune::launch::leftover::{self, GroupRecord, PID_FILE};
 use infertune::launch::ReadyRequest;

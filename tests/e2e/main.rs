@@ -1,0 +1,9 @@
+//! Integration tests of `e2e`, one module per concern, in one binary (one link).
+
+#[path = "../kit/mod.rs"]
+mod kit;
+
+mod report_render;
+mod secrets;
+mod sim;
+mod vllm;

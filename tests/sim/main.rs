@@ -1,0 +1,9 @@
+//! Integration tests of `sim`, one module per concern, in one binary (one link).
+
+#[path = "../kit/mod.rs"]
+mod kit;
+
+mod calibration;
+mod cli;
+mod serve;
+mod surface;

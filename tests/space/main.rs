@@ -1,0 +1,11 @@
+//! Integration tests of `space`, one module per concern, in one binary (one link).
+
+#[path = "../kit/mod.rs"]
+mod kit;
+
+mod check_cli;
+mod errors;
+mod fuzz;
+mod hostile;
+mod resolve;
+mod seed004;

@@ -1,0 +1,13 @@
+//! Integration tests of `study`, one module per concern, in one binary (one link).
+
+#[path = "../kit/mod.rs"]
+mod kit;
+
+mod cli;
+mod crash;
+mod numa_study;
+mod numa_study_launch;
+mod resume;
+mod resume_old_format;
+mod server_death;
+mod tune_loop;
