@@ -3,7 +3,6 @@
 //! timestamp the supervisor reports ready, and how long teardown takes. Baseline in the same
 //! run: a bare TCP connect loop polling every 1 ms for the same server, the floor for detection.
 
-use infertune::launch::ReadyRequest;
 use infertune::launch::{LaunchSpec, ProcessLauncher, Readiness, Server};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -55,12 +54,7 @@ fn fake_spec(fake: &Path, port: u16, delay: f64) -> LaunchSpec {
         cwd: None,
         host: "127.0.0.1".into(),
         port,
-        readiness: Readiness {
-            health_path: "/health".into(),
-            served_model: "tiny".into(),
-            api: ReadyRequest::Chat,
-            https: false,
-        },
+        readiness: Readiness::chat("tiny"),
     }
 }
 

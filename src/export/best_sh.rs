@@ -117,7 +117,6 @@ fn headline(best: &Best<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::ReadyRequest;
     use crate::launch::{FileToWrite, Readiness};
 
     fn spec() -> LaunchSpec {
@@ -138,12 +137,7 @@ mod tests {
             cwd: Some("/srv/my dir".into()),
             host: "127.0.0.1".into(),
             port: 1025,
-            readiness: Readiness {
-                health_path: "/health".into(),
-                served_model: "m".into(),
-                api: ReadyRequest::Chat,
-                https: false,
-            },
+            readiness: Readiness::chat("m"),
         }
     }
 

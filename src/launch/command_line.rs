@@ -48,7 +48,6 @@ pub fn quote(word: &str) -> Result<String> {
 mod tests {
     use super::*;
     use crate::launch::Readiness;
-    use crate::launch::ReadyRequest;
 
     fn spec(env: &[(&str, &str)]) -> LaunchSpec {
         LaunchSpec {
@@ -62,12 +61,7 @@ mod tests {
             cwd: None,
             host: "127.0.0.1".into(),
             port: 8000,
-            readiness: Readiness {
-                health_path: "/health".into(),
-                served_model: "m".into(),
-                api: ReadyRequest::Chat,
-                https: false,
-            },
+            readiness: Readiness::chat("m"),
         }
     }
 

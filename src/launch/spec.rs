@@ -47,6 +47,19 @@ pub struct Readiness {
     pub https: bool,
 }
 
+impl Readiness {
+    /// Health 200 at `/health`, `/v1/models` listing `served_model`, a 1-token chat
+    /// completion, over plain http.
+    pub fn chat(served_model: &str) -> Readiness {
+        Readiness {
+            health_path: "/health".into(),
+            served_model: served_model.into(),
+            api: ReadyRequest::Chat,
+            https: false,
+        }
+    }
+}
+
 /// The endpoint of the 1-token request that proves a server serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

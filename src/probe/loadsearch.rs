@@ -136,16 +136,7 @@ pub fn search(
 pub fn violations(slos: &[Slo], metrics: &MetricMap) -> Vec<Violation> {
     let mut out: Vec<Violation> = slos
         .iter()
-        .filter_map(|slo| {
-            let measured = metrics.get(&slo.metric_key()).copied();
-            match measured {
-                Some(v) if slo.holds(v) => None,
-                _ => Some(Violation::Slo {
-                    slo: slo.clone(),
-                    measured,
-                }),
-            }
-        })
+        .filter_map(|slo| slo.violation(metrics))
         .collect();
     if metrics.get("completed").is_none_or(|n| *n == 0.0) {
         out.push(Violation::NothingCompleted);

@@ -33,6 +33,21 @@ pub enum Violation {
     Pending,
 }
 
+impl Slo {
+    /// How a run with `metrics` breaks this SLO: its metric out of bounds or not measured;
+    /// `None` when it holds.
+    pub fn violation(&self, metrics: &super::MetricMap) -> Option<Violation> {
+        let measured = metrics.get(&self.metric_key()).copied();
+        match measured {
+            Some(v) if self.holds(v) => None,
+            _ => Some(Violation::Slo {
+                slo: self.clone(),
+                measured,
+            }),
+        }
+    }
+}
+
 impl Violation {
     /// How far the trial misses this violation's SLO, as `ln(measured / bound)` oriented so a
     /// miss is positive (0 when it holds); infinitely far when there is no measured SLO.

@@ -76,16 +76,7 @@ impl Objective {
     pub fn violations(&self, metrics: &MetricMap) -> Vec<Violation> {
         self.slos
             .iter()
-            .filter_map(|slo| {
-                let measured = metrics.get(&slo.metric_key()).copied();
-                match measured {
-                    Some(v) if slo.holds(v) => None,
-                    _ => Some(Violation::Slo {
-                        slo: slo.clone(),
-                        measured,
-                    }),
-                }
-            })
+            .filter_map(|slo| slo.violation(metrics))
             .collect()
     }
 

@@ -47,12 +47,7 @@ impl Engine for FakeEngine {
             cwd: None,
             host: space.launch.host.clone(),
             port: slot.port,
-            readiness: Readiness {
-                health_path: "/health".into(),
-                served_model: space.engine.model.clone(),
-                api: infertune::launch::ReadyRequest::Chat,
-                https: false,
-            },
+            readiness: Readiness::chat(&space.engine.model.clone()),
         })
     }
 }
