@@ -64,14 +64,7 @@ impl StudyMeta {
 
 /// Read `study.json` of `dir`.
 pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
-    let path = dir.join(META_FILE);
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "cannot read {} (is {} a study folder?)",
-            path.display(),
-            dir.display()
-        )
-    })?;
+    let (path, text) = read_study_file(dir, META_FILE)?;
     serde_json::from_str(&text)
         .with_context(|| format!("{} is not a valid study file", path.display()))
 }
@@ -149,7 +142,13 @@ impl Journal {
 
 /// Read the records of the journal in `dir` without modifying it (a torn last line is skipped).
 pub fn read_records(dir: &Path) -> anyhow::Result<Vec<TrialRecord>> {
-    let path = dir.join(JOURNAL_FILE);
+    let (path, text) = read_study_file(dir, JOURNAL_FILE)?;
+    Ok(parse(&text, &path)?.records)
+}
+
+/// The path and text of the study file `name` in `dir`.
+fn read_study_file(dir: &Path, name: &str) -> anyhow::Result<(PathBuf, String)> {
+    let path = dir.join(name);
     let text = std::fs::read_to_string(&path).with_context(|| {
         format!(
             "cannot read {} (is {} a study folder?)",
@@ -157,7 +156,7 @@ pub fn read_records(dir: &Path) -> anyhow::Result<Vec<TrialRecord>> {
             dir.display()
         )
     })?;
-    Ok(parse(&text, &path)?.records)
+    Ok((path, text))
 }
 
 struct Torn {
