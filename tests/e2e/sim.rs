@@ -4,9 +4,10 @@
 
 use crate::kit::e2e_sim_common;
 
+use crate::kit::study_fakes::search_configs;
 use assert_cmd::Command;
 use e2e_sim_common::{
-    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
+    processes_under, records, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::record::{FailureKind, Outcome, TrialRecord};
 use std::io::{Read, Write};

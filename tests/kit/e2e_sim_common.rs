@@ -2,7 +2,7 @@
 //! tuner's command line, the journal, and the processes a study leaves behind.
 #![allow(dead_code)]
 
-use infertune::record::{Params, TrialRecord};
+use infertune::record::TrialRecord;
 use infertune::study::journal;
 use std::path::{Path, PathBuf};
 
@@ -41,15 +41,6 @@ pub fn tune(space: &Path, results: &Path, extra: &[&str]) -> std::process::Comma
 /// The records of the study in `study_dir` (a torn last line is tolerated).
 pub fn records(study_dir: &Path) -> Vec<TrialRecord> {
     journal::read_records(study_dir).expect("the journal must parse")
-}
-
-/// The configs of the search trials (re-validation repeats left out), in trial order.
-pub fn search_configs(records: &[TrialRecord]) -> Vec<Params> {
-    records
-        .iter()
-        .filter(|r| r.repeat_of.is_none())
-        .map(|r| r.params.clone())
-        .collect()
 }
 
 /// Live processes whose working folder lies under `dir`: servers of a study in `dir` (every

@@ -3,6 +3,7 @@
 
 use crate::kit::study_fakes;
 
+use crate::kit::e2e_sim_common::tune;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use predicates::str::contains;
@@ -103,12 +104,7 @@ fn misspelt_flag_space(dir: &std::path::Path) -> std::path::PathBuf {
 fn a_baseline_refused_by_the_engines_argument_parser_stops_the_study_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
     let space = misspelt_flag_space(tmp.path());
-    let out = Command::cargo_bin("infertune")
-        .unwrap()
-        .args(["tune", "--space"])
-        .arg(&space)
-        .arg("--results")
-        .arg(tmp.path().join("results"))
+    let out = Command::from_std(tune(&space, &tmp.path().join("results"), &[]))
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();

@@ -6,8 +6,9 @@
 
 use crate::kit::e2e_sim_common;
 
+use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    processes_under, records, search_configs, space_with_port, tune, wait_no_processes_under, STUDY,
+    processes_under, records, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
 use infertune::record::TrialRecord;

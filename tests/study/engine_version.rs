@@ -1,6 +1,7 @@
 //! The export never runs a custom engine's command to ask its version: that command may start
 //! a server instead of answering.
 
+use crate::kit::e2e_sim_common::tune;
 use assert_cmd::Command;
 
 #[test]
@@ -36,12 +37,7 @@ fn a_custom_engine_is_never_run_for_its_version() {
     )
     .unwrap();
     let started = std::time::Instant::now();
-    let out = Command::cargo_bin("infertune")
-        .unwrap()
-        .args(["tune", "--space"])
-        .arg(&space)
-        .arg("--results")
-        .arg(tmp.path().join("results"))
+    let out = Command::from_std(tune(&space, &tmp.path().join("results"), &[]))
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
