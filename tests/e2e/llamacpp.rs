@@ -67,7 +67,10 @@ fn tune_drives_the_real_cpu_llama_server() {
     let tmp = tempfile::tempdir().unwrap();
     let tmp_dir = tmp.path().canonicalize().unwrap();
     let shipped = real_engine::shipped_space("llamacpp-cpu.yaml");
-    assert!(shipped.contains(SHIPPED_BATCHES), "the shipped batch sizes changed");
+    assert!(
+        shipped.contains(SHIPPED_BATCHES),
+        "the shipped batch sizes changed"
+    );
     let space = real_engine::replace_sections(
         &shipped.replace(SHIPPED_BATCHES, TEST_BATCHES),
         &[("constraints", ""), ("rules", RULES), ("search", SEARCH)],

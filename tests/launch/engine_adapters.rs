@@ -227,7 +227,14 @@ fn llamacpp_always_names_the_model_and_serves_metrics_once() {
         .unwrap();
     assert_eq!(
         argv(&spec)[7..],
-        ["--alias", "tiny", "--threads", "2", "--metrics", "--no-webui"]
+        [
+            "--alias",
+            "tiny",
+            "--threads",
+            "2",
+            "--metrics",
+            "--no-webui"
+        ]
     );
     assert_eq!(spec.readiness.served_model, "tiny");
     assert_eq!(spec.readiness.health_path, "/health");
