@@ -73,7 +73,13 @@ fn vllm_space_prints_the_feasible_fraction_and_example_launches() {
 #[test]
 fn every_ready_space_passes_check() {
     for space in [
-        "vllm", "vllm-cpu", "sglang", "llamacpp", "mindie", "demo-sim",
+        "vllm",
+        "vllm-cpu",
+        "sglang",
+        "llamacpp",
+        "llamacpp-cpu",
+        "mindie",
+        "demo-sim",
     ] {
         check(&format!("search-spaces/{space}.yaml"), "2000")
             .success()
