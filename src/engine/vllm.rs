@@ -17,6 +17,8 @@ const SHAPE: CliShape = CliShape {
     default_command: &["vllm", "serve"],
     model: ModelArg::PositionalAfterServe("--model"),
     served_name_flag: "--served-model-name",
+    always_name: false,
+    required_flags: &[],
     bools: BoolStyle::Negatable,
 };
 

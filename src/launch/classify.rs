@@ -60,6 +60,9 @@ const ARG_MARKERS: &[&str] = &[
 /// Substrings that mark a port another process holds (matched ignoring case).
 const PORT_BUSY_MARKERS: &[&str] = &["address already in use", "eaddrinuse"];
 
+/// llama.cpp's context-parameter checks, whose error lines are refusals of the config.
+const LLAMA_CONTEXT_CHECK: &str = "llama_init_from_model: ";
+
 /// Lines that only wrap an error printed earlier.
 const WRAPPERS: &[&str] = &["See root cause above", "initialization failed"];
 
@@ -120,6 +123,9 @@ fn failure(kind: FailureKind, message: String) -> StartFailure {
 }
 
 fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
+    if let Some(msg) = llama_error(line).filter(|m| m.starts_with(LLAMA_CONTEXT_CHECK)) {
+        return Some(msg.to_string());
+    }
     if let Some((_, msg)) = line.split_once("Value error, ") {
         return Some(strip_pydantic(msg));
     }
@@ -225,10 +231,47 @@ fn strip_log_prefix(line: &str) -> &str {
     trimmed
 }
 
+/// The first error line: an exception, a llama.cpp error (`0.00.031.750 E func: msg`) or a
+/// native abort (`…/llama-context.cpp:2273: GGML_ASSERT(…) failed`).
 fn first_exception(log: &str) -> Option<String> {
     log.lines()
         .filter(|l| !WRAPPERS.iter().any(|w| l.contains(w)))
-        .find_map(|l| exception(l).map(|_| strip_log_prefix(l).to_string()))
+        .find_map(|l| {
+            exception(l)
+                .map(|_| strip_log_prefix(l))
+                .or_else(|| llama_error(l))
+                .or_else(|| native_abort(l))
+                .map(str::to_string)
+        })
+}
+
+/// `0.00.031.750 E llama_init_from_model: msg` or `0.00.038.293 E cmn  common_init_: msg` (a
+/// llama.cpp error line: timestamp, level `E`, an optional component tag) → from the
+/// function name on.
+fn llama_error(line: &str) -> Option<&str> {
+    let (stamp, rest) = line.split_once(' ')?;
+    let is_stamp = !stamp.is_empty() && stamp.chars().all(|c| c.is_ascii_digit() || c == '.');
+    let rest = rest.strip_prefix("E ")?;
+    if !is_stamp {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let message = match rest.split_once(' ') {
+        Some((tag, after)) if !tag.ends_with(':') && tag.len() <= 4 => after.trim_start(),
+        _ => rest,
+    };
+    Some(message.trim_end())
+}
+
+/// `/src/llama-context.cpp:2273: GGML_ASSERT(x) failed` (a C or C++ abort: source file, line,
+/// message) → the message.
+fn native_abort(line: &str) -> Option<&str> {
+    [".cpp:", ".c:", ".h:"].iter().find_map(|ext| {
+        let at = line.find(ext)? + ext.len();
+        let (digits, message) = line[at..].split_once(": ")?;
+        let numbered = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+        (numbered && !message.trim().is_empty()).then(|| message.trim())
+    })
 }
 
 fn last_line(log: &str) -> Option<String> {

@@ -24,6 +24,10 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(250);
 /// How often the process is checked for exit while waiting.
 const EXIT_POLL: Duration = Duration::from_millis(5);
+/// How long a listener no visible process holds is waited out before it counts as another
+/// server's: a server that exits at start (llama.cpp listens before it loads the model) can
+/// leave its socket listed for a moment after its file descriptors became unreadable.
+const UNOWNED_GRACE: Duration = Duration::from_secs(2);
 
 /// How the wait ended.
 pub(crate) enum Outcome {
@@ -45,6 +49,8 @@ enum Miss {
     NotYet(String),
     /// Another process listens on the port; what was found.
     Foreign(String),
+    /// A listener on the port that no visible process holds; what was found.
+    Unowned(String),
 }
 
 /// Wait for `spec`'s server (process `child`, processes `tree`) until `deadline`. Runs its own
@@ -80,6 +86,7 @@ async fn poll(
     let authority = port::authority(&spec.host, spec.port);
     let mut backoff = FIRST_BACKOFF;
     let mut last = "the server never answered".to_string();
+    let mut unowned_since: Option<Instant> = None;
     loop {
         tokio::select! {
             biased;
@@ -87,7 +94,16 @@ async fn poll(
             checked = owned_check(&authority, spec, tree) => match checked {
                 Ok(()) => return Outcome::Ready,
                 Err(Miss::Foreign(found)) => return Outcome::Foreign(found),
-                Err(Miss::NotYet(observed)) => last = observed,
+                Err(Miss::Unowned(found)) => {
+                    if unowned_since.get_or_insert_with(Instant::now).elapsed() >= UNOWNED_GRACE {
+                        return Outcome::Foreign(found);
+                    }
+                    last = found;
+                }
+                Err(Miss::NotYet(observed)) => {
+                    unowned_since = None;
+                    last = observed;
+                }
             },
         }
         tokio::select! {
@@ -152,9 +168,14 @@ fn ours(authority: &str, spec: &LaunchSpec, tree: &mut Tree) -> Result<(), Miss>
     } else {
         format!("process {holders:?}")
     };
-    Err(Miss::Foreign(format!(
+    let found = format!(
         "{authority} is listened on by {by}, not by this server; another server took the port"
-    )))
+    );
+    Err(if holders.is_empty() {
+        Miss::Unowned(found)
+    } else {
+        Miss::Foreign(found)
+    })
 }
 
 /// One pass of the three checks; the error says which failed and what was seen.

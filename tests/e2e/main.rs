@@ -3,6 +3,8 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod llamacpp;
+mod real_engine;
 mod report_render;
 mod secrets;
 mod sim;

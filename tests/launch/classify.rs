@@ -151,3 +151,52 @@ fn argparse_unrecognised_arguments_are_invalid_config() {
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(failure.message, "unrecognized arguments: --max-num-seqz 64");
 }
+
+#[test]
+fn llama_cpp_context_check_is_invalid_config_with_its_own_line() {
+    let failure = classify(Ending::Code(1), &log("llamacpp_quantized_v_cache.log"));
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(
+        failure.message,
+        "llama_init_from_model: quantized V cache requires flash_attn to be enabled"
+    );
+}
+
+#[test]
+fn llama_cpp_abort_keeps_the_assertion_not_the_debugger_output() {
+    let failure = classify(Ending::Signal(6), &log("llamacpp_batch_below_slots.log"));
+    assert_eq!(failure.kind, FailureKind::Crash);
+    assert_eq!(
+        failure.message,
+        "killed by SIGABRT (6): GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) failed"
+    );
+}
+
+#[test]
+fn llama_cpp_argument_refusal_is_invalid_config() {
+    let failure = classify(Ending::Code(1), &log("llamacpp_parallel_zero.log"));
+    assert_eq!(failure.kind, FailureKind::InvalidConfig);
+    assert_eq!(failure.message, "invalid value for n_parallel");
+}
+
+#[test]
+fn llama_cpp_error_lines_need_a_timestamp_and_the_error_level() {
+    for line in [
+        "0.00.038.332 I srv    load_model: loading model 'm.gguf'",
+        "E llama_init_from_model: not a llama.cpp log line",
+        "10.0.0.1 W llama_init_from_model: a warning",
+    ] {
+        assert!(diagnose(line).is_none(), "{line}");
+    }
+    let failure = classify(
+        Ending::Code(1),
+        "0.00.015.528 I srv    load_model: loading model 'm.gguf'\n\
+         0.00.038.332 E srv    load_model: failed to load model, 'm.gguf'\n\
+         0.00.039.024 E srv  llama_server: exiting due to model loading error\n",
+    );
+    assert_eq!(failure.kind, FailureKind::Unknown);
+    assert_eq!(
+        failure.message,
+        "exited with status 1: load_model: failed to load model, 'm.gguf'"
+    );
+}

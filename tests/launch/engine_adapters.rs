@@ -181,11 +181,11 @@ fn sglang_and_llamacpp_use_store_true_booleans() {
     let llama = space(
         EngineKind::Llamacpp,
         "/m/q4.gguf",
-        vec![int("ctx_size"), param("no_mmap", ParamKind::Bool)],
+        vec![int("ctx_size"), param("no_kv_offload", ParamKind::Bool)],
     );
     let config = params(&[
         ("ctx_size", Value::Int(4096)),
-        ("no_mmap", Value::Bool(true)),
+        ("no_kv_offload", Value::Bool(true)),
     ]);
     let spec = for_kind(EngineKind::Llamacpp)
         .unwrap()
@@ -201,10 +201,46 @@ fn sglang_and_llamacpp_use_store_true_booleans() {
             "127.0.0.1",
             "--port",
             "8123",
+            "--alias",
+            "/m/q4.gguf",
             "--ctx-size",
             "4096",
-            "--no-mmap"
+            "--no-kv-offload",
+            "--metrics",
         ]
+    );
+}
+
+#[test]
+fn llamacpp_always_names_the_model_and_serves_metrics_once() {
+    let mut llama = space(EngineKind::Llamacpp, "/m/tiny.gguf", vec![int("threads")]);
+    llama.engine.served_model_name = Some("tiny".into());
+    llama.launch.extra_args = vec!["--metrics".into(), "--no-webui".into()];
+    let dir = tempfile::tempdir().unwrap();
+    let engine = for_kind(EngineKind::Llamacpp).unwrap();
+    let spec = engine
+        .launch_spec(
+            &llama,
+            &params(&[("threads", Value::Int(2))]),
+            &slot(dir.path()),
+        )
+        .unwrap();
+    assert_eq!(
+        argv(&spec)[7..],
+        [
+            "--alias",
+            "tiny",
+            "--threads",
+            "2",
+            "--metrics",
+            "--no-webui"
+        ]
+    );
+    assert_eq!(spec.readiness.served_model, "tiny");
+    assert_eq!(spec.readiness.health_path, "/health");
+    assert_eq!(
+        engine.output_token_counter(),
+        Some("llamacpp:tokens_predicted_total")
     );
 }
 

@@ -4,16 +4,25 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The machine-specific paths `vllm-cpu.yaml` takes from the environment (scripts/vllm-env.sh
-/// exports them); `check` starts nothing, so placeholders do for the engine. The probe's
-/// tokenizer is read (a workload every trial would fail on is refused), so the model folder
-/// holds a small word-level `tokenizer.json`.
-fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 4] {
+/// The machine-specific paths `vllm-cpu.yaml` and `llamacpp-cpu.yaml` take from the
+/// environment (scripts/vllm-env.sh and scripts/llamacpp-env.sh export them); `check` starts
+/// nothing, so placeholders do for the engines. The probe's tokenizer is read (a workload
+/// every trial would fail on is refused), so the model folder holds a small word-level
+/// `tokenizer.json`.
+fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 6] {
     [
         ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
         ("INFERTUNE_VLLM_MODEL", model.display().to_string()),
         ("VLLM_CACHE_ROOT", "/tmp/vllm-cache".into()),
         ("HF_HOME", "/tmp/hf-home".into()),
+        (
+            "INFERTUNE_LLAMACPP_BIN",
+            "/opt/llamacpp/bin/llama-server".into(),
+        ),
+        (
+            "INFERTUNE_LLAMACPP_MODEL_F16",
+            "/opt/llamacpp/tiny-f16.gguf".into(),
+        ),
     ]
 }
 
@@ -73,7 +82,13 @@ fn vllm_space_prints_the_feasible_fraction_and_example_launches() {
 #[test]
 fn every_ready_space_passes_check() {
     for space in [
-        "vllm", "vllm-cpu", "sglang", "llamacpp", "mindie", "demo-sim",
+        "vllm",
+        "vllm-cpu",
+        "sglang",
+        "llamacpp",
+        "llamacpp-cpu",
+        "mindie",
+        "demo-sim",
     ] {
         check(&format!("search-spaces/{space}.yaml"), "2000")
             .success()

@@ -7,5 +7,6 @@ mod check_cli;
 mod errors;
 mod fuzz;
 mod hostile;
+mod llamacpp_rules;
 mod resolve;
 mod seed004;

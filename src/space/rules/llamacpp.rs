@@ -1,44 +1,72 @@
-//! llama.cpp (`llama-server`) checks on batch sizes, slots and the KV cache type.
+//! llama.cpp (`llama-server`) start-up refusals, with the server's own text (checked against a
+//! build from the llama.cpp tree of llama-cpp-python 0.3.36, `version: 0.5.0-dev`, commit
+//! 0c1e570).
+//!
+//! What it accepts is not listed: `ubatch_size` > `batch_size` runs as `ubatch_size` =
+//! `batch_size`, and a context too small for the slots is raised to 256 tokens per slot.
 
 use super::{Ctx, Rule};
-use crate::record::Value;
 use crate::space::version::VersionRange;
 
 /// KV cache types that are not quantized.
 const PLAIN_CACHE_TYPES: [&str; 3] = ["f32", "f16", "bf16"];
 
+/// Slots `--parallel -1` (the default, "auto") gives.
+const AUTO_SLOTS: i64 = 4;
+
 /// llama.cpp's rules.
 pub static RULES: &[Rule] = &[
     Rule {
-        id: "llamacpp.ubatch_le_batch",
+        id: "llamacpp.parallel_nonzero",
         versions: VersionRange::ALL,
         platforms: None,
         check: |c| {
-            let (u, b) = (c.int("ubatch_size")?, c.int("batch_size").unwrap_or(2048));
-            (u > b).then(|| {
-                format!(
-                    "n_ubatch ({u}) is larger than n_batch ({b}); llama.cpp caps n_ubatch at \
-                     n_batch, so set ubatch_size <= batch_size"
-                )
+            (c.int("parallel")? == 0).then(|| {
+                "error while handling argument \"--parallel\": error: invalid value for \
+                 n_parallel"
+                    .to_string()
             })
         },
-        repair: Some(|c| {
-            c.set(
-                "ubatch_size",
-                Value::Int(c.int("batch_size").unwrap_or(2048)),
-            )
-        }),
+        repair: None,
     },
     Rule {
-        id: "llamacpp.context_per_slot_positive",
+        id: "llamacpp.batch_or_ubatch_nonzero",
         versions: VersionRange::ALL,
         platforms: None,
         check: |c| {
-            let (ctx, slots) = (c.int("ctx_size")?, c.int("parallel").unwrap_or(1).max(1));
-            (ctx > 0 && ctx / slots == 0).then(|| {
+            (c.int("batch_size")? == 0 && c.int("ubatch_size")? == 0).then(|| {
+                "llama_init_from_model: n_batch and n_ubatch cannot both be zero".to_string()
+            })
+        },
+        repair: None,
+    },
+    Rule {
+        // One slot and a batch of 1: the server aborts while reserving its first batch.
+        id: "llamacpp.batch_size_at_least_2",
+        versions: VersionRange::ALL,
+        platforms: None,
+        check: |c| {
+            (c.int("batch_size")? == 1 && slots(c) == 1).then(|| {
+                "get_sub_batch: failed to add token 0 at index 1 (error -1, n = 2) (the server \
+                 aborts at start; use batch_size >= 2)"
+                    .to_string()
+            })
+        },
+        repair: None,
+    },
+    Rule {
+        // The server aborts when a batch cannot hold one output per slot.
+        id: "llamacpp.batch_covers_slots",
+        versions: VersionRange::ALL,
+        platforms: None,
+        check: |c| {
+            let batch = c.int("batch_size")?;
+            let slots = slots(c);
+            (batch >= 1 && batch < slots).then(|| {
                 format!(
-                    "n_ctx_slot = n_ctx ({ctx}) / n_parallel ({slots}) = 0: every slot needs \
-                     context; raise --ctx-size or lower --parallel"
+                    "GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) failed (the server \
+                     aborts at start: batch_size ({batch}) is smaller than its {slots} slots; \
+                     use batch_size >= parallel)"
                 )
             })
         },
@@ -51,15 +79,29 @@ pub static RULES: &[Rule] = &[
         check: |c| {
             let v = c.text("cache_type_v")?;
             let quantized = !PLAIN_CACHE_TYPES.contains(&v.as_str());
-            (quantized && !flash_attention(c)).then(|| {
-                "llama_init_from_model: V cache quantization requires flash_attn".to_string()
+            (quantized && flash_attention_off(c)).then(|| {
+                "llama_init_from_model: quantized V cache requires flash_attn to be enabled"
+                    .to_string()
             })
         },
         repair: None,
     },
 ];
 
-/// Flash attention as configured: `auto` lets llama.cpp turn it on; absent = off.
-fn flash_attention(c: &Ctx) -> bool {
-    c.text("flash_attn").as_deref() == Some("auto") || c.switch("flash_attn", false)
+/// The number of server slots: `parallel`, where -1 or absent means llama.cpp's automatic 4.
+fn slots(c: &Ctx) -> i64 {
+    match c.int("parallel") {
+        Some(n) if n > 0 => n,
+        _ => AUTO_SLOTS,
+    }
+}
+
+/// Flash attention switched off explicitly (`off`, `false`, `0`); its default, `auto`, turns
+/// it on for a quantized V cache.
+fn flash_attention_off(c: &Ctx) -> bool {
+    c.params.contains_key("flash_attn") && !c.switch("flash_attn", true) && !is_auto(c)
+}
+
+fn is_auto(c: &Ctx) -> bool {
+    c.text("flash_attn").as_deref() == Some("auto")
 }
