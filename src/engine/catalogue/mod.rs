@@ -137,3 +137,88 @@ const SHIPPED: [(&str, &str); 4] = [
         include_str!("../../../catalogues/mindie-2.0.RC1.json"),
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each shipped catalogue read from an engine's help is what the reader makes of the help
+    /// text captured with it (`scripts/gen-flag-catalogue.sh --from-fixtures` rewrites them).
+    #[test]
+    fn shipped_catalogues_are_the_captured_help_texts_read_again() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/help");
+        let mut compared = 0;
+        for catalogue in shipped() {
+            let help = fixtures.join(format!(
+                "{}-{}.help.txt",
+                engine_name(catalogue.engine),
+                catalogue.version
+            ));
+            if catalogue.engine == EngineKind::Mindie {
+                assert!(!help.exists());
+                continue;
+            }
+            let text = std::fs::read_to_string(&help).unwrap();
+            let again = from_help_text(
+                catalogue.engine,
+                &catalogue.version,
+                &catalogue.source,
+                &text,
+            )
+            .unwrap();
+            assert_eq!(again, catalogue, "{}", help.display());
+            compared += 1;
+        }
+        assert_eq!(compared, 3);
+    }
+
+    #[test]
+    fn the_real_help_texts_hold_the_flags_spaces_use() {
+        let vllm = shipped()
+            .into_iter()
+            .find(|c| c.engine == EngineKind::Vllm)
+            .unwrap();
+        let seqs = vllm.entry("--max-num-seqs").unwrap();
+        assert_eq!(seqs.takes, Takes::Value);
+        let prefix = vllm.entry("--enable-prefix-caching").unwrap();
+        assert_eq!(prefix.takes, Takes::Negatable);
+        assert!(vllm.entry("--no-enable-prefix-caching").is_none());
+        assert_eq!(vllm.entry("-tp").unwrap().name, "--tensor-parallel-size");
+        let utilisation = vllm.entry("--gpu-memory-utilization").unwrap();
+        assert_eq!(
+            (utilisation.ty, utilisation.default.as_deref()),
+            (Some(ValueType::Float), Some("0.92"))
+        );
+        assert_eq!(
+            vllm.entry("--tokenizer-mode")
+                .unwrap()
+                .choices
+                .as_ref()
+                .unwrap()[0],
+            "auto"
+        );
+        let llama = shipped()
+            .into_iter()
+            .find(|c| c.engine == EngineKind::Llamacpp)
+            .unwrap();
+        let fa = llama.entry("-fa").unwrap();
+        assert_eq!(fa.choices.as_deref().unwrap(), ["on", "off", "auto"]);
+        assert_eq!(llama.entry("--parallel").unwrap().aliases, ["-np"]);
+        let sglang = shipped()
+            .into_iter()
+            .find(|c| c.engine == EngineKind::Sglang)
+            .unwrap();
+        assert!(sglang
+            .entry("--schedule-policy")
+            .unwrap()
+            .choices
+            .as_ref()
+            .unwrap()
+            .contains(&"lpm".to_string()));
+        assert!(sglang
+            .entry("--disable-cuda-graph")
+            .unwrap()
+            .deprecated
+            .is_some());
+    }
+}
