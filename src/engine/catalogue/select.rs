@@ -50,15 +50,21 @@ pub fn choose(kind: EngineKind, version: Option<&str>) -> anyhow::Result<Option<
             .filter(|c| c.engine == kind)
             .map(|c| (c, "shipped".to_string())),
     );
+    Ok(pick(&all, kind, version))
+}
+
+/// [`choose`] among `all` (catalogues with their origins).
+fn pick(all: &[(Catalogue, String)], kind: EngineKind, version: Option<&str>) -> Option<Chosen> {
+    let all: Vec<&(Catalogue, String)> = all.iter().filter(|(c, _)| c.engine == kind).collect();
     let parsed = |c: &Catalogue| Version::parse(&c.version);
     let wanted = version.and_then(Version::parse);
     if let Some(w) = &wanted {
         if let Some((c, origin)) = all.iter().find(|(c, _)| parsed(c).as_ref() == Some(w)) {
-            return Ok(Some(Chosen {
+            return Some(Chosen {
                 catalogue: c.clone(),
                 origin: origin.clone(),
                 notice: None,
-            }));
+            });
         }
     }
     let below = all
@@ -70,7 +76,7 @@ pub fn choose(kind: EngineKind, version: Option<&str>) -> anyhow::Result<Option<
         })
         .max_by_key(|(c, _)| parsed(c));
     let nearest = below.or_else(|| all.iter().min_by_key(|(c, _)| parsed(c)));
-    Ok(nearest.map(|(c, origin)| {
+    nearest.map(|(c, origin)| {
         let name = engine_name(kind);
         let wanted = match version {
             Some(v) => format!("{name} {v}"),
@@ -86,7 +92,7 @@ pub fn choose(kind: EngineKind, version: Option<&str>) -> anyhow::Result<Option<
             catalogue: c.clone(),
             origin: origin.clone(),
         }
-    }))
+    })
 }
 
 /// The catalogues generated for `kind` in [`cache_dir`].
@@ -123,22 +129,46 @@ fn cached(kind: EngineKind) -> anyhow::Result<Vec<(Catalogue, String)>> {
 mod tests {
     use super::*;
 
+    fn shipped_only() -> Vec<(Catalogue, String)> {
+        let all = shipped().into_iter();
+        all.map(|c| (c, "shipped".to_string())).collect()
+    }
+
     #[test]
     fn the_exact_version_is_taken_without_a_notice_and_another_with_one() {
-        let exact = choose(EngineKind::Vllm, Some("0.32.0+cpu"))
-            .unwrap()
-            .unwrap();
+        let all = shipped_only();
+        let exact = pick(&all, EngineKind::Vllm, Some("0.32.0+cpu")).unwrap();
         assert_eq!(exact.catalogue.version, "0.32.0");
         assert!(exact.notice.is_none());
-        let older = choose(EngineKind::Vllm, Some("0.11.0")).unwrap().unwrap();
+        let older = pick(&all, EngineKind::Vllm, Some("0.11.0")).unwrap();
         assert_eq!(older.catalogue.version, "0.32.0");
         let notice = older.notice.unwrap();
         assert!(
             notice.contains("vllm 0.11.0") && notice.contains("nearest, vllm 0.32.0"),
             "{notice}"
         );
-        let unknown = choose(EngineKind::Vllm, None).unwrap().unwrap();
+        let unknown = pick(&all, EngineKind::Vllm, None).unwrap();
         assert!(unknown.notice.unwrap().contains("version is unknown"));
-        assert!(choose(EngineKind::Custom, None).unwrap().is_none());
+        assert!(pick(&all, EngineKind::Custom, None).is_none());
+    }
+
+    #[test]
+    fn the_nearest_is_the_newest_at_or_below_else_the_oldest_above() {
+        let mut all = shipped_only();
+        let mut old = all
+            .iter()
+            .find(|(c, _)| c.engine == EngineKind::Vllm)
+            .unwrap()
+            .0
+            .clone();
+        old.version = "0.20.0".into();
+        all.push((old, "cached".into()));
+        let between = pick(&all, EngineKind::Vllm, Some("0.25.1")).unwrap();
+        assert_eq!(between.catalogue.version, "0.20.0");
+        assert_eq!(between.origin, "cached");
+        let newer = pick(&all, EngineKind::Vllm, Some("0.40")).unwrap();
+        assert_eq!(newer.catalogue.version, "0.32.0");
+        let below = pick(&all, EngineKind::Vllm, Some("0.11.0")).unwrap();
+        assert_eq!(below.catalogue.version, "0.20.0");
     }
 }
