@@ -190,3 +190,21 @@ fn an_unknown_mindie_config_path_is_refused() {
     assert!(!ok);
     assert!(stderr.contains("config.json `BackendConfig.ScheduleConfig.maxBatchSise`, which mindie 2.0.RC1 does not have; did you mean `BackendConfig.ScheduleConfig.maxBatchSize`?"), "{stderr}");
 }
+
+#[test]
+fn a_store_true_switch_that_is_on_by_default_cannot_be_turned_off_by_false() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name: cat\nengine: {kind: llamacpp, version: \"0.5.0-dev\", model: m.gguf}\nparameters:\n  \
+                cont_batching: {type: bool, flag: --cont-batching}\nprobe:\n  \
+                dataset: {kind: random, input_len: 16, output_len: 8}\n  \
+                load: {kind: closed, concurrency: 1, requests: 2}\nobjective:\n  metric: output_throughput\n";
+    let space = dir.path().join("space.yaml");
+    std::fs::write(&space, text).unwrap();
+    let (ok, _, stderr) = run("check", &space, dir.path());
+    assert!(!ok);
+    assert!(stderr.contains("space.yaml:4:3: parameter `cont_batching` can be false, which passes nothing and so leaves `--cont-batching` on"), "{stderr}");
+    let fixed = text.replace("flag: --cont-batching", "flag: --no-cont-batching");
+    std::fs::write(&space, fixed).unwrap();
+    let (ok, _, stderr) = run("check", &space, dir.path());
+    assert!(ok, "{stderr}");
+}

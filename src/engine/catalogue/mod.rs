@@ -5,6 +5,7 @@
 mod generate;
 mod help;
 mod select;
+mod values;
 mod verify;
 
 pub use generate::{from_help_text, from_installed, write_cache, HelpSource};
@@ -87,6 +88,13 @@ impl Catalogue {
         self.entries
             .iter()
             .find(|e| e.name == name || e.aliases.iter().any(|a| a == name))
+    }
+
+    /// The negatable entry whose `--no-` form `name` is (`--no-cont-batching`).
+    pub fn negated(&self, name: &str) -> Option<&Entry> {
+        let positive = format!("--{}", name.strip_prefix("--no-")?);
+        self.entry(&positive)
+            .filter(|e| e.takes == Takes::Negatable)
     }
 
     /// Every spelling, for suggestions.

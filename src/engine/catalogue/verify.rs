@@ -3,6 +3,7 @@
 //! the type and among the choices it accepts.
 
 use super::select::{choose, Chosen};
+use super::values::{check_choices, check_numeric, default_for, describe_kind, domain_is_bool};
 use super::{engine_name, Catalogue, Entry, Takes, ValueType};
 use crate::engine::render::flag_for;
 use crate::record::Value;
@@ -10,9 +11,6 @@ use crate::space::error::SpaceError;
 use crate::space::version::Version;
 use crate::space::{EngineKind, ParamDef, ParamKind, StudySpec, Target};
 use crate::util::did_you_mean;
-
-/// Integer ranges up to this wide are checked value by value against a choice list.
-const MAX_ENUMERATED: i64 = 10_000;
 
 /// What checking a space against its catalogue found.
 #[derive(Clone, Debug)]
@@ -80,7 +78,8 @@ pub fn verify(space: &StudySpec, version: Option<&str>) -> anyhow::Result<Verdic
         checker
             .values(def, &key, entry)
             .map_err(|m| located(space, def, m))?;
-        if let Some(d) = default_for(def, entry) {
+        let negated = chosen.catalogue.entry(&key).is_none();
+        if let Some(d) = default_for(def, entry).filter(|_| !negated) {
             defaults.push((def.name.clone(), d));
         }
     }
@@ -120,7 +119,11 @@ impl Checker<'_> {
     fn entry(&self, def: &ParamDef, key: &str) -> Result<&Entry, String> {
         let label = self.catalogue.label();
         let what = self.passed_as(def, key);
-        let Some(entry) = self.catalogue.entry(key) else {
+        let Some(entry) = self
+            .catalogue
+            .entry(key)
+            .or_else(|| self.catalogue.negated(key))
+        else {
             return Err(format!(
                 "{what}, which {label} does not have{}",
                 self.suggestion(def, key)
@@ -210,6 +213,18 @@ impl Checker<'_> {
                     key.trim_start_matches('-')
                 ));
             }
+            let on_by_default = entry
+                .default
+                .as_deref()
+                .is_some_and(|d| matches!(d, "enabled" | "True" | "true" | "on"));
+            let negated = self.catalogue.entry(key).is_none();
+            if !negatable && !negated && can_be_false && on_by_default {
+                return Err(format!(
+                    "parameter `{name}` can be false, which passes nothing and so leaves `{key}` \
+                     on (its default); to turn it off, tune the engine's `--no-` flag with a bool \
+                     parameter and a `flag:` target, or make this a `const` true"
+                ));
+            }
             return Ok(());
         }
         if is_bool && (self.route != Route::ConfigPaths || entry.ty != Some(ValueType::Bool)) {
@@ -249,128 +264,6 @@ fn schema_path(path: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(".")
-}
-
-fn domain_is_bool(kind: &ParamKind) -> bool {
-    match kind {
-        ParamKind::Bool => true,
-        ParamKind::Const { value } => matches!(value, Value::Bool(_)),
-        ParamKind::Choice { values } => values.iter().all(|v| matches!(v, Value::Bool(_))),
-        _ => false,
-    }
-}
-
-fn describe_kind(kind: &ParamKind) -> String {
-    match kind {
-        ParamKind::Int { low, high, .. } => format!("an int in [{low}, {high}]"),
-        ParamKind::Float { low, high, .. } => format!("a float in [{low}, {high}]"),
-        ParamKind::Choice { values } => format!(
-            "a choice of {}",
-            values
-                .iter()
-                .map(Value::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        ParamKind::Const { value } => format!("the constant {value}"),
-        _ => "not a bool".into(),
-    }
-}
-
-/// The listed values of a parameter (constants and choices); `None` for ranges.
-fn listed(kind: &ParamKind) -> Option<Vec<Value>> {
-    match kind {
-        ParamKind::Choice { values } => Some(values.clone()),
-        ParamKind::Const { value } => Some(vec![value.clone()]),
-        _ => None,
-    }
-}
-
-fn check_choices(def: &ParamDef, key: &str, choices: &[String]) -> Result<(), String> {
-    let accepted = choices.join(", ");
-    let refuse = |value: String| {
-        Err(format!(
-            "parameter `{}` can be {value}, which `{key}` does not accept; it accepts {accepted}",
-            def.name
-        ))
-    };
-    let accepts = |text: &str| choices.iter().any(|c| c == text);
-    match &def.kind {
-        ParamKind::Int { low, high, .. } if high - low <= MAX_ENUMERATED => {
-            match (*low..=*high).find(|i| !accepts(&i.to_string())) {
-                Some(bad) => refuse(bad.to_string()),
-                None => Ok(()),
-            }
-        }
-        ParamKind::Int { .. } | ParamKind::Float { .. } => Err(format!(
-            "parameter `{}` is {}, but `{key}` accepts only {accepted}; make it a `choice`",
-            def.name,
-            describe_kind(&def.kind)
-        )),
-        kind => match listed(kind)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|v| !accepts(&v.to_string()))
-        {
-            Some(bad) => refuse(format!("`{bad}`")),
-            None => Ok(()),
-        },
-    }
-}
-
-fn check_numeric(def: &ParamDef, key: &str, ty: ValueType) -> Result<(), String> {
-    let wanted = if ty == ValueType::Int {
-        "a whole number"
-    } else {
-        "a number"
-    };
-    let fits = |v: &Value| match (ty, v) {
-        (ValueType::Int, Value::Str(s)) => s.parse::<i64>().is_ok(),
-        (ValueType::Int, v) => v.as_i64().is_some() && !matches!(v, Value::Bool(_)),
-        (_, Value::Str(s)) => s.parse::<f64>().is_ok(),
-        (_, v) => v.as_f64().is_some() && !matches!(v, Value::Bool(_)),
-    };
-    let bad = match &def.kind {
-        ParamKind::Float {
-            low, high, step, ..
-        } if ty == ValueType::Int => {
-            let whole = |x: f64| x.fract() == 0.0;
-            let on_grid = step.is_some_and(whole) && whole(*low);
-            (!on_grid).then(|| describe_kind(&def.kind))
-        }
-        kind => listed(kind)
-            .unwrap_or_default()
-            .into_iter()
-            .find(|v| !fits(v))
-            .map(|v| format!("`{v}`")),
-    };
-    match bad {
-        Some(value) => Err(format!(
-            "parameter `{}` can be {value}, but `{key}` takes {wanted}; change its type or values",
-            def.name
-        )),
-        None => Ok(()),
-    }
-}
-
-/// The catalogue's default for `def` when the space gives none and it lies in the domain.
-fn default_for(def: &ParamDef, entry: &Entry) -> Option<Value> {
-    if def.default.is_some() || matches!(def.kind, ParamKind::Const { .. }) {
-        return None;
-    }
-    let text = entry.default.as_deref()?;
-    let value = match &def.kind {
-        ParamKind::Int { .. } => Value::Int(text.parse().ok()?),
-        ParamKind::Float { .. } => Value::Float(text.parse().ok()?),
-        ParamKind::Bool => Value::Bool(match text {
-            "True" | "true" | "enabled" => true,
-            "False" | "false" | "disabled" => false,
-            _ => return None,
-        }),
-        ParamKind::Choice { values } => values.iter().find(|v| v.to_string() == text)?.clone(),
-        _ => return None,
-    };
-    def.kind.to_unit(&value).is_some().then_some(value)
 }
 
 #[cfg(test)]
