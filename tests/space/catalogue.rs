@@ -208,3 +208,16 @@ fn a_store_true_switch_that_is_on_by_default_cannot_be_turned_off_by_false() {
     let (ok, _, stderr) = run("check", &space, dir.path());
     assert!(ok, "{stderr}");
 }
+
+#[test]
+fn a_derived_parameter_is_checked_for_its_flag_but_not_its_values() {
+    let ok = "  max_num_seqs: {type: int, low: 1, high: 8}\n  max_num_batched_tokens: {type: derived, expr: \"max_num_seqs * 512\"}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let (accepted, _, stderr) = run("check", &vllm_space(dir.path(), "0.32.0", ok), dir.path());
+    assert!(accepted, "{stderr}");
+    let err = refused(
+        "0.32.0",
+        &ok.replace("max_num_batched_tokens", "max_num_batched_tokenz"),
+    );
+    assert!(err.contains("space.yaml:8:3: parameter `max_num_batched_tokenz` is passed as `--max-num-batched-tokenz`"), "{err}");
+}

@@ -103,7 +103,7 @@ struct Checker<'a> {
 impl Checker<'_> {
     /// The flag or config key `def` reaches the engine as, when it is one the catalogue covers.
     fn key(&self, def: &ParamDef) -> Option<String> {
-        if matches!(def.kind, ParamKind::Numa { .. } | ParamKind::Derived { .. }) {
+        if matches!(def.kind, ParamKind::Numa { .. }) {
             return None;
         }
         match (&def.target, self.route) {
@@ -188,6 +188,9 @@ impl Checker<'_> {
 
     /// Refuses values of `def` that `entry` does not accept.
     fn values(&self, def: &ParamDef, key: &str, entry: &Entry) -> Result<(), String> {
+        if matches!(def.kind, ParamKind::Derived { .. }) {
+            return Ok(()); // its values are known only per config
+        }
         let is_bool = domain_is_bool(&def.kind);
         let switch = entry.takes != Takes::Value;
         let name = &def.name;
