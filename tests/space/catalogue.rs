@@ -64,6 +64,10 @@ fn a_misspelt_parameter_is_refused_with_did_you_mean_at_its_line() {
         "{stderr}"
     );
     assert!(!stdout.contains("Example feasible configs"), "{stdout}");
+    assert!(
+        stderr.contains("the catalogue is the nearest version's"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -66,6 +66,7 @@ pub fn verify(space: &StudySpec, version: Option<&str>) -> anyhow::Result<Verdic
         catalogue: &chosen.catalogue,
         version: version.and_then(Version::parse),
         route,
+        inexact: chosen.notice.is_some(),
     };
     let mut defaults = Vec::new();
     for def in &space.parameters {
@@ -98,6 +99,8 @@ struct Checker<'a> {
     catalogue: &'a Catalogue,
     version: Option<Version>,
     route: Route,
+    /// The catalogue is another version's (the nearest).
+    inexact: bool,
 }
 
 impl Checker<'_> {
@@ -124,8 +127,14 @@ impl Checker<'_> {
             .entry(key)
             .or_else(|| self.catalogue.negated(key))
         else {
+            let nearest = if self.inexact {
+                " (the catalogue is the nearest version's; if your engine version has the flag, \
+                 generate its own with `infertune engine flags --space SPACE`)"
+            } else {
+                ""
+            };
             return Err(format!(
-                "{what}, which {label} does not have{}",
+                "{what}, which {label} does not have{}{nearest}",
                 self.suggestion(def, key)
             ));
         };
