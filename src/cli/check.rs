@@ -32,7 +32,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for note in notes {
         println!("note: {note}");
     }
-    if let Some(notice) = flags.chosen.as_ref().and_then(|c| c.notice.as_ref()) {
+    if let Some(notice) = flags.notice() {
         eprintln!("warning: {notice}");
     }
     if let Some(warning) = space.rules_warning() {

@@ -61,7 +61,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         "note: flag catalogue: {}",
         flags.describe(space.engine.kind)
     );
-    if let Some(notice) = flags.chosen.as_ref().and_then(|c| c.notice.as_ref()) {
+    if let Some(notice) = flags.notice() {
         eprintln!("warning: {notice}");
     }
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());

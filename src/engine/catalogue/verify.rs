@@ -23,6 +23,11 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// Why the catalogue used is not the engine version's own, when it is not.
+    pub fn notice(&self) -> Option<&str> {
+        self.chosen.as_ref().and_then(|c| c.notice.as_deref())
+    }
+
     /// One line naming the catalogue used (or why none is).
     pub fn describe(&self, kind: EngineKind) -> String {
         match &self.chosen {
