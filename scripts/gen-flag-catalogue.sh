@@ -17,8 +17,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 [ $# -gt 0 ] || { sed -n '2,14p' "$0"; exit 2; }
-cargo build --quiet --release
-bin="$root/target/release/infertune"
+cargo build --quiet
+bin="$root/target/debug/infertune"
 
 if [ "$1" = --from-fixtures ]; then
   # The command each engine's help text comes from, recorded as the catalogue's source.
