@@ -26,16 +26,21 @@ pub(crate) struct CheckArgs {
 
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let (space, notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
     crate::study::preflight::check(&space)?;
+    let flags = crate::study::preflight::flags(&mut space)?;
     for note in notes {
         println!("note: {note}");
+    }
+    if let Some(notice) = flags.notice() {
+        eprintln!("warning: {notice}");
     }
     if let Some(warning) = space.rules_warning() {
         eprintln!("warning: {warning}");
     }
     let version = space.engine_version();
     println!("{}", header(&space, version.as_deref()));
+    println!("Flag catalogue: {}", flags.describe(space.engine.kind));
     println!("\nParameters\n{}", parameter_table(&space.parameters));
     if let Some(t) = rule_table(&space, version.as_deref()) {
         println!("\nEngine rules\n{t}");

@@ -32,7 +32,11 @@ pub(crate) struct LaunchArgs {
 
 /// Runs `infertune launch`.
 pub fn run(args: LaunchArgs) -> Result<i32> {
-    let (space, _notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, _notes) = StudySpec::load_for_host(&args.space)?;
+    let flags = crate::study::preflight::flags(&mut space)?;
+    if let Some(notice) = flags.notice() {
+        eprintln!("warning: {notice}");
+    }
     let params = config_with_overrides(&space, &args.set)?;
     if let Some(warning) = space.rules_warning() {
         eprintln!("warning: {warning}");

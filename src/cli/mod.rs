@@ -7,6 +7,7 @@ mod bench_progress;
 mod bench_session;
 mod bench_sweep;
 mod check;
+mod engine;
 mod export;
 mod launch;
 mod report;
@@ -43,6 +44,9 @@ enum Command {
     Sim(sim::SimCommand),
     /// Show NUMA nodes, accelerators and binding candidates.
     Topo(topo::TopoArgs),
+    /// Engine facts: the flag catalogue of an installed engine.
+    #[command(subcommand)]
+    Engine(engine::EngineCommand),
     /// Write best.sh / best.json for a study folder.
     Export(export::ExportArgs),
     /// Write report.md / report.html for a study folder.
@@ -59,6 +63,7 @@ pub fn main() -> i32 {
         Command::Launch(a) => launch::run(a),
         Command::Sim(c) => sim::run(c),
         Command::Topo(a) => topo::run(a),
+        Command::Engine(c) => engine::run(c),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
     };

@@ -56,6 +56,14 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         eprintln!("note: {note}");
     }
     apply_overrides(&mut space, &args);
+    let flags = crate::study::preflight::flags(&mut space)?;
+    eprintln!(
+        "note: flag catalogue: {}",
+        flags.describe(space.engine.kind)
+    );
+    if let Some(notice) = flags.notice() {
+        eprintln!("warning: {notice}");
+    }
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
     let stop = interrupt::on_sigint()?;

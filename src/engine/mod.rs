@@ -1,6 +1,7 @@
 //! Engine adapters: a config → the exact launch of that engine.
 
 mod assemble;
+pub mod catalogue;
 mod custom;
 mod flag_cli;
 mod json_path;

@@ -186,4 +186,14 @@ impl StudySpec {
     pub fn load(path: &std::path::Path) -> anyhow::Result<StudySpec> {
         Ok(yaml::load(path)?)
     }
+
+    /// Where parameter `name` is declared in the space file (0:0 when unknown), for
+    /// messages about it found after loading.
+    pub fn parameter_position(&self, name: &str) -> error::Pos {
+        yaml::parameter_positions(std::path::Path::new(&self.origin))
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, pos)| pos)
+            .unwrap_or_default()
+    }
 }

@@ -2,6 +2,7 @@
 //! refuses exactly the same spaces.
 
 use super::score::Objective;
+use crate::engine::catalogue::{self, Verdict};
 use crate::probe::loadsearch;
 use crate::space::StudySpec;
 use anyhow::Context as _;
@@ -25,4 +26,18 @@ pub fn objective(space: &StudySpec) -> anyhow::Result<Objective> {
         loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
     }
     Ok(objective)
+}
+
+/// Checks `space` against its engine's flag catalogue (see [`catalogue::verify`]) for the
+/// engine version rules apply to, and gives parameters without a `default:` the catalogue's
+/// default where it lies in their domain, for the baseline. Returns which catalogue it used.
+pub fn flags(space: &mut StudySpec) -> anyhow::Result<Verdict> {
+    let version = space.engine_version();
+    let verdict = catalogue::verify(space, version.as_deref())?;
+    for (name, value) in &verdict.defaults {
+        if let Some(def) = space.parameters.iter_mut().find(|d| &d.name == name) {
+            def.default = Some(value.clone());
+        }
+    }
+    Ok(verdict)
 }

@@ -48,9 +48,12 @@ fn word_level_model() -> tempfile::TempDir {
 
 fn check(space: &str, samples: &str) -> assert_cmd::assert::Assert {
     let model = word_level_model();
+    // No catalogue generated on this machine takes the place of a shipped one.
+    let cache = tempfile::tempdir().unwrap();
     Command::cargo_bin("infertune")
         .unwrap()
         .envs(vllm_cpu_env(model.path()))
+        .env("INFERTUNE_CACHE", cache.path())
         .args([
             "check",
             "--space",
@@ -94,6 +97,36 @@ fn every_ready_space_passes_check() {
             .success()
             .stdout(predicate::str::contains("Feasible: "));
     }
+}
+
+#[test]
+fn check_names_the_flag_catalogue_of_every_ready_space() {
+    let mut seen = 0;
+    for entry in std::fs::read_dir("search-spaces").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let kind = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("kind: "))
+            .map(|k| k.split_whitespace().next().unwrap_or_default().to_string())
+            .unwrap();
+        let expected = match kind.as_str() {
+            "vllm" => "Flag catalogue: vllm 0.32.0 (shipped), 316 entries",
+            "sglang" => "Flag catalogue: sglang 0.5.23 (shipped), 529 entries",
+            "llamacpp" => "Flag catalogue: llamacpp 0.5.0-dev (shipped), 254 entries",
+            "mindie" => "Flag catalogue: mindie 2.0.RC1 (shipped), 79 entries",
+            "sim" => "Flag catalogue: none (infertune's own simulator)",
+            other => panic!("{}: no expectation for engine `{other}`", path.display()),
+        };
+        check(path.to_str().unwrap(), "100")
+            .success()
+            .stdout(predicate::str::contains(expected));
+        seen += 1;
+    }
+    assert!(seen >= 7, "only {seen} spaces");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod catalogue;
 mod check_cli;
 mod errors;
 mod fuzz;

@@ -36,6 +36,23 @@ pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
     Ok(space)
 }
 
+/// Where each parameter of the space file at `path` is declared (its name), by name; empty
+/// when the file cannot be read again.
+pub(crate) fn parameter_positions(path: &Path) -> Vec<(String, Pos)> {
+    let Ok(text) = read_limited(path, MAX_SPACE_BYTES) else {
+        return Vec::new();
+    };
+    let Ok(raw) = serde_saphyr::from_str::<raw::RawSpace>(&text) else {
+        return Vec::new();
+    };
+    raw.parameters
+        .value
+        .0
+        .iter()
+        .map(|(name, _)| (name.value.clone(), Pos::of(&name.referenced)))
+        .collect()
+}
+
 /// Locations of the nodes that validation after conversion may point at.
 #[derive(Default)]
 pub(crate) struct Spots {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Generates flag catalogues: the flags an engine version accepts, read from its own --help.
+#
+#   scripts/gen-flag-catalogue.sh SPACE...        run the --help of the engine each space launches
+#                                                 (installed; nothing is served), cache the
+#                                                 catalogue for the version it reports, and write it
+#                                                 to catalogues/ with its help text in
+#                                                 tests/fixtures/help/
+#   scripts/gen-flag-catalogue.sh --from-fixtures read the captured help texts in
+#                                                 tests/fixtures/help/ again into catalogues/
+#
+# `infertune check` and `tune` use a cached catalogue for the exact version first, then a shipped
+# one (catalogues/*.json, listed in src/engine/catalogue/mod.rs), then the nearest version's.
+# MindIE has no --help: catalogues/mindie-*.json is its config.json schema, written by hand.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+[ $# -gt 0 ] || { sed -n '2,14p' "$0"; exit 2; }
+cargo build --quiet
+bin="$root/target/debug/infertune"
+
+if [ "$1" = --from-fixtures ]; then
+  # The command each engine's help text comes from, recorded as the catalogue's source.
+  declare -A source=(
+    [vllm]="vllm serve --help=all"
+    [sglang]="python3 -m sglang.launch_server --help"
+    [llamacpp]="llama-server --help"
+  )
+  for help in tests/fixtures/help/*.help.txt; do
+    name="$(basename "$help" .help.txt)"   # <engine>-<version>
+    engine="${name%%-*}"
+    version="${name#*-}"
+    "$bin" engine flags --help-text "$help" --engine "$engine" --version "$version" \
+      --source "${source[$engine]}" --out catalogues/
+  done
+  exit 0
+fi
+
+for space in "$@"; do
+  "$bin" engine flags --space "$space" --out catalogues/ --save-help tests/fixtures/help/
+done
