@@ -5,6 +5,8 @@
 //! the same proposals. Proposals are resolved by the space (never rejected by it) and never equal
 //! a config already tried.
 
+mod bo;
+mod gp;
 mod grid;
 mod history;
 mod kernel;
@@ -18,6 +20,7 @@ mod testkit;
 mod tests;
 mod tpe;
 
+pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;
@@ -54,7 +57,7 @@ pub trait Sampler {
 }
 
 /// Names accepted by [`from_name`].
-pub const SAMPLER_NAMES: [&str; 6] = ["default", "grid", "random", "qmc", "tpe", "pso"];
+pub const SAMPLER_NAMES: [&str; 7] = ["default", "grid", "random", "qmc", "tpe", "pso", "bo"];
 
 /// Other names [`from_name`] accepts, each with the name it stands for.
 pub const SAMPLER_ALIASES: [(&str, &str); 1] = [("sobol", "qmc")];
@@ -68,6 +71,7 @@ pub fn about(name: &str) -> &'static str {
         "qmc" => "quasi-random: a scrambled Sobol sequence, evenly spread (alias: sobol)",
         "tpe" => "Tree-structured Parzen Estimator that also learns from failures and SLO breaches",
         "pso" => "particle swarm optimisation",
+        "bo" => "constrained Bayesian optimisation: Gaussian processes of score and SLO miss, failure-aware",
         _ => "",
     }
 }
@@ -99,6 +103,7 @@ pub fn from_name(name: &str, seed: u64) -> anyhow::Result<Box<dyn Sampler>> {
         "qmc" => Box::new(QmcSampler::new(seed)),
         "tpe" => Box::new(TpeSampler::new(seed)),
         "pso" => Box::new(PsoSampler::new(seed)),
+        "bo" => Box::new(BoSampler::new(seed)),
         _ => anyhow::bail!(
             "unknown sampler `{name}`: use one of {} (set `search.sampler` in the space file)",
             SAMPLER_NAMES.join(", ")

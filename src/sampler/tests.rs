@@ -180,3 +180,4 @@ fn unknown_names_list_the_known_ones() {
     assert!(from_name("default", 0).is_ok());
     assert!(from_name(" TPE ", 0).is_ok());
 }
+sampler_contract!(bo, "bo");
