@@ -16,7 +16,7 @@ use super::kernel::{failure_probability, reflect};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
-use crate::record::{Params, TrialRecord};
+use crate::record::{Params, Slo, SloOp, TrialRecord, Violation};
 use crate::space::Feasibility;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -36,8 +36,8 @@ const REFINE_DRAWS: usize = 24;
 /// Perturbation widths (unit-cube scale) of the anchored candidates and of the refinement rounds.
 const ANCHOR_WIDTHS: [f64; 3] = [0.02, 0.06, 0.15];
 const REFINE_WIDTHS: [f64; 2] = [0.05, 0.015];
-/// SLO-model target of a feasible trial, and the largest shortfall it learns (a breach without a
-/// measurement counts as this far).
+/// SLO-model margin of a met bound with no log-ratio (e.g. `error_rate<=0%` at 0), and the
+/// largest margin learnt either way (a breach without a measurement counts as this far).
 const FEASIBLE_MARGIN: f64 = -0.1;
 const MAX_SHORTFALL: f64 = 2.0;
 /// Weight of `log(1 − P_fail)` in the acquisition.
@@ -71,7 +71,7 @@ impl Sampler for BoSampler {
             });
         }
         let categories = dims.categories();
-        let model = Model::fit(&observed, &categories);
+        let model = Model::fit(&observed, trials, &categories);
         let mut rng = call_rng(self.seed, trials.len(), 5);
         let mut search = Search {
             space,
@@ -154,7 +154,8 @@ impl Search<'_> {
 /// The surrogates of one proposal.
 struct Model {
     score: Option<Gp>,
-    slo: Option<Gp>,
+    /// One model per SLO some trial broke: its signed log-ratio margin (positive = missed).
+    slos: Vec<Gp>,
     failed: Vec<Vec<f64>>,
     started: Vec<Vec<f64>>,
     /// Best transformed score among feasible trials.
@@ -162,20 +163,25 @@ struct Model {
 }
 
 impl Model {
-    fn fit(observed: &[Observation], categories: &[Option<usize>]) -> Self {
+    fn fit(observed: &[Observation], trials: &[TrialRecord], categories: &[Option<usize>]) -> Self {
         let served: Vec<&Observation> = observed
             .iter()
             .filter(|o| o.tier != Tier::ConfigFailure)
+            .collect();
+        let slos = broken_slos(&served, trials)
+            .iter()
+            .filter_map(|slo| {
+                let (points, margins): (Vec<Vec<f64>>, Vec<f64>) = served
+                    .iter()
+                    .filter_map(|o| Some((o.x.clone(), margin(slo, &trials[o.index])?)))
+                    .unzip();
+                Gp::fit(points, &margins, categories)
+            })
             .collect();
         let scored: Vec<&&Observation> = served.iter().filter(|o| o.score.is_finite()).collect();
         let score = Gp::fit(
             scored.iter().map(|o| o.x.clone()).collect(),
             &scored.iter().map(|o| squash(o.score)).collect::<Vec<_>>(),
-            categories,
-        );
-        let slo = Gp::fit(
-            served.iter().map(|o| o.x.clone()).collect(),
-            &served.iter().map(|o| slo_target(o)).collect::<Vec<_>>(),
             categories,
         );
         let incumbent = served
@@ -188,7 +194,7 @@ impl Model {
             .partition::<Vec<&Observation>, _>(|o| o.tier == Tier::ConfigFailure);
         Model {
             score,
-            slo,
+            slos,
             failed: failed.into_iter().map(|o| o.x.clone()).collect(),
             started: started.into_iter().map(|o| o.x.clone()).collect(),
             incumbent,
@@ -200,10 +206,14 @@ impl Model {
         let failed: Vec<&[f64]> = self.failed.iter().map(Vec::as_slice).collect();
         let started: Vec<&[f64]> = self.started.iter().map(Vec::as_slice).collect();
         let p_fail = failure_probability(x, &failed, &started);
-        let feasible = self.slo.as_ref().map_or(0.0, |gp| {
-            let (mean, sd) = gp.predict(x);
-            log_cdf(-mean / sd)
-        });
+        let feasible: f64 = self
+            .slos
+            .iter()
+            .map(|gp| {
+                let (mean, sd) = gp.predict(x);
+                log_cdf(-mean / sd)
+            })
+            .sum();
         let improvement = match (&self.score, self.incumbent) {
             (Some(gp), Some(best)) => {
                 let (mean, sd) = gp.predict(x);
@@ -226,7 +236,11 @@ impl Model {
             .filter(|o| o.tier != Tier::ConfigFailure)
             .collect();
         ranked.sort_by(|a, b| Observation::better_first(a, b));
-        ranked.into_iter().take(ANCHORS).map(|o| o.x.clone()).collect()
+        ranked
+            .into_iter()
+            .take(ANCHORS)
+            .map(|o| o.x.clone())
+            .collect()
     }
 }
 
@@ -235,12 +249,46 @@ fn squash(score: f64) -> f64 {
     score.signum() * score.abs().ln_1p()
 }
 
-/// What the SLO model learns of `o`: how far it missed, or a small margin when it met them.
-fn slo_target(o: &Observation) -> f64 {
-    match o.tier {
-        Tier::Feasible => FEASIBLE_MARGIN,
-        _ => o.shortfall.min(MAX_SHORTFALL),
+/// Every SLO some served trial broke with a measurement, each once.
+fn broken_slos(served: &[&Observation], trials: &[TrialRecord]) -> Vec<Slo> {
+    let mut slos: Vec<Slo> = Vec::new();
+    for o in served {
+        for v in &trials[o.index].violations {
+            if let Violation::Slo { slo, .. } = v {
+                if !slos.contains(slo) {
+                    slos.push(slo.clone());
+                }
+            }
+        }
     }
+    slos
+}
+
+/// How far `trial` is from the bound of `slo`: the signed log-ratio of its measurement to the
+/// threshold (negative when met, with a fixed margin where a side is not positive), the largest
+/// learnt shortfall when it broke its SLOs unmeasured (or is a pending proposal), `None` when
+/// it says nothing about this SLO.
+fn margin(slo: &Slo, trial: &TrialRecord) -> Option<f64> {
+    let measured = trial.metrics.get(&slo.metric_key()).copied().or_else(|| {
+        trial.violations.iter().find_map(|v| match v {
+            Violation::Slo {
+                slo: broken,
+                measured,
+            } if broken == slo => *measured,
+            _ => None,
+        })
+    });
+    let Some(value) = measured.filter(|v| v.is_finite()) else {
+        let unmeasured = trial.violations.iter().any(|v| v.shortfall().is_infinite());
+        return unmeasured.then_some(MAX_SHORTFALL);
+    };
+    let signed = match slo.op {
+        SloOp::Le if value > 0.0 && slo.threshold > 0.0 => (value / slo.threshold).ln(),
+        SloOp::Ge if value > 0.0 && slo.threshold > 0.0 => (slo.threshold / value).ln(),
+        _ if slo.holds(value) => FEASIBLE_MARGIN,
+        _ => slo.miss(value),
+    };
+    Some(signed.clamp(-MAX_SHORTFALL, MAX_SHORTFALL))
 }
 
 /// A copy of `x` moved by a Gaussian of width `width` in numeric dimensions; each categorical
@@ -298,18 +346,24 @@ mod tests {
             let p = sampler.ask(&space, &trials).unwrap();
             let x = x_of(&p);
             let score = 100.0 * (1.0 + x) - 10.0 * (p["y"].as_f64().unwrap() - 0.5).powi(2);
-            trials.push(match (x > edge, fail) {
-                (false, _) => feasible(p, score),
+            let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
+            let tpot = 50.0 * (1.0 + (x - edge) * 4.0);
+            let mut t = match (x > edge, fail) {
                 (true, true) => oom(p),
+                (false, _) => feasible(p, score),
                 (true, false) => {
                     let mut t = record(p, Outcome::Infeasible, Some(score));
-                    t.violations = vec![crate::record::Violation::Slo {
-                        slo: "tpot:p99<=50ms".parse().unwrap(),
-                        measured: Some(50.0 * (1.0 + (x - edge) * 4.0)),
+                    t.violations = vec![Violation::Slo {
+                        slo: slo.clone(),
+                        measured: Some(tpot),
                     }];
                     t
                 }
-            });
+            };
+            if !fail {
+                t.metrics.insert(slo.metric_key(), tpot);
+            }
+            trials.push(t);
         }
         trials
             .iter()

@@ -34,7 +34,11 @@ impl Gp {
     /// The process through `points` (unit-cube coordinates, NaN where undefined) with targets
     /// `y`; `categories[d]` is the number of categories of dimension `d` (`None`: numeric).
     /// `None` when there are fewer than two points.
-    pub(crate) fn fit(points: Vec<Vec<f64>>, y: &[f64], categories: &[Option<usize>]) -> Option<Gp> {
+    pub(crate) fn fit(
+        points: Vec<Vec<f64>>,
+        y: &[f64],
+        categories: &[Option<usize>],
+    ) -> Option<Gp> {
         if points.len() < 2 {
             return None;
         }
@@ -264,7 +268,9 @@ mod tests {
         let points: Vec<Vec<f64>> = (0..10)
             .map(|i| vec![(i % 2) as f64 * 0.5 + 0.25, i as f64 / 10.0])
             .collect();
-        let y: Vec<f64> = (0..10).map(|i| if i % 2 == 0 { 1.0 } else { 5.0 }).collect();
+        let y: Vec<f64> = (0..10)
+            .map(|i| if i % 2 == 0 { 1.0 } else { 5.0 })
+            .collect();
         let gp = Gp::fit(points, &y, &[Some(2), None]).unwrap();
         assert!(gp.predict(&[0.1, 0.55]).0 < 2.0);
         assert!(gp.predict(&[0.9, 0.55]).0 > 4.0);
