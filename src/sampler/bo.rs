@@ -25,17 +25,17 @@ use rand_distr::{Distribution, StandardNormal};
 /// Informative trials before the models take over (earlier ones follow a Sobol sequence).
 const STARTUP_TRIALS: usize = 5;
 /// Uniform candidates per proposal.
-const GLOBAL_CANDIDATES: usize = 256;
+const GLOBAL_CANDIDATES: usize = 512;
 /// Candidates around the best trials per proposal.
-const ANCHORED_CANDIDATES: usize = 192;
+const ANCHORED_CANDIDATES: usize = 384;
 /// Trials the anchored candidates are drawn around.
 const ANCHORS: usize = 3;
 /// Leading candidates refined further, and perturbations of each per round.
 const REFINED: usize = 3;
-const REFINE_DRAWS: usize = 24;
+const REFINE_DRAWS: usize = 32;
 /// Perturbation widths (unit-cube scale) of the anchored candidates and of the refinement rounds.
 const ANCHOR_WIDTHS: [f64; 3] = [0.02, 0.06, 0.15];
-const REFINE_WIDTHS: [f64; 2] = [0.05, 0.015];
+const REFINE_WIDTHS: [f64; 3] = [0.05, 0.02, 0.008];
 /// SLO-model margin of a met bound with no log-ratio (e.g. `error_rate<=0%` at 0), and the
 /// largest margin learnt either way (a breach without a measurement counts as this far).
 const FEASIBLE_MARGIN: f64 = -0.1;
@@ -90,6 +90,11 @@ impl Sampler for BoSampler {
             if let Some(anchor) = anchors.get(i % anchors.len().max(1)) {
                 let width = ANCHOR_WIDTHS[i % ANCHOR_WIDTHS.len()];
                 search.consider(&perturb(anchor, width, &categories, &mut rng));
+            }
+        }
+        if let Some(best) = anchors.first() {
+            for u in category_switches(best, &categories) {
+                search.consider(&u);
             }
         }
         for width in REFINE_WIDTHS {
@@ -289,6 +294,27 @@ fn margin(slo: &Slo, trial: &TrialRecord) -> Option<f64> {
         _ => slo.miss(value),
     };
     Some(signed.clamp(-MAX_SHORTFALL, MAX_SHORTFALL))
+}
+
+/// Every copy of `x` with one categorical dimension switched to another category: the
+/// neighbours a local perturbation rarely reaches.
+fn category_switches(x: &[f64], categories: &[Option<usize>]) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    for (d, cats) in categories.iter().enumerate() {
+        let Some(k) = cats.filter(|k| *k > 1) else {
+            continue;
+        };
+        for cell in 0..k {
+            let u = (cell as f64 + 0.5) / k as f64;
+            if x[d].is_finite() && ((x[d] * k as f64) as usize).min(k - 1) == cell {
+                continue;
+            }
+            let mut y = x.to_vec();
+            y[d] = u;
+            out.push(y);
+        }
+    }
+    out
 }
 
 /// A copy of `x` moved by a Gaussian of width `width` in numeric dimensions; each categorical
