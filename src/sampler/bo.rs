@@ -11,8 +11,9 @@
 //! shrinking perturbations around the leading candidates.
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
-use super::history::{observations, Observation, Tier};
+use super::history::{Observation, Tier};
 use super::kernel::{failure_probability, reflect};
+use super::prior::{Prior, Source};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
@@ -50,12 +51,13 @@ const LIKELY_FAILURE_PENALTY: f64 = 1e3;
 /// Constrained BO with learned SLO and start-up-failure regions.
 pub(crate) struct BoSampler {
     seed: u64,
+    prior: Prior,
 }
 
 impl BoSampler {
-    /// A Bayesian sampler seeded with `seed`.
-    pub fn new(seed: u64) -> Self {
-        BoSampler { seed }
+    /// A Bayesian sampler seeded with `seed`, its models seeded with the trials of `prior`.
+    pub fn new(seed: u64, prior: Prior) -> Self {
+        BoSampler { seed, prior }
     }
 }
 
@@ -64,14 +66,18 @@ impl Sampler for BoSampler {
         let dims = Dims::of(space);
         check_dims(dims.len())?;
         let tried = Tried::of(trials);
-        let observed = observations(&dims, trials);
-        if observed.len() < STARTUP_TRIALS || dims.len() == 0 {
+        let sources = [
+            Source::of(&dims, trials, 0.0),
+            Source::of(&dims, &self.prior.trials, self.prior.extra_noise()),
+        ];
+        let informative = sources[0].observed.len() + sources[1].observed.len();
+        if informative < STARTUP_TRIALS || dims.len() == 0 {
             return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
                 dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
             });
         }
         let categories = dims.categories();
-        let model = Model::fit(&observed, trials, &categories);
+        let model = Model::fit(&sources, &categories);
         let mut rng = call_rng(self.seed, trials.len(), 5);
         let mut search = Search {
             space,
@@ -85,7 +91,7 @@ impl Sampler for BoSampler {
             let u: Vec<f64> = (0..dims.len()).map(|_| rng.random()).collect();
             search.consider(&u);
         }
-        let anchors = model.anchors(&observed);
+        let anchors = anchors(&sources);
         for i in 0..ANCHORED_CANDIDATES {
             if let Some(anchor) = anchors.get(i % anchors.len().max(1)) {
                 let width = ANCHOR_WIDTHS[i % ANCHOR_WIDTHS.len()];
@@ -168,34 +174,45 @@ struct Model {
 }
 
 impl Model {
-    fn fit(observed: &[Observation], trials: &[TrialRecord], categories: &[Option<usize>]) -> Self {
-        let served: Vec<&Observation> = observed
+    /// The models of the trials of `sources` (the study's own first).
+    fn fit(sources: &[Source], categories: &[Option<usize>]) -> Self {
+        let served: Vec<(&Source, &Observation)> = sources
             .iter()
-            .filter(|o| o.tier != Tier::ConfigFailure)
+            .flat_map(|s| s.observed.iter().map(move |o| (s, o)))
+            .filter(|(_, o)| o.tier != Tier::ConfigFailure)
             .collect();
-        let slos = broken_slos(&served, trials)
+        let slos = broken_slos(&served)
             .iter()
             .filter_map(|slo| {
-                let (points, margins): (Vec<Vec<f64>>, Vec<f64>) = served
+                let rows: Vec<(Vec<f64>, f64, f64)> = served
                     .iter()
-                    .filter_map(|o| Some((o.x.clone(), margin(slo, &trials[o.index])?)))
-                    .unzip();
-                Gp::fit(points, &margins, categories)
+                    .filter_map(|(s, o)| {
+                        Some((o.x.clone(), margin(slo, &s.trials[o.index])?, s.extra_noise))
+                    })
+                    .collect();
+                fit_rows(rows, categories)
             })
             .collect();
-        let scored: Vec<&&Observation> = served.iter().filter(|o| o.score.is_finite()).collect();
-        let score = Gp::fit(
-            scored.iter().map(|o| o.x.clone()).collect(),
-            &scored.iter().map(|o| squash(o.score)).collect::<Vec<_>>(),
-            categories,
-        );
-        let incumbent = served
+        let rows: Vec<(Vec<f64>, f64, f64)> = sources
+            .iter()
+            .flat_map(|s| {
+                let shift = s.score_shift(&sources[0]);
+                s.observed
+                    .iter()
+                    .filter(|o| o.tier != Tier::ConfigFailure && o.score.is_finite())
+                    .map(move |o| (o.x.clone(), squash(o.score) + shift, s.extra_noise))
+            })
+            .collect();
+        let score = fit_rows(rows, categories);
+        let incumbent = sources[0]
+            .observed
             .iter()
             .filter(|o| o.tier == Tier::Feasible && o.score.is_finite())
             .map(|o| squash(o.score))
             .reduce(f64::max);
-        let (failed, started) = observed
+        let (failed, started) = sources
             .iter()
+            .flat_map(|s| &s.observed)
             .partition::<Vec<&Observation>, _>(|o| o.tier == Tier::ConfigFailure);
         Model {
             score,
@@ -233,20 +250,49 @@ impl Model {
             value
         }
     }
+}
 
-    /// The best trials that served, best first: the centres of local candidates.
-    fn anchors(&self, observed: &[Observation]) -> Vec<Vec<f64>> {
-        let mut ranked: Vec<&Observation> = observed
+/// A process through `(point, target, extra noise)` rows.
+fn fit_rows(rows: Vec<(Vec<f64>, f64, f64)>, categories: &[Option<usize>]) -> Option<Gp> {
+    let mut points = Vec::with_capacity(rows.len());
+    let (mut y, mut noise) = (
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+    );
+    for (x, target, extra) in rows {
+        points.push(x);
+        y.push(target);
+        noise.push(extra);
+    }
+    Gp::fit(points, &y, &noise, categories)
+}
+
+/// The best trials that served, best first: the centres of local candidates. The study's own
+/// when it has a feasible one, else the best of the prior's first.
+fn anchors(sources: &[Source]) -> Vec<Vec<f64>> {
+    let ranked = |s: &Source| {
+        let mut ranked: Vec<Observation> = s
+            .observed
             .iter()
             .filter(|o| o.tier != Tier::ConfigFailure)
+            .cloned()
             .collect();
-        ranked.sort_by(|a, b| Observation::better_first(a, b));
+        ranked.sort_by(Observation::better_first);
         ranked
-            .into_iter()
-            .take(ANCHORS)
-            .map(|o| o.x.clone())
-            .collect()
+    };
+    let own = ranked(&sources[0]);
+    let mut out: Vec<Vec<f64>> = Vec::new();
+    if own.first().is_none_or(|o| o.tier != Tier::Feasible) {
+        out.extend(
+            sources[1..]
+                .iter()
+                .flat_map(|s| ranked(s).into_iter().take(1))
+                .map(|o| o.x),
+        );
     }
+    out.extend(own.into_iter().map(|o| o.x));
+    out.truncate(ANCHORS);
+    out
 }
 
 /// The score on a log scale (throughputs span orders of magnitude), sign kept.
@@ -255,10 +301,10 @@ fn squash(score: f64) -> f64 {
 }
 
 /// Every SLO some served trial broke with a measurement, each once.
-fn broken_slos(served: &[&Observation], trials: &[TrialRecord]) -> Vec<Slo> {
+fn broken_slos(served: &[(&Source, &Observation)]) -> Vec<Slo> {
     let mut slos: Vec<Slo> = Vec::new();
-    for o in served {
-        for v in &trials[o.index].violations {
+    for (source, o) in served {
+        for v in &source.trials[o.index].violations {
             if let Violation::Slo { slo, .. } = v {
                 if !slos.contains(slo) {
                     slos.push(slo.clone());
@@ -366,7 +412,7 @@ mod tests {
     /// `edge` break an SLO (or fail to start), returning the best feasible `x`.
     fn best_x(seed: u64, n: usize, edge: f64, fail: bool) -> f64 {
         let space = line();
-        let mut sampler = BoSampler::new(seed);
+        let mut sampler = BoSampler::new(seed, Prior::default());
         let mut trials: Vec<TrialRecord> = Vec::new();
         for _ in 0..n {
             let p = sampler.ask(&space, &trials).unwrap();
@@ -414,13 +460,66 @@ mod tests {
         }
     }
 
+    /// Proposals among the first `n` of a fresh study beyond `x = 0.6`, where `prior` failed.
+    fn blind_failures(prior: &Prior, n: usize) -> usize {
+        let space = line();
+        (0..3)
+            .map(|seed| {
+                let mut sampler = BoSampler::new(seed, prior.clone());
+                let mut trials: Vec<TrialRecord> = Vec::new();
+                for _ in 0..n {
+                    let p = sampler.ask(&space, &trials).unwrap();
+                    let x = x_of(&p);
+                    trials.push(if x > 0.6 {
+                        oom(p)
+                    } else {
+                        feasible(p, 100.0 * x)
+                    });
+                }
+                trials.iter().filter(|t| x_of(&t.params) > 0.6).count()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_failure_region_learnt_in_an_earlier_study_is_not_tried_blind() {
+        let prior = Prior {
+            trials: (0..30)
+                .map(|i| {
+                    let x = (i as f64 + 0.5) / 30.0;
+                    let p = at(x, ((i * 7) % 30) as f64 / 30.0);
+                    if x > 0.6 {
+                        oom(p)
+                    } else {
+                        feasible(p, 50.0 * x)
+                    }
+                })
+                .collect(),
+            weight: 0.5,
+        };
+        let warm = blind_failures(&prior, 8);
+        assert!(
+            warm <= 1,
+            "{warm} of 24 warm proposals in the failure region"
+        );
+        let cold = blind_failures(&Prior::default(), 8);
+        assert!(
+            cold >= 3,
+            "control: cold start tried the region only {cold} times"
+        );
+    }
+
     #[test]
     fn proposals_replay_from_the_trial_list() {
         let trials: Vec<TrialRecord> = (0..8)
             .map(|i| feasible(at(i as f64 / 8.0, 0.5), i as f64))
             .collect();
-        let a = BoSampler::new(4).ask(&line(), &trials).unwrap();
-        let b = BoSampler::new(4).ask(&line(), &trials).unwrap();
+        let a = BoSampler::new(4, Prior::default())
+            .ask(&line(), &trials)
+            .unwrap();
+        let b = BoSampler::new(4, Prior::default())
+            .ask(&line(), &trials)
+            .unwrap();
         assert_eq!(a, b);
     }
 }

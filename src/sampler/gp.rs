@@ -19,6 +19,8 @@ const JITTER: f64 = 1e-8;
 /// A fitted Gaussian process.
 pub(crate) struct Gp {
     points: Vec<Vec<f64>>,
+    /// Noise variance each point adds to the shared one (standardised units).
+    extra_noise: Vec<f64>,
     categories: Vec<Option<usize>>,
     scales: Vec<f64>,
     noise: f64,
@@ -32,11 +34,13 @@ pub(crate) struct Gp {
 
 impl Gp {
     /// The process through `points` (unit-cube coordinates, NaN where undefined) with targets
-    /// `y`; `categories[d]` is the number of categories of dimension `d` (`None`: numeric).
-    /// `None` when there are fewer than two points.
+    /// `y`, each point trusted less by its `extra_noise` variance (standardised units; 0 for a
+    /// point observed here); `categories[d]` is the number of categories of dimension `d`
+    /// (`None`: numeric). `None` when there are fewer than two points.
     pub(crate) fn fit(
         points: Vec<Vec<f64>>,
         y: &[f64],
+        extra_noise: &[f64],
         categories: &[Option<usize>],
     ) -> Option<Gp> {
         if points.len() < 2 {
@@ -50,6 +54,7 @@ impl Gp {
         let z: Vec<f64> = y.iter().map(|v| (v - mean) / spread).collect();
         let mut gp = Gp {
             points,
+            extra_noise: extra_noise.to_vec(),
             categories: categories.to_vec(),
             scales: vec![SCALES[0]; categories.len()],
             noise: NOISES[0],
@@ -110,7 +115,7 @@ impl Gp {
                 k[i * n + j] = v;
                 k[j * n + i] = v;
             }
-            k[i * n + i] += self.noise + JITTER;
+            k[i * n + i] += self.noise + self.extra_noise.get(i).copied().unwrap_or(0.0) + JITTER;
         }
         cholesky(&mut k, n)?;
         let w = solve_lower(&k, z);
@@ -256,7 +261,7 @@ mod tests {
         let f = |x: f64| (3.0 * x).sin();
         let points: Vec<Vec<f64>> = (0..8).map(|i| vec![i as f64 / 14.0]).collect();
         let y: Vec<f64> = points.iter().map(|p| f(p[0])).collect();
-        let gp = Gp::fit(points, &y, &[None]).unwrap();
+        let gp = Gp::fit(points, &y, &[0.0; 8], &[None]).unwrap();
         let (m, sd_near) = gp.predict(&[0.25]);
         assert!((m - f(0.25)).abs() < 0.02, "{m} vs {}", f(0.25));
         let (_, sd_far) = gp.predict(&[0.95]);
@@ -271,7 +276,7 @@ mod tests {
         let y: Vec<f64> = (0..10)
             .map(|i| if i % 2 == 0 { 1.0 } else { 5.0 })
             .collect();
-        let gp = Gp::fit(points, &y, &[Some(2), None]).unwrap();
+        let gp = Gp::fit(points, &y, &[0.0; 10], &[Some(2), None]).unwrap();
         assert!(gp.predict(&[0.1, 0.55]).0 < 2.0);
         assert!(gp.predict(&[0.9, 0.55]).0 > 4.0);
     }

@@ -10,6 +10,7 @@ mod gp;
 mod grid;
 mod history;
 mod kernel;
+mod prior;
 pub(crate) mod propose;
 mod pso;
 mod qmc;
@@ -22,6 +23,7 @@ mod tpe;
 
 pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
+pub use prior::{Prior, DEFAULT_TRANSFER_WEIGHT};
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;
 pub(crate) use random::RandomSampler;
@@ -103,12 +105,36 @@ pub fn from_name(name: &str, seed: u64) -> anyhow::Result<Box<dyn Sampler>> {
         "qmc" => Box::new(QmcSampler::new(seed)),
         "tpe" => Box::new(TpeSampler::new(seed)),
         "pso" => Box::new(PsoSampler::new(seed)),
-        "bo" => Box::new(BoSampler::new(seed)),
+        "bo" => Box::new(BoSampler::new(seed, Prior::default())),
         _ => anyhow::bail!(
             "unknown sampler `{name}`: use one of {} (set `search.sampler` in the space file)",
             SAMPLER_NAMES.join(", ")
         ),
     })
+}
+
+/// The sampler called `name`, seeded with `seed`, whose models also learn from the trials of
+/// earlier studies in `prior` (a warm start; only `bo` learns from them).
+pub fn from_name_with_prior(
+    name: &str,
+    seed: u64,
+    prior: Prior,
+) -> anyhow::Result<Box<dyn Sampler>> {
+    if prior.trials.is_empty() {
+        return from_name(name, seed);
+    }
+    let key = name.trim().to_ascii_lowercase();
+    let key = if key == "default" {
+        DEFAULT_SAMPLER
+    } else {
+        &key
+    };
+    anyhow::ensure!(
+        key == "bo",
+        "sampler `{name}` cannot learn from earlier studies; set `search.sampler: bo` for a warm \
+         start, or remove `search.warm_start`"
+    );
+    Ok(Box::new(BoSampler::new(seed, prior)))
 }
 
 /// The value a pending proposal is assumed to reach: the worst score seen so far.
