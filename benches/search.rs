@@ -20,7 +20,11 @@ struct Args {
     #[arg(long, default_value_t = 80)]
     trials: usize,
     /// Samplers to compare (comma-separated); `random` is the baseline.
-    #[arg(long, value_delimiter = ',', default_value = "random,qmc,grid,pso,tpe")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "random,qmc,grid,pso,tpe,bo"
+    )]
     samplers: Vec<String>,
     /// Uniform draws of the reference search per scenario.
     #[arg(long, default_value_t = 20_000)]
