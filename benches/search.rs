@@ -3,7 +3,7 @@
 //! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, plot, report, sim, BenchConfig};
+use infertune::searchbench::{self, plot, report, sim, warm, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -20,7 +20,11 @@ struct Args {
     #[arg(long, default_value_t = 80)]
     trials: usize,
     /// Samplers to compare (comma-separated); `random` is the baseline.
-    #[arg(long, value_delimiter = ',', default_value = "random,qmc,grid,pso,tpe")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "random,qmc,grid,pso,tpe,bo"
+    )]
     samplers: Vec<String>,
     /// Uniform draws of the reference search per scenario.
     #[arg(long, default_value_t = 20_000)]
@@ -34,6 +38,20 @@ struct Args {
     /// Output folder for regret.csv, regret.svg and summary.md.
     #[arg(long, default_value = "target/bench-search")]
     out: PathBuf,
+    /// Warm-start comparisons `TARGET=PRIOR` (scenario names; a prior may also come from
+    /// the `priors` folder of the scenarios): `bo` cold against `bo` seeded with a prior search.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "qwen2.5-7b-h100-chat=qwen2.5-7b-h200-chat,qwen2.5-7b-h100-chat=qwen2.5-72b-tp4-long-input"
+    )]
+    warm_start: Vec<String>,
+    /// Trials of each prior search of a warm-start comparison.
+    #[arg(long, default_value_t = 40)]
+    prior_trials: usize,
+    /// Transfer weight of prior trials.
+    #[arg(long, default_value_t = infertune::sampler::DEFAULT_TRANSFER_WEIGHT)]
+    transfer_weight: f64,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -66,6 +84,7 @@ fn main() -> anyhow::Result<()> {
         &report::summarise(&results, &args.samplers),
         args.trials,
     ));
+    summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
     std::fs::write(args.out.join("summary.md"), &summary)?;
     println!("{summary}");
     println!(
@@ -78,4 +97,69 @@ fn main() -> anyhow::Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The warm-start comparisons of `args`, as a summary table (empty when there are none).
+fn warm_starts(
+    args: &Args,
+    scenarios: &[searchbench::Scenario],
+    results: &[searchbench::ScenarioResult],
+    threads: usize,
+) -> anyhow::Result<String> {
+    let pairs: Vec<(&str, &str)> = args
+        .warm_start
+        .iter()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            p.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("--warm-start `{p}`: write TARGET=PRIOR (two scenario names)")
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let priors_dir = args.scenarios.join("priors");
+    let priors = if priors_dir.is_dir() {
+        sim::scenarios(&priors_dir)?
+    } else {
+        Vec::new()
+    };
+    let config = warm::WarmConfig {
+        seeds: args.seeds,
+        trials: args.trials,
+        prior_trials: args.prior_trials,
+        weight: args.transfer_weight,
+        threads,
+    };
+    let mut compared = Vec::new();
+    for (target, prior) in pairs {
+        let find = |name: &str| scenarios.iter().chain(&priors).find(|s| s.name == name);
+        let known = || {
+            let names: Vec<&str> = scenarios
+                .iter()
+                .chain(&priors)
+                .map(|s| s.name.as_str())
+                .collect();
+            names.join(", ")
+        };
+        let (Some(t), Some(p)) = (find(target), find(prior)) else {
+            anyhow::bail!(
+                "--warm-start {target}={prior}: unknown scenario; known: {}",
+                known()
+            );
+        };
+        let Some(base) = results.iter().find(|r| r.name == target) else {
+            anyhow::bail!("--warm-start {target}={prior}: the target must be a benchmark scenario");
+        };
+        compared.push(warm::compare(t, base, p, &config)?);
+    }
+    if compared.is_empty() {
+        return Ok(String::new());
+    }
+    let rows = report::summarise(&compared, &warm::labels());
+    let rows: Vec<_> = rows.into_iter().filter(|r| r.scenario != "all").collect();
+    Ok(format!(
+        "\nWarm start (`bo` seeded with {} trials of a `bo` search on the prior, transfer weight {}):\n\n{}",
+        args.prior_trials,
+        args.transfer_weight,
+        report::table(&rows, args.trials)
+    ))
 }

@@ -29,6 +29,8 @@ pub(crate) struct Observation {
     pub score: f64,
     /// How far the trial missed its SLOs (see [`shortfall`]); 0 when it met them.
     pub shortfall: f64,
+    /// Position of the trial in the list it was observed from.
+    pub index: usize,
 }
 
 impl Observation {
@@ -54,7 +56,8 @@ pub(crate) fn shortfall(trial: &TrialRecord) -> f64 {
 pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observation> {
     trials
         .iter()
-        .filter_map(|t| {
+        .enumerate()
+        .filter_map(|(index, t)| {
             let tier = match t.outcome {
                 Outcome::Feasible => Tier::Feasible,
                 Outcome::Infeasible | Outcome::Pruned { .. } => Tier::SloBroken,
@@ -79,6 +82,7 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
                 tier,
                 score,
                 shortfall,
+                index,
             })
         })
         .collect()
@@ -121,6 +125,7 @@ mod tests {
             tier: Tier::SloBroken,
             score: 900.0,
             shortfall: shortfall(&broken(900.0, slo("tpot:p99<=50ms", Some(150.0)))),
+            index: 0,
         };
         let near_but_slow = Observation {
             score: 400.0,

@@ -1,8 +1,8 @@
 //! The contract every sampler keeps, checked for each one: domains (bounds, steps, log scales,
 //! choices), conditionals, constraints, no duplicates, determinism, batches, exhaustion.
 
-use super::from_name;
 use super::testkit::{feasible, mixed_space, record, FnSpaceBuilder};
+use super::{from_name, from_name_with_prior, Prior};
 use crate::record::{Outcome, Params, TrialRecord, Value};
 use std::collections::HashSet;
 
@@ -179,4 +179,20 @@ fn unknown_names_list_the_known_ones() {
     assert!(err.contains("unknown sampler `cmaes`") && err.contains("grid, random, qmc, tpe, pso"));
     assert!(from_name("default", 0).is_ok());
     assert!(from_name(" TPE ", 0).is_ok());
+}
+sampler_contract!(bo, "bo");
+
+#[test]
+fn only_bo_takes_a_warm_start() {
+    let prior = Prior {
+        trials: vec![feasible(Default::default(), 1.0)],
+        weight: 0.5,
+    };
+    assert!(from_name_with_prior("bo", 0, prior.clone()).is_ok());
+    let err = from_name_with_prior("tpe", 0, prior)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("search.sampler: bo"), "{err}");
+    assert!(from_name_with_prior("tpe", 0, Prior::default()).is_ok());
 }

@@ -10,9 +10,10 @@ pub mod plot;
 pub mod reference;
 pub mod report;
 pub mod sim;
+pub mod warm;
 
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
-use crate::sampler::from_name;
+use crate::sampler::{from_name, Sampler};
 use crate::space::Feasibility;
 use crate::study::score::Objective;
 use crate::study::trial::judge_probe;
@@ -212,16 +213,29 @@ fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec
 /// One search of `trials` trials with sampler `name` and `seed`.
 fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
     let mut sampler = from_name(name, seed)?;
+    let (best, _) = search_with(scenario, &mut *sampler, trials)
+        .with_context(|| format!("{} with sampler {name} (seed {seed})", scenario.name))?;
+    Ok(SearchRun {
+        sampler: name.to_string(),
+        seed,
+        best,
+    })
+}
+
+/// `trials` trials of `sampler` on `scenario`: the best feasible value after each, and the
+/// records.
+pub(crate) fn search_with(
+    scenario: &Scenario,
+    sampler: &mut dyn Sampler,
+    trials: usize,
+) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
     let mut records: Vec<TrialRecord> = Vec::with_capacity(trials);
     let mut best = Vec::with_capacity(trials);
     let mut top: Option<f64> = None;
     for t in 0..trials {
-        let params = sampler.ask(&*scenario.space, &records).with_context(|| {
-            format!(
-                "{} with sampler {name} (seed {seed}) at trial {t}",
-                scenario.name
-            )
-        })?;
+        let params = sampler
+            .ask(&*scenario.space, &records)
+            .with_context(|| format!("at trial {t}"))?;
         let record = scenario.trial(t, params);
         if let (true, Some(v)) = (record.is_feasible(), record.value) {
             top = Some(top.map_or(v, |b| b.max(v)));
@@ -229,11 +243,7 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
         best.push(top);
         records.push(record);
     }
-    Ok(SearchRun {
-        sampler: name.to_string(),
-        seed,
-        best,
-    })
+    Ok((best, records))
 }
 
 #[cfg(test)]

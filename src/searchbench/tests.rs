@@ -87,5 +87,5 @@ fn the_shipped_scenarios_load() {
         .into_iter()
         .map(|s| s.name)
         .collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 6, "{names:?}");
 }

@@ -262,7 +262,7 @@ fn search(raw: RawSearch) -> Located<SearchSettings> {
         .map(|b| duration(Some(b), "search.budget", Duration::ZERO))
         .transpose()?;
     Ok(SearchSettings {
-        sampler: raw.sampler.unwrap_or_else(|| "tpe".into()),
+        sampler: raw.sampler.unwrap_or_else(|| "default".into()),
         trials: raw.trials.unwrap_or(50),
         budget,
         seed: raw.seed.unwrap_or(0),

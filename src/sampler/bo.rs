@@ -1,0 +1,526 @@
+//! Constrained Bayesian optimisation: a Gaussian-process surrogate of the score, a second one
+//! of how far a config misses its SLOs, and the kernel classifier of start-up failures.
+//!
+//! The proposal maximises `EI(x) · P(SLOs met | x) · (1 − P_fail(x))^w` (expected improvement
+//! over the best feasible score, as in SCOOT's constrained BO); while nothing feasible is known
+//! it maximises the probability of feasibility alone. The score model learns from every trial
+//! that served (an SLO-breaking trial still measured its throughput), the SLO model from the
+//! shortfall of each breach (feasible trials sit just below zero), so the search is drawn
+//! towards the edge of the feasible region where the best configs lie. The acquisition is
+//! maximised over a seeded random and local candidate set, then refined by two rounds of
+//! shrinking perturbations around the leading candidates.
+
+use super::gp::{log_cdf, log_expected_improvement, Gp};
+use super::history::{Observation, Tier};
+use super::kernel::{failure_probability, reflect};
+use super::prior::{Prior, Source};
+use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
+use super::qmc::{check_dims, sobol_point};
+use super::Sampler;
+use crate::record::{Params, Slo, SloOp, TrialRecord, Violation};
+use crate::space::Feasibility;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+/// Informative trials before the models take over (earlier ones follow a Sobol sequence).
+const STARTUP_TRIALS: usize = 5;
+/// Uniform candidates per proposal.
+const GLOBAL_CANDIDATES: usize = 512;
+/// Candidates around the best trials per proposal.
+const ANCHORED_CANDIDATES: usize = 384;
+/// Trials the anchored candidates are drawn around.
+const ANCHORS: usize = 3;
+/// Leading candidates refined further, and perturbations of each per round.
+const REFINED: usize = 3;
+const REFINE_DRAWS: usize = 32;
+/// Perturbation widths (unit-cube scale) of the anchored candidates and of the refinement rounds.
+const ANCHOR_WIDTHS: [f64; 3] = [0.02, 0.06, 0.15];
+const REFINE_WIDTHS: [f64; 3] = [0.05, 0.02, 0.008];
+/// SLO-model margin of a met bound with no log-ratio (e.g. `error_rate<=0%` at 0), and the
+/// largest margin learnt either way (a breach without a measurement counts as this far).
+const FEASIBLE_MARGIN: f64 = -0.1;
+const MAX_SHORTFALL: f64 = 2.0;
+/// Weight of `log(1 − P_fail)` in the acquisition.
+const FAILURE_WEIGHT: f64 = 4.0;
+/// Failure probability above which a candidate is only taken when nothing else is left, and
+/// the acquisition penalty that enforces it.
+const LIKELY_FAILURE: f64 = 0.35;
+const LIKELY_FAILURE_PENALTY: f64 = 1e3;
+
+/// Constrained BO with learned SLO and start-up-failure regions.
+pub(crate) struct BoSampler {
+    seed: u64,
+    prior: Prior,
+}
+
+impl BoSampler {
+    /// A Bayesian sampler seeded with `seed`, its models seeded with the trials of `prior`.
+    pub fn new(seed: u64, prior: Prior) -> Self {
+        BoSampler { seed, prior }
+    }
+}
+
+impl Sampler for BoSampler {
+    fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
+        let dims = Dims::of(space);
+        check_dims(dims.len())?;
+        let tried = Tried::of(trials);
+        let sources = [
+            Source::of(&dims, trials, 0.0),
+            Source::of(&dims, &self.prior.trials, self.prior.extra_noise()),
+        ];
+        let informative = sources[0].observed.len() + sources[1].observed.len();
+        if informative < STARTUP_TRIALS || dims.len() == 0 {
+            return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
+                dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
+            });
+        }
+        let categories = dims.categories();
+        let model = Model::fit(&sources, &categories);
+        let mut rng = call_rng(self.seed, trials.len(), 5);
+        let mut search = Search {
+            space,
+            dims: &dims,
+            tried: &tried,
+            model: &model,
+            scored: Vec::new(),
+            rejections: Rejections::default(),
+        };
+        for _ in 0..GLOBAL_CANDIDATES {
+            let u: Vec<f64> = (0..dims.len()).map(|_| rng.random()).collect();
+            search.consider(&u);
+        }
+        let anchors = anchors(&sources);
+        for i in 0..ANCHORED_CANDIDATES {
+            if let Some(anchor) = anchors.get(i % anchors.len().max(1)) {
+                let width = ANCHOR_WIDTHS[i % ANCHOR_WIDTHS.len()];
+                search.consider(&perturb(anchor, width, &categories, &mut rng));
+            }
+        }
+        if let Some(best) = anchors.first() {
+            for u in category_switches(best, &categories) {
+                search.consider(&u);
+            }
+        }
+        for width in REFINE_WIDTHS {
+            for lead in search.leaders() {
+                for _ in 0..REFINE_DRAWS {
+                    search.consider(&perturb(&lead, width, &categories, &mut rng));
+                }
+            }
+        }
+        let mut attempt = 0;
+        while search.scored.is_empty() && attempt < MAX_ATTEMPTS {
+            let u: Vec<f64> = (0..dims.len()).map(|_| rng.random()).collect();
+            search.consider(&u);
+            attempt += 1;
+        }
+        let Search {
+            scored, rejections, ..
+        } = search;
+        scored
+            .into_iter()
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, _, params)| params)
+            .ok_or_else(|| rejections.into_error(MAX_ATTEMPTS))
+    }
+}
+
+/// The candidates of one proposal, scored.
+struct Search<'a> {
+    space: &'a dyn Feasibility,
+    dims: &'a Dims<'a>,
+    tried: &'a Tried,
+    model: &'a Model,
+    /// Acquisition, coordinates and resolved config of every accepted candidate.
+    scored: Vec<(f64, Vec<f64>, Params)>,
+    rejections: Rejections,
+}
+
+impl Search<'_> {
+    /// Resolves the candidate at `u` and scores it when the space accepts it.
+    fn consider(&mut self, u: &[f64]) {
+        match accept(self.space, self.tried, &self.dims.decode(u)) {
+            Ok(params) => {
+                let x = self.dims.encode(&params);
+                self.scored.push((self.model.acquisition(&x), x, params));
+            }
+            Err(why) => self.rejections.count(why),
+        }
+    }
+
+    /// Coordinates of the best-scored candidates so far.
+    fn leaders(&self) -> Vec<Vec<f64>> {
+        let mut order: Vec<&(f64, Vec<f64>, Params)> = self.scored.iter().collect();
+        order.sort_by(|a, b| b.0.total_cmp(&a.0));
+        order
+            .into_iter()
+            .take(REFINED)
+            .map(|(_, x, _)| x.clone())
+            .collect()
+    }
+}
+
+/// The surrogates of one proposal.
+struct Model {
+    score: Option<Gp>,
+    /// One model per SLO some trial broke: its signed log-ratio margin (positive = missed).
+    slos: Vec<Gp>,
+    failed: Vec<Vec<f64>>,
+    started: Vec<Vec<f64>>,
+    /// Best transformed score among feasible trials.
+    incumbent: Option<f64>,
+}
+
+impl Model {
+    /// The models of the trials of `sources` (the study's own first).
+    fn fit(sources: &[Source], categories: &[Option<usize>]) -> Self {
+        let served: Vec<(&Source, &Observation)> = sources
+            .iter()
+            .flat_map(|s| s.observed.iter().map(move |o| (s, o)))
+            .filter(|(_, o)| o.tier != Tier::ConfigFailure)
+            .collect();
+        let slos = broken_slos(&served)
+            .iter()
+            .filter_map(|slo| {
+                let rows: Vec<(Vec<f64>, f64, f64)> = served
+                    .iter()
+                    .filter_map(|(s, o)| {
+                        Some((o.x.clone(), margin(slo, &s.trials[o.index])?, s.extra_noise))
+                    })
+                    .collect();
+                fit_rows(rows, categories)
+            })
+            .collect();
+        let rows: Vec<(Vec<f64>, f64, f64)> = sources
+            .iter()
+            .flat_map(|s| {
+                let shift = s.score_shift(&sources[0]);
+                s.observed
+                    .iter()
+                    .filter(|o| o.tier != Tier::ConfigFailure && o.score.is_finite())
+                    .map(move |o| (o.x.clone(), squash(o.score) + shift, s.extra_noise))
+            })
+            .collect();
+        let score = fit_rows(rows, categories);
+        let incumbent = sources[0]
+            .observed
+            .iter()
+            .filter(|o| o.tier == Tier::Feasible && o.score.is_finite())
+            .map(|o| squash(o.score))
+            .reduce(f64::max);
+        let (failed, started) = sources
+            .iter()
+            .flat_map(|s| &s.observed)
+            .partition::<Vec<&Observation>, _>(|o| o.tier == Tier::ConfigFailure);
+        Model {
+            score,
+            slos,
+            failed: failed.into_iter().map(|o| o.x.clone()).collect(),
+            started: started.into_iter().map(|o| o.x.clone()).collect(),
+            incumbent,
+        }
+    }
+
+    /// Log of the acquisition at `x`; higher is more promising.
+    fn acquisition(&self, x: &[f64]) -> f64 {
+        let failed: Vec<&[f64]> = self.failed.iter().map(Vec::as_slice).collect();
+        let started: Vec<&[f64]> = self.started.iter().map(Vec::as_slice).collect();
+        let p_fail = failure_probability(x, &failed, &started);
+        let feasible: f64 = self
+            .slos
+            .iter()
+            .map(|gp| {
+                let (mean, sd) = gp.predict(x);
+                log_cdf(-mean / sd)
+            })
+            .sum();
+        let improvement = match (&self.score, self.incumbent) {
+            (Some(gp), Some(best)) => {
+                let (mean, sd) = gp.predict(x);
+                log_expected_improvement(mean, sd, best)
+            }
+            _ => 0.0,
+        };
+        let value = improvement + feasible + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
+        if p_fail > LIKELY_FAILURE {
+            value - LIKELY_FAILURE_PENALTY
+        } else {
+            value
+        }
+    }
+}
+
+/// A process through `(point, target, extra noise)` rows.
+fn fit_rows(rows: Vec<(Vec<f64>, f64, f64)>, categories: &[Option<usize>]) -> Option<Gp> {
+    let mut points = Vec::with_capacity(rows.len());
+    let (mut y, mut noise) = (
+        Vec::with_capacity(rows.len()),
+        Vec::with_capacity(rows.len()),
+    );
+    for (x, target, extra) in rows {
+        points.push(x);
+        y.push(target);
+        noise.push(extra);
+    }
+    Gp::fit(points, &y, &noise, categories)
+}
+
+/// The best trials that served, best first: the centres of local candidates. The study's own
+/// when it has a feasible one, else the best of the prior's first.
+fn anchors(sources: &[Source]) -> Vec<Vec<f64>> {
+    let ranked = |s: &Source| {
+        let mut ranked: Vec<Observation> = s
+            .observed
+            .iter()
+            .filter(|o| o.tier != Tier::ConfigFailure)
+            .cloned()
+            .collect();
+        ranked.sort_by(Observation::better_first);
+        ranked
+    };
+    let own = ranked(&sources[0]);
+    let mut out: Vec<Vec<f64>> = Vec::new();
+    if own.first().is_none_or(|o| o.tier != Tier::Feasible) {
+        out.extend(
+            sources[1..]
+                .iter()
+                .flat_map(|s| ranked(s).into_iter().take(1))
+                .map(|o| o.x),
+        );
+    }
+    out.extend(own.into_iter().map(|o| o.x));
+    out.truncate(ANCHORS);
+    out
+}
+
+/// The score on a log scale (throughputs span orders of magnitude), sign kept.
+fn squash(score: f64) -> f64 {
+    score.signum() * score.abs().ln_1p()
+}
+
+/// Every SLO some served trial broke with a measurement, each once.
+fn broken_slos(served: &[(&Source, &Observation)]) -> Vec<Slo> {
+    let mut slos: Vec<Slo> = Vec::new();
+    for (source, o) in served {
+        for v in &source.trials[o.index].violations {
+            if let Violation::Slo { slo, .. } = v {
+                if !slos.contains(slo) {
+                    slos.push(slo.clone());
+                }
+            }
+        }
+    }
+    slos
+}
+
+/// How far `trial` is from the bound of `slo`: the signed log-ratio of its measurement to the
+/// threshold (negative when met, with a fixed margin where a side is not positive), the largest
+/// learnt shortfall when it broke its SLOs unmeasured (or is a pending proposal), `None` when
+/// it says nothing about this SLO.
+fn margin(slo: &Slo, trial: &TrialRecord) -> Option<f64> {
+    let measured = trial.metrics.get(&slo.metric_key()).copied().or_else(|| {
+        trial.violations.iter().find_map(|v| match v {
+            Violation::Slo {
+                slo: broken,
+                measured,
+            } if broken == slo => *measured,
+            _ => None,
+        })
+    });
+    let Some(value) = measured.filter(|v| v.is_finite()) else {
+        let unmeasured = trial.violations.iter().any(|v| v.shortfall().is_infinite());
+        return unmeasured.then_some(MAX_SHORTFALL);
+    };
+    let signed = match slo.op {
+        SloOp::Le if value > 0.0 && slo.threshold > 0.0 => (value / slo.threshold).ln(),
+        SloOp::Ge if value > 0.0 && slo.threshold > 0.0 => (slo.threshold / value).ln(),
+        _ if slo.holds(value) => FEASIBLE_MARGIN,
+        _ => slo.miss(value),
+    };
+    Some(signed.clamp(-MAX_SHORTFALL, MAX_SHORTFALL))
+}
+
+/// Every copy of `x` with one categorical dimension switched to another category: the
+/// neighbours a local perturbation rarely reaches.
+fn category_switches(x: &[f64], categories: &[Option<usize>]) -> Vec<Vec<f64>> {
+    let mut out = Vec::new();
+    for (d, cats) in categories.iter().enumerate() {
+        let Some(k) = cats.filter(|k| *k > 1) else {
+            continue;
+        };
+        for cell in 0..k {
+            let u = (cell as f64 + 0.5) / k as f64;
+            if x[d].is_finite() && ((x[d] * k as f64) as usize).min(k - 1) == cell {
+                continue;
+            }
+            let mut y = x.to_vec();
+            y[d] = u;
+            out.push(y);
+        }
+    }
+    out
+}
+
+/// A copy of `x` moved by a Gaussian of width `width` in numeric dimensions; each categorical
+/// dimension switches to another category with probability `width`, scaled up so narrow
+/// perturbations still try neighbours now and then.
+fn perturb(x: &[f64], width: f64, categories: &[Option<usize>], rng: &mut ChaCha8Rng) -> Vec<f64> {
+    x.iter()
+        .zip(categories)
+        .map(|(&c, cats)| match cats {
+            _ if !c.is_finite() => rng.random(),
+            Some(k) if *k > 1 => {
+                if rng.random::<f64>() < (2.0 * width).min(0.3) {
+                    let cell = ((c * *k as f64) as usize).min(k - 1);
+                    ((cell + rng.random_range(1..*k)) % k) as f64 / *k as f64 + 0.5 / *k as f64
+                } else {
+                    c
+                }
+            }
+            _ => {
+                let z: f64 = StandardNormal.sample(rng);
+                reflect(c + width * z)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Outcome, Value};
+    use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
+
+    fn line() -> crate::sampler::testkit::FnSpace {
+        FnSpaceBuilder::new()
+            .float("x", 0.0, 1.0, None, false)
+            .float("y", 0.0, 1.0, None, false)
+            .build()
+    }
+
+    fn at(x: f64, y: f64) -> Params {
+        Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
+    }
+
+    fn x_of(p: &Params) -> f64 {
+        p["x"].as_f64().unwrap()
+    }
+
+    /// Runs `n` trials of a problem where the score rises with `x` but configs beyond
+    /// `edge` break an SLO (or fail to start), returning the best feasible `x`.
+    fn best_x(seed: u64, n: usize, edge: f64, fail: bool) -> f64 {
+        let space = line();
+        let mut sampler = BoSampler::new(seed, Prior::default());
+        let mut trials: Vec<TrialRecord> = Vec::new();
+        for _ in 0..n {
+            let p = sampler.ask(&space, &trials).unwrap();
+            let x = x_of(&p);
+            let score = 100.0 * (1.0 + x) - 10.0 * (p["y"].as_f64().unwrap() - 0.5).powi(2);
+            let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
+            let tpot = 50.0 * (1.0 + (x - edge) * 4.0);
+            let mut t = match (x > edge, fail) {
+                (true, true) => oom(p),
+                (false, _) => feasible(p, score),
+                (true, false) => {
+                    let mut t = record(p, Outcome::Infeasible, Some(score));
+                    t.violations = vec![Violation::Slo {
+                        slo: slo.clone(),
+                        measured: Some(tpot),
+                    }];
+                    t
+                }
+            };
+            if !fail {
+                t.metrics.insert(slo.metric_key(), tpot);
+            }
+            trials.push(t);
+        }
+        trials
+            .iter()
+            .filter(|t| t.is_feasible())
+            .map(|t| x_of(&t.params))
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn finds_the_edge_of_the_slo_region() {
+        for seed in 0..3 {
+            let x = best_x(seed, 25, 0.6, false);
+            assert!(x > 0.57, "seed {seed}: best feasible x {x}");
+        }
+    }
+
+    #[test]
+    fn finds_the_edge_of_the_failure_region() {
+        for seed in 0..3 {
+            let x = best_x(seed, 25, 0.6, true);
+            assert!(x > 0.55, "seed {seed}: best feasible x {x}");
+        }
+    }
+
+    /// Proposals among the first `n` of a fresh study well inside the region beyond `x = 0.6`
+    /// where `prior` failed (the prior's trials are 1/30 apart, so its edge is that blurred).
+    fn blind_failures(prior: &Prior, n: usize) -> usize {
+        let space = line();
+        (0..3)
+            .map(|seed| {
+                let mut sampler = BoSampler::new(seed, prior.clone());
+                let mut trials: Vec<TrialRecord> = Vec::new();
+                for _ in 0..n {
+                    let p = sampler.ask(&space, &trials).unwrap();
+                    let x = x_of(&p);
+                    trials.push(if x > 0.6 {
+                        oom(p)
+                    } else {
+                        feasible(p, 100.0 * x)
+                    });
+                }
+                trials.iter().filter(|t| x_of(&t.params) > 0.7).count()
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_failure_region_learnt_in_an_earlier_study_is_not_tried_blind() {
+        let prior = Prior {
+            trials: (0..30)
+                .map(|i| {
+                    let x = (i as f64 + 0.5) / 30.0;
+                    let p = at(x, ((i * 7) % 30) as f64 / 30.0);
+                    if x > 0.6 {
+                        oom(p)
+                    } else {
+                        feasible(p, 50.0 * x)
+                    }
+                })
+                .collect(),
+            weight: 0.5,
+        };
+        let warm = blind_failures(&prior, 8);
+        assert!(
+            warm <= 1,
+            "{warm} of 24 warm proposals in the failure region"
+        );
+        let cold = blind_failures(&Prior::default(), 8);
+        assert!(
+            cold >= 3,
+            "control: cold start tried the region only {cold} times"
+        );
+    }
+
+    #[test]
+    fn proposals_replay_from_the_trial_list() {
+        let trials: Vec<TrialRecord> = (0..8)
+            .map(|i| feasible(at(i as f64 / 8.0, 0.5), i as f64))
+            .collect();
+        let a = BoSampler::new(4, Prior::default())
+            .ask(&line(), &trials)
+            .unwrap();
+        let b = BoSampler::new(4, Prior::default())
+            .ask(&line(), &trials)
+            .unwrap();
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,73 @@
+//! Warm start: trials of earlier studies (another card, model size or engine version) that
+//! seed a model-based sampler, trusted less than the study's own trials.
+
+use super::history::{observations, Observation};
+use super::propose::Dims;
+use crate::record::TrialRecord;
+
+/// Trials of earlier studies of the same engine and how far to trust them.
+#[derive(Clone, Debug, Default)]
+pub struct Prior {
+    /// The earlier trials (their parameters are matched to this study's by name).
+    pub trials: Vec<TrialRecord>,
+    /// Transfer weight in `(0, 1]`: 1 trusts a prior trial as one of the study's own; smaller
+    /// weights add noise to what it says.
+    pub weight: f64,
+}
+
+/// Transfer weight of a warm start when none is given.
+pub const DEFAULT_TRANSFER_WEIGHT: f64 = 0.5;
+
+impl Prior {
+    /// The noise variance (standardised units) a prior trial adds: `1/w − 1`.
+    pub(crate) fn extra_noise(&self) -> f64 {
+        let w = if self.weight > 0.0 && self.weight.is_finite() {
+            self.weight.min(1.0)
+        } else {
+            DEFAULT_TRANSFER_WEIGHT
+        };
+        1.0 / w - 1.0
+    }
+}
+
+/// The informative trials of one study, as a model-based sampler learns from them.
+pub(crate) struct Source<'a> {
+    /// The study's trials.
+    pub trials: &'a [TrialRecord],
+    /// Its informative trials, indexing into `trials`.
+    pub observed: Vec<Observation>,
+    /// Noise variance each of its trials adds (0 for the study's own).
+    pub extra_noise: f64,
+}
+
+impl<'a> Source<'a> {
+    /// The trials of one study.
+    pub(crate) fn of(dims: &Dims, trials: &'a [TrialRecord], extra_noise: f64) -> Self {
+        Source {
+            trials,
+            observed: observations(dims, trials),
+            extra_noise,
+        }
+    }
+
+    /// What to add to this source's log scores to put them on `own`'s scale: the difference
+    /// of the medians once `own` has three scored trials (another card serves at another
+    /// rate), else 0.
+    pub(crate) fn score_shift(&self, own: &Source) -> f64 {
+        let median = |s: &Source| {
+            let mut v: Vec<f64> = s
+                .observed
+                .iter()
+                .map(|o| o.score)
+                .filter(|x| x.is_finite())
+                .map(|x| x.signum() * x.abs().ln_1p())
+                .collect();
+            v.sort_by(f64::total_cmp);
+            (v.len() >= 3).then(|| v[v.len() / 2])
+        };
+        match (median(own), median(self)) {
+            (Some(a), Some(b)) if !std::ptr::eq(self, own) => a - b,
+            _ => 0.0,
+        }
+    }
+}
