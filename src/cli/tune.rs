@@ -47,6 +47,10 @@ pub(crate) struct TuneArgs {
     /// Run every probe to the end, even once an SLO is certainly broken.
     #[arg(long)]
     pub no_prune: bool,
+    /// Trials in flight at once, each on its own accelerators and ports (overrides
+    /// `search.parallel`); at least 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: Option<u32>,
 }
 
 /// Runs `infertune tune`.
@@ -138,6 +142,9 @@ fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     }
     if let Some(seed) = args.seed {
         s.seed = seed;
+    }
+    if let Some(parallel) = args.parallel {
+        s.parallel = parallel;
     }
 }
 
