@@ -83,10 +83,12 @@ pub fn run(
     let journaled: Vec<u32> = records.iter().map(|r| r.number).collect();
     // Search trials in flight when an earlier run stopped run again first, as they were; a
     // re-validation repeat is counted again instead.
-    let reruns = pending::left_in_flight(&options.dir, &journaled)
+    let (reruns, repeats): (Vec<_>, Vec<_>) = pending::left_in_flight(&options.dir, &journaled)
         .into_iter()
-        .filter(|p| p.repeat_of.is_none())
-        .collect();
+        .partition(|p| p.repeat_of.is_none());
+    for repeat in repeats {
+        pending::clear(&options.dir.join(format!("trial-{}", repeat.number)));
+    }
     let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
     backends
         .observer

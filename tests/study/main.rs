@@ -8,6 +8,7 @@ mod crash;
 mod engine_version;
 mod numa_study;
 mod numa_study_launch;
+mod parallel;
 mod resume;
 mod resume_old_format;
 mod server_death;
