@@ -3,7 +3,10 @@
 #   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done,
 #      about 1.5 minutes on a fresh machine), and exports their environment;
 #   2. installs headless Chromium when it is missing (the Debian package, once);
-#   3. formatting, lints, and every test target, with the real-vLLM end-to-end test and the
+#   3. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
+#      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
+#      ends, however it ends;
+#   4. formatting, lints, and every test target, with the real-vLLM end-to-end test and the
 #      report rendering check required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_CHROMIUM=1:
 #      they fail instead of skipping when vLLM or Chromium is missing).
 # Tests run in the debug profile: the suite's time goes to vLLM starting up (1.5-3 min per
@@ -37,6 +40,12 @@ step "provisioning Chromium (installed once)"
 scripts/provision-chromium.sh
 # The report rendering check (tests/e2e/report_render.rs) fails instead of skipping without it.
 export INFERTUNE_REQUIRE_CHROMIUM=1
+
+step "starting a private Slurm cluster"
+trap 'scripts/provision-slurm.sh stop' EXIT
+eval "export $(scripts/provision-slurm.sh start)"
+# The Slurm executor's tests fail instead of skipping without a cluster.
+export INFERTUNE_REQUIRE_SLURM=1
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
