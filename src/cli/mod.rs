@@ -15,6 +15,7 @@ mod sim_eval;
 mod sim_serve;
 mod sim_target;
 mod topo;
+mod trial;
 mod tune;
 mod tune_progress;
 
@@ -47,6 +48,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Write report.md / report.html for a study folder.
     Report(report::ReportArgs),
+    /// One trial of a study (what each Slurm job of the Slurm executor runs).
+    #[command(subcommand, hide = true)]
+    Trial(trial::TrialCommand),
 }
 
 /// Parses `std::env::args` and runs the subcommand; returns the process exit code.
@@ -61,6 +65,7 @@ pub fn main() -> i32 {
         Command::Topo(a) => topo::run(a),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Trial(c) => trial::run(c),
     };
     match result {
         Ok(code) => code,

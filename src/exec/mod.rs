@@ -1,6 +1,6 @@
-//! Executors' shared parts: the accelerators each trial in flight gets, so several trials run
-//! at once on one host without sharing a device.
+//! Where trials run: the accelerators each trial in flight on this host gets, and Slurm jobs.
 
 pub mod devices;
+pub mod slurm;
 
 pub use devices::{DevicePool, PoolDevice};

@@ -46,6 +46,9 @@ pub struct TrialRecord {
     /// The accelerators the trial's server was given (empty: the engine's default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<u32>,
+    /// The Slurm job that ran the trial, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<u64>,
 }
 
 /// The outcome of a trial.
@@ -103,6 +106,7 @@ impl TrialRecord {
             started_unix: 0.0,
             slot: None,
             devices: Vec::new(),
+            job_id: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 mod encode;
 pub mod error;
+pub mod executor;
 pub mod expr;
 mod numa;
 pub mod objective;
@@ -57,6 +58,8 @@ pub struct StudySpec {
     pub launch: LaunchSection,
     /// Which accelerators trials run on.
     pub placement: Placement,
+    /// Where trials run (kept out of the study's fingerprint).
+    pub executor: executor::ExecutorSpec,
     /// Parameters in declaration order.
     pub parameters: Vec<ParamDef>,
     /// Named constraint expressions that every config must satisfy.

@@ -1,5 +1,5 @@
 //! The search and re-validation phases: trials are dispatched to free slots (up to
-//! `search.parallel` in flight, each on a thread of its own) and journaled by this thread alone
+//! `search.parallel`, or `executor.max_jobs` Slurm jobs, in flight, each on a thread of its own) and journaled by this thread alone
 //! as they land.
 
 use super::clock::Clock;
@@ -34,7 +34,12 @@ pub(crate) struct Study<'a> {
     pub flights: Flights,
     /// Search trials an earlier run left in flight, to run again first.
     pub reruns: Vec<Pending>,
+    /// Trials lost in a row to failed Slurm jobs.
+    pub lost_in_a_row: u32,
 }
+
+/// Trials lost in a row after which the study stops: the cluster, not the configs, is failing.
+const MOST_LOST_IN_A_ROW: u32 = 6;
 
 /// What the search does next.
 enum Next {
@@ -117,7 +122,7 @@ impl<'a> Study<'a> {
         }
         let configs = search.revalidate_top + u32::from(search.baseline);
         let reserve = self.mean_launched_wall() * f64::from(configs * search.repeats)
-            / f64::from(search.parallel.max(1));
+            / f64::from(self.flights.slots());
         if self.clock.exhausted(reserve) {
             if flying.is_empty() {
                 self.backends
@@ -326,6 +331,7 @@ impl<'a> Study<'a> {
         let trial_dir = self.runner.trial_dir(id.number);
         match run? {
             TrialRun::Done(record) => {
+                self.lost_in_a_row = 0;
                 if id.baseline {
                     baseline::check_started(&record, &trial_dir)?;
                 }
@@ -335,6 +341,22 @@ impl<'a> Study<'a> {
             TrialRun::Interrupted => {
                 redact::server_log(&trial_dir, &self.space.secrets)?;
                 Ok(false)
+            }
+            TrialRun::Lost(why) => {
+                pending::clear(&trial_dir);
+                self.lost_in_a_row += 1;
+                if self.lost_in_a_row >= MOST_LOST_IN_A_ROW {
+                    anyhow::bail!(
+                        "{} Slurm jobs in a row failed as jobs, the last: {why}; check the \
+                         cluster and the executor section, then resume",
+                        self.lost_in_a_row
+                    );
+                }
+                self.backends.observer.warning(&format!(
+                    "trial {} not recorded (its job failed, not its config): {why}",
+                    id.number
+                ));
+                Ok(true)
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Trials in flight: the slots, the accelerators each trial holds, and the threads that run
 //! them. The study's thread dispatches and journals; each trial runs on a thread of its own.
 
+use super::remote::Jobs;
 use super::trial::{Seat, TrialId, TrialRun, TrialRunner};
 use crate::exec::DevicePool;
 use crate::record::Params;
@@ -27,24 +28,34 @@ pub(crate) struct Flying {
 
 /// Slots, devices and the trials in flight.
 pub(crate) struct Flights {
+    slots: u32,
     free: Vec<u32>,
     flying: Vec<Flying>,
     pool: DevicePool,
     sender: Sender<Landed>,
     receiver: Receiver<Landed>,
+    jobs: Option<Jobs>,
 }
 
 impl Flights {
-    /// `slots` slots (at least one), all free, sharing the accelerators of `pool`.
-    pub fn new(slots: u32, pool: DevicePool) -> Flights {
+    /// `slots` slots (at least one), all free, sharing the accelerators of `pool`; trials run
+    /// here, or as Slurm `jobs`.
+    pub fn new(slots: u32, pool: DevicePool, jobs: Option<Jobs>) -> Flights {
         let (sender, receiver) = channel();
         Flights {
+            slots: slots.max(1),
             free: (0..slots.max(1)).collect(),
             flying: Vec::new(),
             pool,
             sender,
             receiver,
+            jobs,
         }
+    }
+
+    /// Slots in all.
+    pub fn slots(&self) -> u32 {
+        self.slots
     }
 
     /// Slots free now, lowest first.
@@ -103,9 +114,11 @@ impl Flights {
         });
         let runner = runner.clone();
         let sender = self.sender.clone();
+        let jobs = self.jobs.clone();
         scope.spawn(move || {
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                runner.run(id, params, &seat)
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &jobs {
+                Some(jobs) => jobs.run(&runner, id, params, &seat),
+                None => runner.run(id, params, &seat),
             }))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {} panicked", id.number)));
             // The receiver lives as long as the study's thread waits for its trials.

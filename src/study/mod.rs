@@ -24,6 +24,7 @@ pub mod preflight;
 pub mod prober;
 pub mod prune;
 pub(crate) mod redact;
+pub mod remote;
 
 pub mod runner;
 pub mod score;

@@ -33,6 +33,14 @@ pub(crate) fn write(workdir: &Path, pending: &Pending) -> anyhow::Result<()> {
     )
 }
 
+/// The trial marked in flight in `workdir`.
+pub(crate) fn read(workdir: &Path) -> anyhow::Result<Pending> {
+    let path = workdir.join(FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))
+}
+
 /// The trial of `workdir` is journaled: it is no longer in flight.
 pub(crate) fn clear(workdir: &Path) {
     let _ = std::fs::remove_file(workdir.join(FILE));

@@ -8,6 +8,7 @@ use super::export::Exporter;
 use super::flights::Flights;
 use super::interrupt::StopFlag;
 use super::journal::StudyMeta;
+use super::remote::Jobs;
 use super::select::Winner;
 use super::trial::{Backends, TrialRunner};
 use super::{fingerprint, lock, open, pending};
@@ -15,6 +16,7 @@ use crate::exec::DevicePool;
 use crate::export::{self, Access};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
+use crate::space::executor::ExecutorKind;
 use crate::space::StudySpec;
 use crate::topo::Topology;
 use anyhow::bail;
@@ -72,6 +74,20 @@ pub fn run(
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
         backends.observer.note(&note);
     }
+    let study_slots = match space.executor.kind {
+        ExecutorKind::Local => space.search.parallel,
+        ExecutorKind::Slurm => slurm_slots(space),
+    };
+    let flights = match space.executor.kind {
+        ExecutorKind::Local => Flights::new(space.search.parallel, device_pool(space), None),
+        ExecutorKind::Slurm => {
+            let jobs = Jobs::of(space, &options.dir)?;
+            for note in jobs.cancel_leftovers() {
+                backends.observer.note(&note);
+            }
+            Flights::new(slurm_slots(space), DevicePool::new(Vec::new()), Some(jobs))
+        }
+    };
     let (journal, records) = open::open(
         &options.dir,
         space,
@@ -109,15 +125,16 @@ pub fn run(
         clock: Clock {
             // Trials overlap when several run at once.
             spent_before: records.iter().map(|r| r.wall_s).sum::<f64>()
-                / f64::from(space.search.parallel.max(1)),
+                / f64::from(study_slots.max(1)),
             start: Instant::now(),
             budget: space.search.budget,
         },
         journal,
         records,
         stop: options.stop.clone(),
-        flights: Flights::new(space.search.parallel, device_pool(space)),
+        flights,
         reruns,
+        lost_in_a_row: 0,
     };
     let mut interrupted = !study.search()?;
     if !interrupted {
@@ -158,6 +175,18 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         engine: space.engine.kind,
         objective: space.objective.clone(),
     }
+}
+
+/// Jobs queued or running at once: `executor.max_jobs`, else `search.parallel` when it asks
+/// for more than one, else 8.
+fn slurm_slots(space: &StudySpec) -> u32 {
+    space
+        .executor
+        .max_jobs
+        .unwrap_or(match space.search.parallel {
+            0 | 1 => 8,
+            n => n,
+        })
 }
 
 /// The accelerators trials of `space` share: `launch.devices`, else, when trials run several

@@ -46,6 +46,9 @@ pub(crate) enum TrialRun {
     Done(Box<TrialRecord>),
     /// The user interrupted it; nothing is recorded and a resume reruns it.
     Interrupted,
+    /// Its Slurm job failed twice (node failure, time limit, preemption, cancelled, refused):
+    /// nothing is recorded, since the config is not to blame.
+    Lost(String),
 }
 
 /// Runs trials of one study (a copy per trial in flight).

@@ -92,6 +92,7 @@ pub(crate) fn convert(
         }),
         launch,
         placement,
+        executor: raw.executor,
         secrets,
         rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
         search: search(raw.search).map_err(|(p, m)| fail(p, m))?,

@@ -28,6 +28,8 @@ pub(crate) struct RawSpace {
     pub objective: ObjectiveSpec,
     #[serde(default)]
     pub search: RawSearch,
+    #[serde(default)]
+    pub executor: crate::space::executor::ExecutorSpec,
 }
 
 /// `engine:`

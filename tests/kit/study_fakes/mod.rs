@@ -54,6 +54,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             stop_grace: Duration::from_secs(1),
         },
         placement: Default::default(),
+        executor: Default::default(),
         parameters: vec![
             param(
                 "max_num_seqs",
