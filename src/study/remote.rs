@@ -176,11 +176,15 @@ enum JobEnd {
     Failed(String),
 }
 
-/// Cancel `job` and wait (up to a minute) until Slurm reports it ended.
-fn cancel_and_wait(job: u64) {
+/// Cancel `job` and wait (up to a minute) until Slurm reports it ended; false when it did not.
+fn cancel_and_wait(job: u64) -> bool {
     let _ = slurm::cancel(job);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline && matches!(slurm::state(job), Ok(JobState::Active)) {
+    loop {
+        let active = matches!(slurm::state(job), Ok(JobState::Active));
+        if !active || Instant::now() >= deadline {
+            return !active;
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
 }

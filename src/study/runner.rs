@@ -70,10 +70,7 @@ pub fn run(
     let access = Access::of(space);
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
-    // Before any port is chosen: servers that a killed earlier run of this study left running.
-    for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
-        backends.observer.note(&note);
-    }
+    // Jobs a killed earlier run left are cancelled first, so none still runs a trial below.
     let study_slots = match space.executor.kind {
         ExecutorKind::Local => space.search.parallel,
         ExecutorKind::Slurm => slurm_slots(space),
@@ -88,6 +85,10 @@ pub fn run(
             Flights::new(slurm_slots(space), DevicePool::new(Vec::new()), Some(jobs))
         }
     };
+    // Before any port is chosen: servers that a killed earlier run of this study left running.
+    for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
+        backends.observer.note(&note);
+    }
     let (journal, records) = open::open(
         &options.dir,
         space,

@@ -12,4 +12,5 @@ mod parallel;
 mod resume;
 mod resume_old_format;
 mod server_death;
+mod slurm;
 mod tune_loop;
