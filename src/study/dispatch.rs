@@ -142,6 +142,15 @@ impl<'a> Study<'a> {
             _ => None,
         };
         if let Some(rerun) = rerun {
+            let trial_dir = self.runner.trial_dir(rerun.number);
+            if let Some(record) = super::remote::finished_record(&trial_dir) {
+                self.backends.observer.note(&format!(
+                    "trial {}: adopted the record its Slurm job wrote after the tuner stopped",
+                    rerun.number
+                ));
+                self.append(record)?;
+                return Ok(Next::Recorded);
+            }
             let devices = self.devices_for(&rerun.params);
             let id = TrialId {
                 number: rerun.number,

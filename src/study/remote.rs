@@ -14,6 +14,9 @@ use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// Metric name of the seconds from `sbatch` to the trial starting on its node: what Slurm adds.
+pub(crate) const JOB_START_S: &str = "job_start_s";
+
 /// The file a job writes its trial's record to, in the trial's folder.
 const RECORD_FILE: &str = "record.json";
 
@@ -90,9 +93,12 @@ impl Jobs {
         let mut failures = Vec::new();
         for attempt in 1..=2 {
             match self.one_job(&runner.stop, id, seat, attempt)? {
-                JobEnd::Record(mut record, job) => {
+                JobEnd::Record(mut record, job, submitted_unix) => {
                     record.slot = Some(seat.slot);
                     record.job_id = Some(job);
+                    record
+                        .metrics
+                        .insert(JOB_START_S.into(), record.started_unix - submitted_unix);
                     return Ok(TrialRun::Done(record));
                 }
                 JobEnd::Interrupted => return Ok(TrialRun::Interrupted),
@@ -132,6 +138,7 @@ impl Jobs {
             .join(format!("trial-{number}-{attempt}.out"));
         let record_path = self.dir.join(format!("trial-{number}")).join(RECORD_FILE);
         let _ = std::fs::remove_file(&record_path);
+        let submitted_unix = unix_now();
         let job = match slurm::submit(&JobRequest {
             name: &self.name,
             comment: &self.comment,
@@ -160,6 +167,7 @@ impl Jobs {
                     format!("the record {} is not valid", record_path.display())
                 })?),
                 job,
+                submitted_unix,
             )),
             Err(_) => Ok(JobEnd::Failed(format!(
                 "Slurm job {job} ended without a record (is the study folder on a filesystem \
@@ -171,9 +179,16 @@ impl Jobs {
 }
 
 enum JobEnd {
-    Record(Box<TrialRecord>, u64),
+    /// The job's record, its id and when it was submitted (Unix seconds).
+    Record(Box<TrialRecord>, u64, f64),
     Interrupted,
     Failed(String),
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Cancel `job` and wait (up to a minute) until Slurm reports it ended; false when it did not.
@@ -187,6 +202,12 @@ fn cancel_and_wait(job: u64) -> bool {
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// The record a job wrote into `workdir` after the tuner that submitted it stopped, if any.
+pub(crate) fn finished_record(workdir: &Path) -> Option<TrialRecord> {
+    let text = std::fs::read_to_string(workdir.join(RECORD_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
 }
 
 /// Inside a Slurm job: run trial `number` of the study in `dir` (marked in flight there by the

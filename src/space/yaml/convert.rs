@@ -305,7 +305,8 @@ fn devices_per_trial(raw: Option<Spanned<RawCount>>) -> Located<DevicesPerTrial>
                 Pos::of(&raw.referenced),
                 format!(
                     "launch.devices_per_trial `{source}` is neither a whole number nor a valid \
-                     expression over the parameters ({e}); write e.g. 2 or tensor_parallel_size"
+                     expression over the parameters ({}); write e.g. 2 or tensor_parallel_size",
+                    e.lines().next().unwrap_or_default()
                 ),
             )),
         },
