@@ -132,15 +132,12 @@ impl<'a> Study<'a> {
             return Ok(Next::Done);
         }
         let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
-        let rerun = match self
+        // The baseline first (as it was, when it was in flight), then the others.
+        let rerun = self
             .reruns
             .iter()
             .position(|p| p.baseline == needs_baseline)
-        {
-            Some(i) if needs_baseline || !self.reruns.is_empty() => Some(self.reruns.remove(i)),
-            _ if !needs_baseline && !self.reruns.is_empty() => Some(self.reruns.remove(0)),
-            _ => None,
-        };
+            .map(|i| self.reruns.remove(i));
         if let Some(rerun) = rerun {
             let trial_dir = self.runner.trial_dir(rerun.number);
             if let Some(record) = super::remote::finished_record(&trial_dir) {
