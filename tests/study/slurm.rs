@@ -1,7 +1,8 @@
 //! Studies through a real Slurm cluster (`scripts/provision-slurm.sh start`, its `SLURM_CONF`
 //! exported): each trial is a job whose server sees only the pretend GPU Slurm gave it, the
-//! journal carries the job ids, nothing stays queued or running after the study, and a tuner
-//! killed mid-study resumes without losing or repeating a trial and leaves no job behind.
+//! journal carries the job ids, nothing stays queued or running after the study, Ctrl-C cancels
+//! the jobs in flight, and a tuner killed mid-study resumes without losing or repeating a trial
+//! and leaves no job behind.
 //! Without a cluster the tests skip, unless INFERTUNE_REQUIRE_SLURM=1.
 
 use crate::kit::e2e_sim_common;
@@ -126,7 +127,7 @@ fn a_slurm_study_runs_each_trial_as_a_job_on_its_own_gpu_and_leaves_nothing() {
 }
 
 #[test]
-fn a_killed_slurm_study_resumes_without_losing_a_trial_or_leaving_a_job() {
+fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leaving_a_job() {
     if !cluster() {
         return;
     }
@@ -136,7 +137,8 @@ fn a_killed_slurm_study_resumes_without_losing_a_trial_or_leaving_a_job() {
     let args = ["--trials", "8"];
     let mut kept: Vec<TrialRecord> = Vec::new();
     let mut caught = 0;
-    for (attempt, wait_s) in [3.0, 4.0].into_iter().enumerate() {
+    // Ctrl-C once (it cancels the jobs in flight), then kill -9 twice (the jobs stay).
+    for (attempt, wait_s) in [3.0, 3.0, 4.0].into_iter().enumerate() {
         let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
         let mut child = tune(&space, tmp.path(), &[&args[..], resume].concat())
             .stdout(Stdio::null())
@@ -144,6 +146,17 @@ fn a_killed_slurm_study_resumes_without_losing_a_trial_or_leaving_a_job() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_secs_f64(wait_s));
+        if attempt == 0 {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+            assert!(
+                child.wait().unwrap().code().is_some(),
+                "the tuner exits on Ctrl-C"
+            );
+            assert_eq!(jobs_left(&study), Vec::<String>::new(), "Ctrl-C left jobs");
+            assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());
+            continue;
+        }
         let _ = child.kill();
         let _ = child.wait();
         caught += jobs_left(&study).len();
