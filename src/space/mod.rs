@@ -244,3 +244,19 @@ impl StudySpec {
         Ok(yaml::load(path)?)
     }
 }
+
+#[cfg(test)]
+mod devices_per_trial_tests {
+    use super::DevicesPerTrial;
+    use crate::record::{Params, Value};
+
+    #[test]
+    fn an_expression_counts_from_the_config() {
+        let params: Params = [("tensor_parallel_size".to_string(), Value::Int(4))].into();
+        let count = DevicesPerTrial::Expr("tensor_parallel_size * 2".into());
+        assert_eq!(count.count(&params), Ok(8));
+        assert_eq!(DevicesPerTrial::Count(2).count(&params), Ok(2));
+        let negative = DevicesPerTrial::Expr("0 - tensor_parallel_size".into());
+        assert!(negative.count(&params).unwrap_err().contains("not a count"));
+    }
+}
