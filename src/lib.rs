@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod engine;
+pub mod exec;
 pub mod export;
 pub mod launch;
 pub mod probe;

@@ -268,6 +268,7 @@ fn launch_text(space: &StudySpec, config: &Params) -> String {
     let slot = Slot {
         port: space.launch.port,
         devices: Vec::new(),
+        extra_ports: Vec::new(),
         workdir: std::env::temp_dir().join("infertune-check"),
     };
     let spec =

@@ -48,6 +48,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     let slot = Slot {
         port: args.port.unwrap_or(space.launch.port),
         devices: Vec::new(),
+        extra_ports: Vec::new(),
         workdir: args.workdir.clone(),
     };
     let spec = for_kind(engine.kind)?.launch_spec(&space, &params, &slot)?;

@@ -16,6 +16,7 @@ mod sim_eval;
 mod sim_serve;
 mod sim_target;
 mod topo;
+mod trial;
 mod tune;
 mod tune_progress;
 
@@ -51,6 +52,9 @@ enum Command {
     Export(export::ExportArgs),
     /// Write report.md / report.html for a study folder.
     Report(report::ReportArgs),
+    /// One trial of a study (what each Slurm job of the Slurm executor runs).
+    #[command(subcommand, hide = true)]
+    Trial(trial::TrialCommand),
 }
 
 /// Parses `std::env::args` and runs the subcommand; returns the process exit code.
@@ -66,6 +70,7 @@ pub fn main() -> i32 {
         Command::Engine(c) => engine::run(c),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Trial(c) => trial::run(c),
     };
     match result {
         Ok(code) => code,

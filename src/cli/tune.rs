@@ -4,6 +4,7 @@ use super::tune_progress::TuneProgress;
 use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
+use crate::space::executor::ExecutorKind;
 use crate::space::StudySpec;
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
@@ -47,6 +48,24 @@ pub(crate) struct TuneArgs {
     /// Run every probe to the end, even once an SLO is certainly broken.
     #[arg(long)]
     pub no_prune: bool,
+    /// Trials in flight at once, each on its own accelerators and ports (overrides
+    /// `search.parallel`); at least 1.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: Option<u32>,
+    /// Where trials run: `local` (this host's slots) or `slurm` (one Slurm job per trial, with
+    /// the space's `executor:` settings; the study folder must be on a filesystem the nodes
+    /// share). Overrides `executor.kind`.
+    #[arg(long, value_enum)]
+    pub executor: Option<ExecutorArg>,
+}
+
+/// `--executor` values.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub(crate) enum ExecutorArg {
+    /// This host's slots.
+    Local,
+    /// One Slurm job per trial.
+    Slurm,
 }
 
 /// Runs `infertune tune`.
@@ -146,6 +165,18 @@ fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     }
     if let Some(seed) = args.seed {
         s.seed = seed;
+    }
+    if let Some(parallel) = args.parallel {
+        s.parallel = parallel;
+    }
+    if let Some(kind) = args.executor {
+        space.executor.kind = match kind {
+            ExecutorArg::Local => ExecutorKind::Local,
+            ExecutorArg::Slurm => ExecutorKind::Slurm,
+        };
+    }
+    if let (Some(parallel), ExecutorKind::Slurm) = (args.parallel, space.executor.kind) {
+        space.executor.max_jobs = Some(parallel);
     }
 }
 

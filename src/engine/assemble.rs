@@ -50,18 +50,24 @@ pub(crate) fn program_and_leading(space: &StudySpec, default: &[&str]) -> (Strin
     (program, parts.collect())
 }
 
-/// The variable that restricts the engine to the slot's accelerators, when it has any:
-/// `ASCEND_RT_VISIBLE_DEVICES` on the `npu` platform, `CUDA_VISIBLE_DEVICES` otherwise.
-pub(crate) fn device_env(space: &StudySpec, slot: &Slot) -> Option<(String, String)> {
+/// The variables that restrict the engine to the slot's accelerators, when it has any, by
+/// `rules.platform`: `ASCEND_RT_VISIBLE_DEVICES` on `npu`, `HIP_VISIBLE_DEVICES` on `rocm`,
+/// MetaX's `MACA_VISIBLE_DEVICES` (and `CUDA_VISIBLE_DEVICES`, which its vLLM reads) on
+/// `maca`, `CUDA_VISIBLE_DEVICES` otherwise.
+pub(crate) fn device_env(space: &StudySpec, slot: &Slot) -> Vec<(String, String)> {
     if slot.devices.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let var = match space.rules.platform.as_deref() {
-        Some("npu") => "ASCEND_RT_VISIBLE_DEVICES",
-        _ => "CUDA_VISIBLE_DEVICES",
+    let vars: &[&str] = match space.rules.platform.as_deref() {
+        Some("npu") => &["ASCEND_RT_VISIBLE_DEVICES"],
+        Some("rocm") => &["HIP_VISIBLE_DEVICES"],
+        Some("maca") => &["MACA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"],
+        _ => &["CUDA_VISIBLE_DEVICES"],
     };
     let list: Vec<String> = slot.devices.iter().map(u32::to_string).collect();
-    Some((var.to_string(), list.join(",")))
+    vars.iter()
+        .map(|var| (var.to_string(), list.join(",")))
+        .collect()
 }
 
 /// Build the final spec: extra args, merged env (`launch.env` < adapter < the parameters'

@@ -17,7 +17,8 @@ const MAX_TEMPLATE_BYTES: u64 = 16 * 1024 * 1024;
 /// name is its path unless it has a `config_path` target); the written config listens on the
 /// slot's host and port (service, management and metrics on the same port, so the health
 /// endpoint `/v2/health/ready` is reachable there), names the model after the served name, and
-/// uses the slot's NPUs. The daemon finds it through `MIES_CONFIG_JSON_PATH`.
+/// uses the slot's NPUs; its
+/// inter-process port (`interCommPort`) is the slot's extra port. The daemon finds it through `MIES_CONFIG_JSON_PATH`.
 pub struct Mindie;
 
 /// Where the model entry sits in MindIE's config.
@@ -55,6 +56,11 @@ impl Engine for Mindie {
             contents: serde_json::to_string_pretty(&config)? + "\n",
         });
         finish(space, slot, invocation, &rendered)
+    }
+
+    /// `ServerConfig.interCommPort`, which every daemon on a host opens.
+    fn extra_ports(&self) -> usize {
+        1
     }
 }
 
@@ -95,7 +101,11 @@ fn render_config(space: &StudySpec, slot: &Slot, rendered: &Rendered) -> Result<
             json!(space.engine.model),
         ),
     ];
-    for (path, value) in fixed {
+    let inter = slot
+        .extra_ports
+        .first()
+        .map(|p| ("ServerConfig.interCommPort".to_string(), json!(p)));
+    for (path, value) in fixed.into_iter().chain(inter) {
         json_path::set(&mut config, &path, value, true).with_context(|| {
             format!(
                 "cannot place the server and model into the MindIE config template {}",

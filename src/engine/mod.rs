@@ -34,10 +34,13 @@ pub struct Slot {
     pub devices: Vec<u32>,
     /// The trial's folder (logs, generated config files).
     pub workdir: PathBuf,
+    /// Further ports reserved for the server ([`Engine::extra_ports`] of them), e.g. MindIE's
+    /// inter-process communication port.
+    pub extra_ports: Vec<u16>,
 }
 
 /// Renders a config into a launch for one engine.
-pub trait Engine {
+pub trait Engine: Sync {
     /// Build the launch for `params` (a resolved config of `space`) in `slot`.
     fn launch_spec(
         &self,
@@ -50,6 +53,11 @@ pub trait Engine {
     /// generated, when it has one; trials record its increase over the probe.
     fn output_token_counter(&self) -> Option<&'static str> {
         None
+    }
+
+    /// Ports the server needs besides its serving port, so trials in flight never share one.
+    fn extra_ports(&self) -> usize {
+        0
     }
 }
 

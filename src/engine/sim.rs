@@ -1,6 +1,6 @@
 //! The built-in simulator: `infertune sim serve --host H --port P --model M --card C …`.
 
-use super::assemble::{finish, Invocation};
+use super::assemble::{device_env, finish, Invocation};
 use super::render::{push_flag, render_params, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
@@ -62,12 +62,9 @@ impl Engine for Sim {
                 BoolStyle::Negatable,
             );
         }
-        finish(
-            space,
-            slot,
-            Invocation::new(program, args, "/health"),
-            &rendered,
-        )
+        let mut invocation = Invocation::new(program, args, "/health");
+        invocation.env.extend(device_env(space, slot));
+        finish(space, slot, invocation, &rendered)
     }
 
     /// `sim serve` keeps vLLM's counters, so trials cross-check their token counts as with vLLM.

@@ -47,7 +47,7 @@ pub struct Exit {
 }
 
 /// Starts servers. The real one spawns processes; tests may use fakes.
-pub trait Launcher {
+pub trait Launcher: Sync {
     /// Spawn `spec`, log to `log_path`, and wait until it serves or fails.
     fn start(
         &self,

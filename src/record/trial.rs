@@ -39,6 +39,16 @@ pub struct TrialRecord {
     /// Unix time (seconds) when the trial started.
     #[serde(default)]
     pub started_unix: f64,
+    /// The slot the trial ran on (0 when trials run one at a time; `None` for records written
+    /// before slots existed and for configs refused before launch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<u32>,
+    /// The accelerators the trial's server was given (empty: the engine's default).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<u32>,
+    /// The Slurm job that ran the trial, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<u64>,
 }
 
 /// The outcome of a trial.
@@ -94,6 +104,9 @@ impl TrialRecord {
             ready_s: None,
             wall_s: 0.0,
             started_unix: 0.0,
+            slot: None,
+            devices: Vec::new(),
+            job_id: None,
         }
     }
 

@@ -43,6 +43,15 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
     if let Some(chart) = plots::pareto(view.records, spec, &view.secondary) {
         plot("Pareto front", "pareto.svg".into(), chart);
     }
+    if let Some(table) = super::slots::spread(view.records) {
+        out.push(Block::Heading(2, "Slots".into()));
+        out.push(Block::Para(
+            "Trials ran on several slots at once; a slot whose runs of re-validated configs \
+             measure far from their config's mean has a slower or faster card or node."
+                .into(),
+        ));
+        out.push(table);
+    }
     out.push(Block::Heading(2, "Failures by kind".into()));
     out.push(failures(view));
     out.push(Block::Heading(2, "Trials".into()));

@@ -4,6 +4,7 @@
 
 mod content;
 mod plots;
+mod slots;
 pub mod sweep;
 
 use crate::export::{Access, StudyFacts, Winner};

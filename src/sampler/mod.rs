@@ -46,16 +46,25 @@ pub trait Sampler {
         trials: &[TrialRecord],
         n: usize,
     ) -> anyhow::Result<Vec<Params>> {
-        let liar = pessimistic_score(trials);
-        let mut seen = trials.to_vec();
-        let mut batch = Vec::with_capacity(n);
+        let mut batch: Vec<Params> = Vec::with_capacity(n);
         for _ in 0..n {
-            let params = self.ask(space, &seen)?;
-            seen.push(pending_record(seen.len(), params.clone(), liar));
+            let params = self.ask(space, &with_pending(trials, &batch))?;
             batch.push(params);
         }
         Ok(batch)
     }
+}
+
+/// `trials` followed by a stand-in for each config of `pending` (proposed, still running),
+/// observed at the worst score so far (constant liar): asking with this list never proposes a
+/// pending config again and spreads proposals away from them.
+pub fn with_pending(trials: &[TrialRecord], pending: &[Params]) -> Vec<TrialRecord> {
+    let liar = pessimistic_score(trials);
+    let mut seen = trials.to_vec();
+    for params in pending {
+        seen.push(pending_record(seen.len(), params.clone(), liar));
+    }
+    seen
 }
 
 /// Names accepted by [`from_name`].

@@ -2,6 +2,7 @@
 
 mod encode;
 pub mod error;
+pub mod executor;
 pub mod expr;
 mod numa;
 pub mod objective;
@@ -55,6 +56,10 @@ pub struct StudySpec {
     pub engine: EngineSection,
     /// How the server is started and probed for readiness.
     pub launch: LaunchSection,
+    /// Which accelerators trials run on.
+    pub placement: Placement,
+    /// Where trials run (kept out of the study's fingerprint).
+    pub executor: executor::ExecutorSpec,
     /// Parameters in declaration order.
     pub parameters: Vec<ParamDef>,
     /// Named constraint expressions that every config must satisfy.
@@ -116,6 +121,56 @@ pub struct LaunchSection {
     pub stop_grace: Duration,
 }
 
+/// Which accelerators trials run on (`launch.devices`, `launch.devices_per_trial`). Kept out of
+/// [`LaunchSection`] and the study's fingerprint: a study may resume on other devices.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Placement {
+    /// Accelerators trials may use; `None`: those the host topology lists.
+    pub devices: Option<Vec<u32>>,
+    /// Accelerators each trial takes.
+    pub devices_per_trial: DevicesPerTrial,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Placement {
+            devices: None,
+            devices_per_trial: DevicesPerTrial::Count(1),
+        }
+    }
+}
+
+/// How many accelerators a trial takes: a fixed count or an expression over its parameters
+/// (e.g. `tensor_parallel_size`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum DevicesPerTrial {
+    /// The same count for every trial.
+    Count(u32),
+    /// A CEL expression over the resolved config.
+    Expr(String),
+}
+
+impl DevicesPerTrial {
+    /// The count for the resolved config `params`, or why it cannot be computed.
+    pub fn count(&self, params: &crate::record::Params) -> Result<u32, String> {
+        let source = match self {
+            DevicesPerTrial::Count(n) => return Ok(*n),
+            DevicesPerTrial::Expr(source) => source,
+        };
+        let value = expr::eval(source, params)
+            .map_err(|e| format!("launch.devices_per_trial `{source}`: {e}"))?;
+        value
+            .as_i64()
+            .and_then(|n| u32::try_from(n).ok())
+            .ok_or_else(|| {
+                format!(
+                    "launch.devices_per_trial `{source}` gave {value}, not a count of devices \
+                     (a whole number from 0)"
+                )
+            })
+    }
+}
+
 /// A named constraint expression over params (CEL syntax).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Constraint {
@@ -158,6 +213,8 @@ pub struct SearchSettings {
     /// Configs to try first, in order, after the baseline (each overlays the defaults); a
     /// config the engine would refuse is recorded as rejected and never launched.
     pub enqueue: Vec<Params>,
+    /// Trials in flight at once, each on its own slot (devices, ports); at least 1.
+    pub parallel: u32,
 }
 
 /// Why a config was refused before launch.
@@ -171,7 +228,7 @@ pub struct Rejection {
 }
 
 /// What samplers need of a space: its parameters, and a check that completes a config.
-pub trait Feasibility {
+pub trait Feasibility: Sync {
     /// Parameter definitions in declaration order.
     fn parameters(&self) -> &[ParamDef];
     /// Complete a sampled config (consts, derived values, inactive conditionals dropped),
@@ -195,5 +252,21 @@ impl StudySpec {
             .find(|(n, _)| n == name)
             .map(|(_, pos)| pos)
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod devices_per_trial_tests {
+    use super::DevicesPerTrial;
+    use crate::record::{Params, Value};
+
+    #[test]
+    fn an_expression_counts_from_the_config() {
+        let params: Params = [("tensor_parallel_size".to_string(), Value::Int(4))].into();
+        let count = DevicesPerTrial::Expr("tensor_parallel_size * 2".into());
+        assert_eq!(count.count(&params), Ok(8));
+        assert_eq!(DevicesPerTrial::Count(2).count(&params), Ok(2));
+        let negative = DevicesPerTrial::Expr("0 - tensor_parallel_size".into());
+        assert!(negative.count(&params).unwrap_err().contains("not a count"));
     }
 }

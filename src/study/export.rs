@@ -79,6 +79,7 @@ impl<'a> Exporter<'a> {
         let slot = Slot {
             port: self.space.launch.port,
             devices: Vec::new(),
+            extra_ports: Vec::new(),
             workdir,
         };
         self.engine

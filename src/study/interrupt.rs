@@ -47,3 +47,19 @@ pub(crate) fn on_sigint() -> anyhow::Result<StopFlag> {
         follows_sigint: true,
     })
 }
+
+/// A flag that SIGINT or SIGTERM raises: for a trial run as a Slurm job, which `scancel`
+/// stops with SIGTERM, so its server is torn down as after Ctrl-C.
+pub(crate) fn on_sigint_or_sigterm() -> anyhow::Result<StopFlag> {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let flag = on_sigint()?;
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    // SAFETY: the handler is async-signal-safe (one atomic store).
+    unsafe { sigaction(Signal::SIGTERM, &action) }
+        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
+    Ok(flag)
+}

@@ -7,19 +7,24 @@
 //! in tests and never writes to the terminal itself.
 
 mod baseline;
+mod clock;
 pub mod counted;
+mod dispatch;
 mod exit;
 pub mod export;
 pub mod fingerprint;
+mod flights;
 pub(crate) mod interrupt;
 pub mod journal;
 pub mod lock;
 pub mod observer;
 mod open;
+mod pending;
 pub mod preflight;
 pub mod prober;
 pub mod prune;
 pub(crate) mod redact;
+pub mod remote;
 
 pub mod runner;
 pub mod score;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Watches a study. Every method has a no-op default, so an observer implements only what it
 /// shows.
-pub trait StudyObserver {
+pub trait StudyObserver: Sync {
     /// The search begins: `planned` search trials in all, `done` of them already in the journal.
     fn started(&self, _planned: u32, _done: u32) {}
 

@@ -3,7 +3,7 @@
 use crate::probe::{ProbeReport, RunOptions, Target, WorkloadSpec};
 
 /// Runs the probe workload against a serving target.
-pub trait Prober {
+pub trait Prober: Sync {
     /// Drive `workload` against `target` until it ends or `options.prune` stops it.
     fn probe(
         &self,

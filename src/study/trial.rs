@@ -6,6 +6,7 @@ use super::counted;
 use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
+use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
@@ -45,9 +46,13 @@ pub(crate) enum TrialRun {
     Done(Box<TrialRecord>),
     /// The user interrupted it; nothing is recorded and a resume reruns it.
     Interrupted,
+    /// Its Slurm job failed twice (node failure, time limit, preemption, cancelled, refused):
+    /// nothing is recorded, since the config is not to blame.
+    Lost(String),
 }
 
-/// Runs trials of one study.
+/// Runs trials of one study (a copy per trial in flight).
+#[derive(Clone)]
 pub(crate) struct TrialRunner<'a> {
     /// The space.
     pub space: &'a StudySpec,
@@ -72,6 +77,15 @@ pub(crate) struct TrialId {
     pub baseline: bool,
     /// Re-validation repeat of this trial number.
     pub repeat_of: Option<u32>,
+}
+
+/// Where a trial runs: its slot and the accelerators it was given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Seat {
+    /// Slot number, from 0 (one per trial in flight).
+    pub slot: u32,
+    /// Accelerator indices (empty: the engine's default).
+    pub devices: Vec<u32>,
 }
 
 enum Measured {
@@ -120,8 +134,9 @@ impl TrialRunner<'_> {
         )
     }
 
-    /// Launch, probe, score and tear down `params` (a resolved config).
-    pub fn run(&self, id: TrialId, params: Params) -> anyhow::Result<TrialRun> {
+    /// Launch, probe, score and tear down `params` (a resolved config) on `seat`. While it runs,
+    /// the trial's folder holds `pending.json`, so a resumed study re-runs it.
+    pub fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
         let started = Instant::now();
         let started_unix = unix_now();
         // Absolute, so config files an engine writes there stay valid whatever its cwd.
@@ -132,8 +147,17 @@ impl TrialRunner<'_> {
         }
         std::fs::create_dir_all(&workdir)
             .with_context(|| format!("cannot create {}", workdir.display()))?;
-        let finish = |outcome: Outcome| {
-            new_record(
+        let in_flight = pending::Pending {
+            number: id.number,
+            baseline: id.baseline,
+            repeat_of: id.repeat_of,
+            params: params.clone(),
+        };
+        pending::write(&workdir, &in_flight)?;
+        let finish = |outcome: Outcome| TrialRecord {
+            slot: Some(seat.slot),
+            devices: seat.devices.clone(),
+            ..new_record(
                 id,
                 params.clone(),
                 outcome,
@@ -150,10 +174,14 @@ impl TrialRunner<'_> {
         let launch = &self.space.launch;
         // Held until the trial ends, so no other tuner's server takes the port meanwhile.
         let port = free_port(&launch.host, launch.port)?;
+        let extra: Vec<_> = (0..self.backends.engine.extra_ports())
+            .map(|_| free_port(&launch.host, port.port().saturating_add(1)))
+            .collect::<anyhow::Result<_>>()?;
         let slot = Slot {
             port: port.port(),
-            devices: Vec::new(),
+            devices: seat.devices.clone(),
             workdir: workdir.clone(),
+            extra_ports: extra.iter().map(|lease| lease.port()).collect(),
         };
         let spec = match self.backends.engine.launch_spec(self.space, &params, &slot) {
             Ok(spec) => spec,

@@ -173,3 +173,24 @@ fn unset_environment_variable_in_a_path() {
         ],
     );
 }
+
+#[test]
+fn zero_trials_at_once_is_refused_where_written() {
+    assert_error(
+        "parallel_zero.yaml",
+        "12:13",
+        &["search.parallel must be at least 1"],
+    );
+}
+
+#[test]
+fn a_device_count_that_is_no_expression_is_refused_where_written() {
+    assert_error(
+        "devices_per_trial_bad.yaml",
+        "6:22",
+        &[
+            "launch.devices_per_trial",
+            "write e.g. 2 or tensor_parallel_size",
+        ],
+    );
+}

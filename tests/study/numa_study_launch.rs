@@ -64,6 +64,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
     let slot = Slot {
         port: 8000,
         devices: Vec::new(),
+        extra_ports: Vec::new(),
         workdir: tmp.path().join("trial-0"),
     };
     let spec = engine

@@ -1,5 +1,6 @@
 //! HTTP routes of `sim serve`: OpenAI-compatible completions (streamed over SSE or not),
-//! `/health`, `/v1/models`, `/metrics`.
+//! `/health`, `/v1/models`, `/metrics`, and `/v1/infertune/slot` (the port and devices it was
+//! given).
 
 use super::driver::{Command, StreamEvent};
 use super::openai::{self, Endpoint, GenerationRequest, Responder};
@@ -36,6 +37,9 @@ pub(crate) struct AppState {
     pub next_id: AtomicU64,
     /// Server start (Unix seconds), reported as `created`.
     pub created: u64,
+    /// What the server was given: its address and the accelerators its environment lets it
+    /// see, echoed by `/v1/infertune/slot`.
+    pub slot: Value,
 }
 
 /// The router.
@@ -44,6 +48,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/health", get(|| async { StatusCode::OK }))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
+        .route("/v1/infertune/slot", get(slot))
         .route("/v1/chat/completions", post(chat))
         .route("/v1/completions", post(completions))
         .with_state(state)
@@ -55,6 +60,10 @@ async fn models(State(s): State<Arc<AppState>>) -> Json<Value> {
         "created": s.created, "owned_by": "infertune-sim", "root": s.config.model.name,
         "max_model_len": s.config.max_model_len}]}),
     )
+}
+
+async fn slot(State(s): State<Arc<AppState>>) -> Json<Value> {
+    Json(s.slot.clone())
 }
 
 async fn metrics(State(s): State<Arc<AppState>>) -> Response {

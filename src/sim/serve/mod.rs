@@ -36,6 +36,23 @@ pub struct ServeOptions {
     pub startup_time: Option<Duration>,
 }
 
+/// The variables through which runtimes restrict a process to some accelerators.
+const VISIBLE_DEVICE_VARS: [&str; 4] = [
+    "CUDA_VISIBLE_DEVICES",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "MACA_VISIBLE_DEVICES",
+];
+
+/// The server's host, port and the visible-device variables it was started with.
+fn slot_echo(options: &ServeOptions) -> serde_json::Value {
+    let visible: serde_json::Map<String, serde_json::Value> = VISIBLE_DEVICE_VARS
+        .iter()
+        .filter_map(|var| Some((var.to_string(), std::env::var(var).ok()?.into())))
+        .collect();
+    serde_json::json!({"host": options.host, "port": options.port, "visible_devices": visible})
+}
+
 /// Run the server until SIGINT/SIGTERM; returns the exit code (1 when the engine refuses to start).
 /// Its log lines (start-up, the refusal, shutdown), worded like the modelled engine's, go to
 /// `log`.
@@ -103,12 +120,14 @@ async fn serve(options: ServeOptions, log: &(dyn Fn(&str) + Sync)) -> anyhow::Re
         created: SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
+        slot: slot_echo(&options),
     });
     tokio::spawn(driver::run(engine, receiver, scale, counters));
     log(&format!(
         "INFO: Started server process; serving on http://{}:{}",
         options.host, options.port
     ));
+    log(&format!("INFO: slot: {}", state.slot));
     let app = http::router(state);
     tokio::select! {
         served = axum::serve(listener, app) => served?,

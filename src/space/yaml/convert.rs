@@ -1,6 +1,6 @@
 //! Raw sections → the contract [`StudySpec`], with located errors for values serde cannot judge.
 
-use super::raw::{RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
+use super::raw::{RawCount, RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
 use super::{expand, param, secrets, Spots};
 use crate::record::Value;
 use crate::space::error::{Pos, SpaceError};
@@ -8,7 +8,8 @@ use crate::space::rules;
 use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
-    Constraint, EngineSection, LaunchSection, RuleSettings, SearchSettings, StudySpec,
+    Constraint, DevicesPerTrial, EngineSection, LaunchSection, Placement, RuleSettings,
+    SearchSettings, StudySpec,
 };
 use crate::util::did_you_mean;
 use crate::util::{MAX_DURATION, MAX_DURATION_DAYS};
@@ -75,7 +76,13 @@ pub(crate) fn convert(
         }
     }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
-    let (launch, secrets) = launch(raw.launch, path).map_err(|(p, m)| fail(p, m))?;
+    let mut raw_launch = raw.launch;
+    let placement = Placement {
+        devices: raw_launch.devices.take(),
+        devices_per_trial: devices_per_trial(raw_launch.devices_per_trial.take())
+            .map_err(|(p, m)| fail(p, m))?,
+    };
+    let (launch, secrets) = launch(raw_launch, path).map_err(|(p, m)| fail(p, m))?;
     let space = StudySpec {
         origin: file.to_string(),
         name: raw.name.unwrap_or_else(|| {
@@ -84,6 +91,8 @@ pub(crate) fn convert(
                 .unwrap_or_else(|| "space".into())
         }),
         launch,
+        placement,
+        executor: raw.executor,
         secrets,
         rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
         search: search(raw.search).map_err(|(p, m)| fail(p, m))?,
@@ -270,5 +279,36 @@ fn search(raw: RawSearch) -> Located<SearchSettings> {
         revalidate_top: raw.revalidate_top.unwrap_or(3),
         repeats: raw.repeats.unwrap_or(3),
         enqueue: raw.enqueue.into_iter().map(|e| e.value).collect(),
+        parallel: match raw.parallel {
+            None => 1,
+            Some(p) if p.value == 0 => {
+                return Err((
+                    Pos::of(&p.referenced),
+                    "search.parallel must be at least 1 (the number of trials run at once)".into(),
+                ))
+            }
+            Some(p) => p.value,
+        },
     })
+}
+
+/// `launch.devices_per_trial`: 1 when unset; an expression must compile.
+fn devices_per_trial(raw: Option<Spanned<RawCount>>) -> Located<DevicesPerTrial> {
+    let Some(raw) = raw else {
+        return Ok(DevicesPerTrial::Count(1));
+    };
+    match raw.value {
+        RawCount::Number(n) => Ok(DevicesPerTrial::Count(n)),
+        RawCount::Expr(source) => match crate::space::expr::compile(&source) {
+            Ok(_) => Ok(DevicesPerTrial::Expr(source)),
+            Err(e) => Err((
+                Pos::of(&raw.referenced),
+                format!(
+                    "launch.devices_per_trial `{source}` is neither a whole number nor a valid \
+                     expression over the parameters ({}); write e.g. 2 or tensor_parallel_size",
+                    e.lines().next().unwrap_or_default()
+                ),
+            )),
+        },
+    }
 }

@@ -28,6 +28,8 @@ pub(crate) struct RawSpace {
     pub objective: ObjectiveSpec,
     #[serde(default)]
     pub search: RawSearch,
+    #[serde(default)]
+    pub executor: crate::space::executor::ExecutorSpec,
 }
 
 /// `engine:`
@@ -56,6 +58,16 @@ pub(crate) struct RawLaunch {
     pub extra_args: Vec<Spanned<String>>,
     pub config_template: Option<Spanned<String>>,
     pub stop_grace: Option<Spanned<String>>,
+    pub devices: Option<Vec<u32>>,
+    pub devices_per_trial: Option<Spanned<RawCount>>,
+}
+
+/// A whole number or an expression giving one.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawCount {
+    Number(u32),
+    Expr(String),
 }
 
 /// One entry of `parameters:`.
@@ -144,4 +156,5 @@ pub(crate) struct RawSearch {
     pub repeats: Option<u32>,
     #[serde(default)]
     pub enqueue: Vec<Spanned<crate::record::Params>>,
+    pub parallel: Option<Spanned<u32>>,
 }

@@ -53,6 +53,8 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             config_template: None,
             stop_grace: Duration::from_secs(1),
         },
+        placement: Default::default(),
+        executor: Default::default(),
         parameters: vec![
             param(
                 "max_num_seqs",
@@ -119,6 +121,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             revalidate_top: 2,
             repeats: 2,
             enqueue: Vec::new(),
+            parallel: 1,
         },
         secrets: Default::default(),
     }

@@ -1,0 +1,60 @@
+//! `infertune trial run`: one trial of a study, run where it is started (inside a Slurm job the
+//! tuner submitted); the tuner journals the record it writes into the study folder.
+
+use crate::launch::ProcessLauncher;
+use crate::space::StudySpec;
+use crate::study::interrupt;
+use crate::study::{Backends, HttpProber, Silent};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+/// Subcommands of `infertune trial`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum TrialCommand {
+    /// Run one trial that the tuner marked in flight in the study folder, on the devices the
+    /// Slurm job holds, and write its record there (used by the Slurm executor).
+    Run(TrialRunArgs),
+}
+
+/// Arguments of `infertune trial run`.
+#[derive(Args, Debug)]
+pub(crate) struct TrialRunArgs {
+    /// The study's search space file.
+    #[arg(long)]
+    pub space: PathBuf,
+    /// The study folder (on a filesystem the tuner shares).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// The trial's number.
+    #[arg(long)]
+    pub number: u32,
+    /// The slot the tuner gave the trial.
+    #[arg(long, default_value_t = 0)]
+    pub slot: u32,
+}
+
+/// Runs `infertune trial …`.
+pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
+    let TrialCommand::Run(args) = command;
+    let (space, _notes) = StudySpec::load_for_host(&args.space)?;
+    let stop = interrupt::on_sigint_or_sigterm()?;
+    let engine = crate::engine::for_kind(space.engine.kind)?;
+    let prober = HttpProber::new()?;
+    let launcher = ProcessLauncher::new();
+    let backends = Backends {
+        check: &space,
+        engine: engine.as_ref(),
+        launcher: &launcher,
+        prober: &prober,
+        observer: &Silent,
+    };
+    let recorded = crate::study::remote::run_in_job(
+        &space,
+        backends,
+        &args.dir,
+        args.number,
+        args.slot,
+        stop,
+    )?;
+    Ok(if recorded { 0 } else { 3 })
+}

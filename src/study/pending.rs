@@ -1,0 +1,62 @@
+//! Trials in flight: each one's folder holds its identity and config while it runs, so a study
+//! whose tuner was killed re-runs exactly the trials that were in flight.
+
+use crate::export::{write_atomic, Access};
+use crate::record::Params;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The file in a trial's folder while the trial runs.
+const FILE: &str = "pending.json";
+
+/// A trial that was in flight.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Pending {
+    /// Trial number.
+    pub number: u32,
+    /// The engine-default baseline.
+    #[serde(default)]
+    pub baseline: bool,
+    /// Re-validation repeat of this trial number.
+    #[serde(default)]
+    pub repeat_of: Option<u32>,
+    /// The resolved config.
+    pub params: Params,
+}
+
+/// Mark `pending` in flight in its folder `workdir`.
+pub(crate) fn write(workdir: &Path, pending: &Pending) -> anyhow::Result<()> {
+    write_atomic(
+        &workdir.join(FILE),
+        &serde_json::to_string_pretty(pending)?,
+        Access::Owner,
+    )
+}
+
+/// The trial marked in flight in `workdir`.
+pub(crate) fn read(workdir: &Path) -> anyhow::Result<Pending> {
+    let path = workdir.join(FILE);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))
+}
+
+/// The trial of `workdir` is journaled: it is no longer in flight.
+pub(crate) fn clear(workdir: &Path) {
+    let _ = std::fs::remove_file(workdir.join(FILE));
+}
+
+/// The trials of `study_dir` that were in flight and are not among `journaled` trial numbers,
+/// by number.
+pub(crate) fn left_in_flight(study_dir: &Path, journaled: &[u32]) -> Vec<Pending> {
+    let Ok(entries) = std::fs::read_dir(study_dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Pending> = entries
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(FILE)).ok())
+        .filter_map(|text| serde_json::from_str::<Pending>(&text).ok())
+        .filter(|p| !journaled.contains(&p.number))
+        .collect();
+    found.sort_by_key(|p| p.number);
+    found
+}

@@ -1,0 +1,255 @@
+//! Trials as Slurm jobs. The tuner submits one job per trial running `infertune trial run` on
+//! the allocated node (server and probe local to each other); the job writes the trial's
+//! record into the study folder (a shared filesystem) and the tuner journals it. A failed job
+//! is submitted once more; twice failed, the trial is lost, never counted against its config.
+
+use super::interrupt::StopFlag;
+use super::pending::{self, Pending};
+use super::trial::{Backends, Seat, TrialId, TrialRun, TrialRunner};
+use crate::exec::slurm::{self, JobRequest, JobState};
+use crate::export::{write_atomic, Access};
+use crate::record::TrialRecord;
+use crate::space::StudySpec;
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Metric name of the seconds from `sbatch` to the trial starting on its node: what Slurm adds.
+pub(crate) const JOB_START_S: &str = "job_start_s";
+
+/// The file a job writes its trial's record to, in the trial's folder.
+const RECORD_FILE: &str = "record.json";
+
+/// How a study submits its jobs.
+#[derive(Clone, Debug)]
+pub(crate) struct Jobs {
+    /// Job name: carries the study's name.
+    pub name: String,
+    /// Job comment: the study folder (absolute), so a resume finds exactly its jobs.
+    pub comment: String,
+    /// The space file (absolute), read by each job.
+    pub space_file: PathBuf,
+    /// The study folder (absolute).
+    pub dir: PathBuf,
+    /// `sbatch` options of the space's `executor:` section.
+    pub options: Vec<String>,
+}
+
+impl Jobs {
+    /// The jobs of the study of `space` in `dir`.
+    pub fn of(space: &StudySpec, dir: &Path) -> anyhow::Result<Jobs> {
+        let dir = std::path::absolute(dir)?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(Jobs {
+            name: format!("infertune-{name}"),
+            comment: dir.to_string_lossy().into_owned(),
+            space_file: std::path::absolute(&space.origin)?,
+            dir,
+            options: space.executor.sbatch_options(),
+        })
+    }
+
+    /// Cancel the jobs an earlier run of the study left queued or running; one line each.
+    pub fn cancel_leftovers(&self) -> Vec<String> {
+        match slurm::find(&self.name, &self.comment) {
+            Ok(ids) => ids
+                .into_iter()
+                .map(|id| match slurm::cancel(id) {
+                    Ok(()) => {
+                        format!("cancelled Slurm job {id}, left by an earlier run of the study")
+                    }
+                    Err(e) => format!("cannot cancel Slurm job {id}: {e}"),
+                })
+                .collect(),
+            Err(e) => vec![format!("cannot list the study's Slurm jobs: {e}")],
+        }
+    }
+
+    /// Run trial `id` of `params` as a job (twice at most when the job itself fails).
+    pub fn run(
+        &self,
+        runner: &TrialRunner<'_>,
+        id: TrialId,
+        params: crate::record::Params,
+        seat: &Seat,
+    ) -> anyhow::Result<TrialRun> {
+        let workdir = self.dir.join(format!("trial-{}", id.number));
+        if workdir.exists() {
+            std::fs::remove_dir_all(&workdir)
+                .with_context(|| format!("cannot clear {}", workdir.display()))?;
+        }
+        std::fs::create_dir_all(&workdir)?;
+        std::fs::create_dir_all(self.dir.join("slurm"))?;
+        let in_flight = Pending {
+            number: id.number,
+            baseline: id.baseline,
+            repeat_of: id.repeat_of,
+            params,
+        };
+        pending::write(&workdir, &in_flight)?;
+        let mut failures = Vec::new();
+        for attempt in 1..=2 {
+            match self.one_job(&runner.stop, id, seat, attempt)? {
+                JobEnd::Record(mut record, job, submitted_unix) => {
+                    record.slot = Some(seat.slot);
+                    record.job_id = Some(job);
+                    record
+                        .metrics
+                        .insert(JOB_START_S.into(), record.started_unix - submitted_unix);
+                    return Ok(TrialRun::Done(record));
+                }
+                JobEnd::Interrupted => return Ok(TrialRun::Interrupted),
+                JobEnd::Failed(why) => failures.push(why),
+            }
+        }
+        Ok(TrialRun::Lost(failures.join("; submitted again: ")))
+    }
+
+    fn one_job(
+        &self,
+        stop: &StopFlag,
+        id: TrialId,
+        seat: &Seat,
+        attempt: u32,
+    ) -> anyhow::Result<JobEnd> {
+        let number = id.number.to_string();
+        let exe = std::env::current_exe().context("cannot locate the infertune executable")?;
+        let command: Vec<String> = [
+            exe.to_string_lossy().as_ref(),
+            "trial",
+            "run",
+            "--space",
+            &self.space_file.to_string_lossy(),
+            "--dir",
+            &self.dir.to_string_lossy(),
+            "--number",
+            &number,
+            "--slot",
+            &seat.slot.to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        let output = self
+            .dir
+            .join("slurm")
+            .join(format!("trial-{number}-{attempt}.out"));
+        let record_path = self.dir.join(format!("trial-{number}")).join(RECORD_FILE);
+        let _ = std::fs::remove_file(&record_path);
+        let submitted_unix = unix_now();
+        let job = match slurm::submit(&JobRequest {
+            name: &self.name,
+            comment: &self.comment,
+            output: &output.to_string_lossy(),
+            options: &self.options,
+            command: &command,
+        }) {
+            Ok(job) => job,
+            Err(why) => return Ok(JobEnd::Failed(format!("sbatch refused the job: {why}"))),
+        };
+        loop {
+            if stop.is_raised() {
+                cancel_and_wait(job);
+                return Ok(JobEnd::Interrupted);
+            }
+            match slurm::state(job) {
+                Ok(JobState::Active) => std::thread::sleep(Duration::from_millis(200)),
+                Ok(JobState::Completed | JobState::Gone) => break,
+                Ok(JobState::Failed(why)) => return Ok(JobEnd::Failed(why)),
+                Err(e) => return Ok(JobEnd::Failed(e)),
+            }
+        }
+        match std::fs::read_to_string(&record_path) {
+            Ok(text) => Ok(JobEnd::Record(
+                Box::new(serde_json::from_str(&text).with_context(|| {
+                    format!("the record {} is not valid", record_path.display())
+                })?),
+                job,
+                submitted_unix,
+            )),
+            Err(_) => Ok(JobEnd::Failed(format!(
+                "Slurm job {job} ended without a record (is the study folder on a filesystem \
+                 the node shares?); its output: {}",
+                output.display()
+            ))),
+        }
+    }
+}
+
+enum JobEnd {
+    /// The job's record, its id and when it was submitted (Unix seconds).
+    Record(Box<TrialRecord>, u64, f64),
+    Interrupted,
+    Failed(String),
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Cancel `job` and wait (up to a minute) until Slurm reports it ended; false when it did not.
+fn cancel_and_wait(job: u64) -> bool {
+    let _ = slurm::cancel(job);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let active = matches!(slurm::state(job), Ok(JobState::Active));
+        if !active || Instant::now() >= deadline {
+            return !active;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The record a job wrote into `workdir` after the tuner that submitted it stopped, if any.
+pub(crate) fn finished_record(workdir: &Path) -> Option<TrialRecord> {
+    let text = std::fs::read_to_string(workdir.join(RECORD_FILE)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Inside a Slurm job: run trial `number` of the study in `dir` (marked in flight there by the
+/// tuner) on the devices Slurm gave the job, and write its record for the tuner to journal.
+pub fn run_in_job(
+    space: &StudySpec,
+    backends: Backends<'_>,
+    dir: &Path,
+    number: u32,
+    slot: u32,
+    stop: StopFlag,
+) -> anyhow::Result<bool> {
+    let workdir = dir.join(format!("trial-{number}"));
+    let in_flight = pending::read(&workdir)?;
+    let objective = super::preflight::objective(space)?;
+    let runner = TrialRunner {
+        space,
+        backends,
+        objective: &objective,
+        dir,
+        stop,
+        prune: true,
+    };
+    let id = TrialId {
+        number,
+        baseline: in_flight.baseline,
+        repeat_of: in_flight.repeat_of,
+    };
+    let seat = Seat {
+        slot,
+        devices: slurm::job_devices(),
+    };
+    match runner.run(id, in_flight.params, &seat)? {
+        TrialRun::Done(record) => {
+            let record = super::redact::record(*record, &space.secrets);
+            write_atomic(
+                &workdir.join(RECORD_FILE),
+                &serde_json::to_string(&record)?,
+                Access::Owner,
+            )?;
+            Ok(true)
+        }
+        TrialRun::Interrupted | TrialRun::Lost(_) => Ok(false),
+    }
+}

@@ -1,0 +1,190 @@
+//! Studies through a real Slurm cluster (`scripts/provision-slurm.sh start`, its `SLURM_CONF`
+//! exported): each trial is a job whose server sees only the pretend GPU Slurm gave it, the
+//! journal carries the job ids, nothing stays queued or running after the study, Ctrl-C cancels
+//! the jobs in flight, and a tuner killed mid-study resumes without losing or repeating a trial
+//! and leaves no job behind.
+//! Without a cluster the tests skip, unless INFERTUNE_REQUIRE_SLURM=1.
+
+use crate::kit::e2e_sim_common;
+
+use crate::kit::study_fakes::search_configs;
+use e2e_sim_common::{records, tune, wait_no_processes_under, FIXTURE, STUDY};
+use infertune::record::TrialRecord;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// True when a cluster is configured; panics when one is required and missing.
+fn cluster() -> bool {
+    if std::env::var_os("SLURM_CONF").is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var("INFERTUNE_REQUIRE_SLURM").as_deref() != Ok("1"),
+        "INFERTUNE_REQUIRE_SLURM=1 but SLURM_CONF is unset: run scripts/provision-slurm.sh start"
+    );
+    eprintln!("skipped: no Slurm cluster (SLURM_CONF unset; scripts/provision-slurm.sh start)");
+    false
+}
+
+/// The e2e fixture on ports from `port`, each trial a Slurm job holding one pretend GPU.
+fn space(dir: &Path, port: u16) -> PathBuf {
+    let text = std::fs::read_to_string(FIXTURE)
+        .unwrap()
+        .replace("port: 18300", &format!("port: {port}"));
+    let text = format!("{text}\nexecutor:\n  kind: slurm\n  gres: \"gpu:1\"\n  max_jobs: 3\n");
+    let path = dir.join("slurm.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Jobs of the study in `study` still known to `squeue`.
+fn jobs_left(study: &Path) -> Vec<String> {
+    let out = std::process::Command::new("squeue")
+        .args(["-h", "-n", &format!("infertune-{STUDY}"), "-o", "%i|%k"])
+        .output()
+        .expect("squeue runs");
+    let comment = std::path::absolute(study).unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.ends_with(&format!("|{}", comment.display())))
+        .map(String::from)
+        .collect()
+}
+
+/// Every launched trial ran as a job and its server saw only the GPU the job held; trials
+/// that ran at once held different GPUs.
+fn assert_jobs_saw_their_own_devices(study: &Path, all: &[TrialRecord]) {
+    let launched: Vec<&TrialRecord> = all.iter().filter(|r| r.ready_s.is_some()).collect();
+    assert!(!launched.is_empty(), "{all:#?}");
+    let jobs: BTreeSet<u64> = launched
+        .iter()
+        .map(|r| r.job_id.expect("a job id"))
+        .collect();
+    assert_eq!(jobs.len(), launched.len(), "two trials share a job id");
+    for r in &launched {
+        assert_eq!(r.devices.len(), 1, "trial {}: {:?}", r.number, r.devices);
+        let log =
+            std::fs::read_to_string(study.join(format!("trial-{}/server.log", r.number))).unwrap();
+        let echo: serde_json::Value = serde_json::from_str(
+            log.lines()
+                .find_map(|l| l.split_once("INFO: slot: ").map(|(_, j)| j))
+                .expect("the server logs its slot"),
+        )
+        .unwrap();
+        assert_eq!(
+            echo["visible_devices"]["CUDA_VISIBLE_DEVICES"],
+            r.devices[0].to_string(),
+            "trial {}",
+            r.number
+        );
+    }
+    for (i, a) in launched.iter().enumerate() {
+        for b in &launched[i + 1..] {
+            let at_once = a.started_unix < b.started_unix + b.wall_s
+                && b.started_unix < a.started_unix + a.wall_s;
+            assert!(
+                !at_once || a.devices != b.devices,
+                "trials {} and {} ran at once on {:?}",
+                a.number,
+                b.number,
+                a.devices
+            );
+        }
+    }
+}
+
+#[test]
+fn a_slurm_study_runs_each_trial_as_a_job_on_its_own_gpu_and_leaves_nothing() {
+    if !cluster() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space(tmp.path(), 18720);
+    let out = tune(&space, tmp.path(), &["--trials", "7"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let study = tmp.path().join(STUDY);
+    let all = records(&study);
+    assert_eq!(search_configs(&all).len(), 7);
+    assert_jobs_saw_their_own_devices(&study, &all);
+    let numbers: BTreeSet<u32> = all.iter().map(|r| r.number).collect();
+    assert_eq!(numbers.len(), all.len());
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(study.join("best.json")).unwrap()).unwrap();
+    let winner = best["trial"].as_u64().unwrap() as u32;
+    assert!(all.iter().any(|r| r.number == winner && r.is_feasible()));
+    let script = std::fs::read_to_string(study.join("best.sh")).unwrap();
+    assert!(script.contains(&format!("(trial {winner})")), "{script}");
+    assert_eq!(jobs_left(&study), Vec::<String>::new());
+    assert_eq!(wait_no_processes_under(tmp.path(), 5.0), Vec::<i32>::new());
+}
+
+#[test]
+fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leaving_a_job() {
+    if !cluster() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space(tmp.path(), 18760);
+    let study = tmp.path().join(STUDY);
+    let args = ["--trials", "8"];
+    let mut kept: Vec<TrialRecord> = Vec::new();
+    let mut caught = 0;
+    // Ctrl-C once (it cancels the jobs in flight), then kill -9 twice (the jobs stay).
+    for (attempt, wait_s) in [3.0, 3.0, 4.0].into_iter().enumerate() {
+        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
+        let mut child = tune(&space, tmp.path(), &[&args[..], resume].concat())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs_f64(wait_s));
+        if attempt == 0 {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+            assert!(
+                child.wait().unwrap().code().is_some(),
+                "the tuner exits on Ctrl-C"
+            );
+            assert_eq!(jobs_left(&study), Vec::<String>::new(), "Ctrl-C left jobs");
+            assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());
+            continue;
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        caught += jobs_left(&study).len();
+        let now = if study.join("journal.jsonl").exists() {
+            records(&study)
+        } else {
+            Vec::new()
+        };
+        assert!(now.len() >= kept.len() && now[..kept.len()] == kept[..]);
+        kept = now;
+    }
+    assert!(
+        caught > 0,
+        "no kill left a job running; the resume's cancel went untested"
+    );
+    let out = tune(&space, tmp.path(), &[&args[..], &["--resume"]].concat())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let done = records(&study);
+    assert_eq!(done[..kept.len()], kept[..], "a completed trial changed");
+    assert_eq!(search_configs(&done).len(), 8, "{done:#?}");
+    let numbers: BTreeSet<u32> = done.iter().map(|r| r.number).collect();
+    assert_eq!(numbers.len(), done.len(), "a trial number repeats");
+    assert_eq!(jobs_left(&study), Vec::<String>::new());
+    assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());
+}
