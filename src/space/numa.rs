@@ -22,8 +22,9 @@ impl StudySpec {
     /// accelerators; returns the notes explaining the choice.
     pub(crate) fn bind_numa(&mut self, topo: &Topology) -> Result<Vec<String>> {
         let mut notes = Vec::new();
+        let device = self.numa_reference_device(topo);
         for def in self.parameters.iter_mut().filter(|d| is_auto_numa(d)) {
-            let choices = resolve_numa_choices(&NumaCandidates::Auto, topo, None, None)
+            let choices = resolve_numa_choices(&NumaCandidates::Auto, topo, device, None)
                 .with_context(|| format!("{}: parameter `{}`", self.origin, def.name))?;
             notes.extend(choices.notes.iter().map(|n| format!("{}: {n}", def.name)));
             def.kind = ParamKind::Numa {
@@ -31,6 +32,19 @@ impl StudySpec {
             };
         }
         Ok(notes)
+    }
+
+    /// The accelerator whose node `numa: auto` candidates are computed around when trials are
+    /// pinned to devices (`launch.devices`, or several trials at once): the first the study may
+    /// use, when the topology knows it. Each trial's binding then moves to its own
+    /// accelerators' node at launch.
+    pub fn numa_reference_device(&self, topo: &Topology) -> Option<u32> {
+        let device = match &self.placement.devices {
+            Some(listed) => listed.first().copied(),
+            None if self.search.parallel > 1 => topo.accelerators.first().map(|a| a.index),
+            None => None,
+        }?;
+        topo.accelerator(device).is_some().then_some(device)
     }
 }
 

@@ -29,6 +29,7 @@ pub mod remote;
 pub mod runner;
 pub mod score;
 pub mod select;
+mod slot_numa;
 pub mod trial;
 
 pub use interrupt::StopFlag;

@@ -230,6 +230,8 @@ pub fn run_in_job(
         dir,
         stop,
         prune: true,
+        // A job's node computed its own `numa: auto` candidates when it loaded the space.
+        numa_home: None,
     };
     let id = TrialId {
         number,

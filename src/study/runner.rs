@@ -10,6 +10,7 @@ use super::interrupt::StopFlag;
 use super::journal::StudyMeta;
 use super::remote::Jobs;
 use super::select::Winner;
+use super::slot_numa::NumaHome;
 use super::trial::{Backends, TrialRunner};
 use super::{fingerprint, lock, open, pending};
 use crate::exec::DevicePool;
@@ -75,8 +76,13 @@ pub fn run(
         ExecutorKind::Local => space.search.parallel,
         ExecutorKind::Slurm => slurm_slots(space),
     };
+    let topology = pinned_topology(space);
     let flights = match space.executor.kind {
-        ExecutorKind::Local => Flights::new(space.search.parallel, device_pool(space), None),
+        ExecutorKind::Local => Flights::new(
+            space.search.parallel,
+            DevicePool::of(space.placement.devices.as_deref(), topology.as_ref()),
+            None,
+        ),
         ExecutorKind::Slurm => {
             let jobs = Jobs::of(space, &options.dir)?;
             for note in jobs.cancel_leftovers() {
@@ -121,6 +127,10 @@ pub fn run(
             dir: &options.dir,
             stop: options.stop.clone(),
             prune: options.prune,
+            numa_home: match space.executor.kind {
+                ExecutorKind::Local => NumaHome::of(space, topology),
+                ExecutorKind::Slurm => None,
+            },
         },
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
         clock: Clock {
@@ -190,13 +200,11 @@ fn slurm_slots(space: &StudySpec) -> u32 {
         })
 }
 
-/// The accelerators trials of `space` share: `launch.devices`, else, when trials run several
-/// at once, every accelerator of the host; none (trials unpinned) otherwise.
-fn device_pool(space: &StudySpec) -> DevicePool {
-    let listed = space.placement.devices.as_deref();
-    if listed.is_none() && space.search.parallel <= 1 {
-        return DevicePool::new(Vec::new());
+/// The host topology when trials of `space` are pinned to accelerators (`launch.devices`, or
+/// several trials at once: every accelerator of the host); `None` otherwise (trials unpinned).
+fn pinned_topology(space: &StudySpec) -> Option<Topology> {
+    if space.placement.devices.is_none() && space.search.parallel <= 1 {
+        return None;
     }
-    let topology = Topology::discover().ok();
-    DevicePool::of(listed, topology.as_ref())
+    Topology::discover().ok()
 }

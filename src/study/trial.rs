@@ -10,9 +10,10 @@ use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
+use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
-use crate::launch::Launcher;
+use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
@@ -66,6 +67,8 @@ pub(crate) struct TrialRunner<'a> {
     pub stop: StopFlag,
     /// Stop probes early once an SLO is certainly broken.
     pub prune: bool,
+    /// Where `numa` candidates were computed, so bindings follow each trial's accelerators.
+    pub numa_home: Option<NumaHome>,
 }
 
 /// Identity of a trial within a study.
@@ -134,6 +137,15 @@ impl TrialRunner<'_> {
         )
     }
 
+    /// The launch of `params` in `slot`, its NUMA bindings moved to the slot's accelerators.
+    fn launch_spec(&self, params: &Params, slot: &Slot) -> anyhow::Result<LaunchSpec> {
+        let params = match &self.numa_home {
+            Some(home) => home.rebase(self.space, params, &slot.devices)?,
+            None => params.clone(),
+        };
+        self.backends.engine.launch_spec(self.space, &params, slot)
+    }
+
     /// Launch, probe, score and tear down `params` (a resolved config) on `seat`. While it runs,
     /// the trial's folder holds `pending.json`, so a resumed study re-runs it.
     pub fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
@@ -183,7 +195,7 @@ impl TrialRunner<'_> {
             workdir: workdir.clone(),
             extra_ports: extra.iter().map(|lease| lease.port()).collect(),
         };
-        let spec = match self.backends.engine.launch_spec(self.space, &params, &slot) {
+        let spec = match self.launch_spec(&params, &slot) {
             Ok(spec) => spec,
             Err(e) => return failed(FailureKind::InvalidConfig, format!("{e:#}")),
         };

@@ -12,6 +12,7 @@ mod binding;
 pub mod cpuset;
 mod numa_error;
 mod numa_param;
+mod rebase;
 pub(crate) mod render;
 pub mod runner;
 mod sysfs;

@@ -30,6 +30,16 @@ pub enum NumaError {
     /// An explicit list with nothing in it.
     #[error("the numa parameter lists no candidates; give at least `none`")]
     EmptyList,
+    /// A binding chosen for one node that has no binding of the same kind on another.
+    #[error("the binding `{binding}` has no counterpart on NUMA node {node} (its candidates there: {there}); add a binding of that kind for the node or leave it out of the slots")]
+    NoCounterpart {
+        /// The binding as chosen.
+        binding: String,
+        /// The node it was to move to.
+        node: u32,
+        /// That node's candidates.
+        there: String,
+    },
     /// Bindings were requested but numactl is not installed.
     #[error("numactl is not installed, but NUMA bindings were requested; install it (`apt-get install numactl`, or `yum install numactl`) or set the numa candidates to [none]")]
     NumactlMissing,
