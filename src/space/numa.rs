@@ -60,21 +60,8 @@ fn is_auto_numa(def: &super::ParamDef) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::space::{Feasibility, NumaCandidates, ParamKind, StudySpec};
-    use crate::topo::{FixtureRunner, Topology};
+    use crate::topo::fixture;
     use std::path::Path;
-
-    fn fixture(name: &str) -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/topo")
-            .join(name);
-        let commands = root.join("commands");
-        let runner = if commands.is_dir() {
-            FixtureRunner::from_dir(&commands).unwrap()
-        } else {
-            FixtureRunner::new()
-        };
-        Topology::from_root(&root, &runner).unwrap()
-    }
 
     fn numa_values(space: &StudySpec) -> Vec<String> {
         let def = space

@@ -76,13 +76,11 @@ mod tests {
     use super::NumaHome;
     use crate::record::{Params, Value};
     use crate::space::StudySpec;
-    use crate::topo::{FixtureRunner, Topology};
+    use crate::topo::{fixture, Topology};
     use std::path::Path;
 
     fn eight_node() -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topo/eight-node");
-        let runner = FixtureRunner::from_dir(&root.join("commands")).unwrap();
-        Topology::from_root(&root, &runner).unwrap()
+        fixture("eight-node")
     }
 
     /// vllm.yaml (a `numa: auto` parameter) on four accelerators of nodes 0, 2, 4 and 6.

@@ -118,3 +118,18 @@ fn host_facts() -> Option<HostFacts> {
         total_memory_bytes: system.total_memory(),
     })
 }
+
+/// The captured host `tests/fixtures/topo/<name>` (with its vendor-tool transcripts), for tests.
+#[cfg(test)]
+pub(crate) fn fixture(name: &str) -> Topology {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/topo")
+        .join(name);
+    let commands = root.join("commands");
+    let runner = if commands.is_dir() {
+        FixtureRunner::from_dir(&commands).expect("the fixture's transcripts must parse")
+    } else {
+        FixtureRunner::new()
+    };
+    Topology::from_root(&root, &runner).expect("the fixture host must parse")
+}

@@ -44,13 +44,10 @@ fn kind(binding: &Binding) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
-    use crate::topo::{FixtureRunner, Topology};
-    use std::path::Path;
+    use crate::topo::{fixture, Topology};
 
     fn eight_node() -> Topology {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/topo/eight-node");
-        let runner = FixtureRunner::from_dir(&root.join("commands")).unwrap();
-        Topology::from_root(&root, &runner).unwrap()
+        fixture("eight-node")
     }
 
     #[test]

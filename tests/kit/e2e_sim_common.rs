@@ -43,6 +43,15 @@ pub fn records(study_dir: &Path) -> Vec<TrialRecord> {
     journal::read_records(study_dir).expect("the journal must parse")
 }
 
+/// The records journaled so far: none before the study's journal exists.
+pub fn records_so_far(study_dir: &Path) -> Vec<TrialRecord> {
+    if study_dir.join("journal.jsonl").exists() {
+        records(study_dir)
+    } else {
+        Vec::new()
+    }
+}
+
 /// Live processes whose working folder lies under `dir`: servers of a study in `dir` (every
 /// trial's server runs in its trial folder).
 pub fn processes_under(dir: &Path) -> Vec<i32> {

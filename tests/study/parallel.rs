@@ -6,7 +6,7 @@
 use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
-use e2e_sim_common::{records, tune, wait_no_processes_under, FIXTURE, STUDY};
+use e2e_sim_common::{records, records_so_far, tune, wait_no_processes_under, FIXTURE, STUDY};
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -161,11 +161,7 @@ fn a_parallel_study_interrupted_and_killed_resumes_without_losing_or_repeating_a
             let _ = child.wait();
         }
         caught_in_flight += in_flight(&study).len();
-        let now = if study.join("journal.jsonl").exists() {
-            records(&study)
-        } else {
-            Vec::new()
-        };
+        let now = records_so_far(&study);
         assert!(now.len() >= kept.len() && now[..kept.len()] == kept[..]);
         kept = now;
     }

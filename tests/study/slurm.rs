@@ -8,7 +8,7 @@
 use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
-use e2e_sim_common::{records, tune, wait_no_processes_under, FIXTURE, STUDY};
+use e2e_sim_common::{records, records_so_far, tune, wait_no_processes_under, FIXTURE, STUDY};
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -160,11 +160,7 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
         let _ = child.kill();
         let _ = child.wait();
         caught += jobs_left(&study).len();
-        let now = if study.join("journal.jsonl").exists() {
-            records(&study)
-        } else {
-            Vec::new()
-        };
+        let now = records_so_far(&study);
         assert!(now.len() >= kept.len() && now[..kept.len()] == kept[..]);
         kept = now;
     }
