@@ -25,6 +25,7 @@ pub mod runner;
 pub mod score;
 pub mod select;
 pub mod trial;
+pub mod warm;
 
 pub use interrupt::StopFlag;
 pub use observer::Silent;

@@ -9,7 +9,7 @@ use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::select::{self, Winner};
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
 use super::{baseline, fingerprint, lock, open, redact};
-use crate::export::{self, Access};
+use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::overrides::baseline_config;
@@ -29,6 +29,8 @@ pub struct StudyOptions {
     pub prune: bool,
     /// Raised to stop (Ctrl-C): the current teardown finishes and the study exits resumable.
     pub stop: StopFlag,
+    /// The earlier studies that seeded the sampler ([`super::warm::load`]); kept in `study.json`.
+    pub warm_start: Vec<ReusedStudy>,
 }
 
 /// How a study ended.
@@ -61,7 +63,10 @@ pub fn run(
         open::check_resumable(&options.dir)?;
     }
     let objective = super::preflight::objective(space)?;
-    let meta = meta_for(space, &options.dir);
+    let meta = StudyMeta {
+        warm_start: options.warm_start.clone(),
+        ..meta_for(space, &options.dir)
+    };
     let access = Access::of(space);
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
@@ -146,6 +151,7 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         sampler: space.search.sampler.clone(),
         engine: space.engine.kind,
         objective: space.objective.clone(),
+        warm_start: Vec::new(),
     }
 }
 

@@ -144,4 +144,7 @@ pub(crate) struct RawSearch {
     pub repeats: Option<u32>,
     #[serde(default)]
     pub enqueue: Vec<Spanned<crate::record::Params>>,
+    #[serde(default)]
+    pub warm_start: Vec<Spanned<String>>,
+    pub transfer_weight: Option<Spanned<f64>>,
 }

@@ -119,6 +119,8 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             revalidate_top: 2,
             repeats: 2,
             enqueue: Vec::new(),
+            warm_start: Vec::new(),
+            transfer_weight: 0.5,
         },
         secrets: Default::default(),
     }
@@ -219,6 +221,7 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
         resume,
         prune,
         stop: StopFlag::default(),
+        warm_start: Vec::new(),
     }
 }
 
