@@ -12,3 +12,4 @@ mod resume;
 mod resume_old_format;
 mod server_death;
 mod tune_loop;
+mod warm_start;
