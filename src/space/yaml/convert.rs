@@ -295,20 +295,26 @@ fn transfer_weight(raw: Option<Spanned<f64>>) -> Located<f64> {
 }
 
 /// `search.warm_start`: study folders, relative to the space file's folder.
-fn warm_start(raw: Vec<Spanned<String>>, path: &Path) -> Located<Vec<WarmStartEntry>> {
+fn warm_start(raw: Vec<Spanned<serde_json::Value>>, path: &Path) -> Located<Vec<WarmStartEntry>> {
     let base = path.parent().unwrap_or(Path::new("."));
     let mut entries: Vec<WarmStartEntry> = Vec::new();
     for s in raw {
         let at = Pos::of(&s.referenced);
-        let text = expanded("search.warm_start", &s)?;
-        if text.trim().is_empty() {
-            return Err((
-                at,
-                "search.warm_start: an entry is empty; write a study folder, e.g. \
-                 ../results/earlier-study"
-                    .into(),
-            ));
-        }
+        let text = match s.value {
+            serde_json::Value::String(text) if !text.trim().is_empty() => text,
+            other => {
+                return Err((
+                    at,
+                    format!(
+                        "search.warm_start: `{other}` is not a study folder; write each earlier \
+                         study as a path, e.g. `- ../results/h100-study` (one \
+                         search.transfer_weight applies to them all)"
+                    ),
+                ))
+            }
+        };
+        let text =
+            expand::expand_env(&text).map_err(|m| (at, format!("search.warm_start: {m}")))?;
         let study = base.join(text);
         if entries.iter().any(|e| e.study == study) {
             return Err((

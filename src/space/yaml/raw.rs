@@ -145,6 +145,6 @@ pub(crate) struct RawSearch {
     #[serde(default)]
     pub enqueue: Vec<Spanned<crate::record::Params>>,
     #[serde(default)]
-    pub warm_start: Vec<Spanned<String>>,
+    pub warm_start: Vec<Spanned<serde_json::Value>>,
     pub transfer_weight: Option<Spanned<f64>>,
 }
