@@ -41,7 +41,7 @@ pub fn load(space: &StudySpec, dir: &Path) -> anyhow::Result<WarmStart> {
     };
     for entry in &space.search.warm_start {
         let name = entry.study.display().to_string();
-        let mut records = read_study(space, entry)?;
+        let mut records = read_study(space, entry, dir)?;
         if let Some(before) = started.iter().find(|s| s.study == name) {
             records.truncate(before.read);
         }
@@ -65,7 +65,11 @@ pub fn load(space: &StudySpec, dir: &Path) -> anyhow::Result<WarmStart> {
 
 /// The records of the earlier study `entry`, refused with where the space names it when the
 /// folder holds no study or a study of another engine.
-fn read_study(space: &StudySpec, entry: &WarmStartEntry) -> anyhow::Result<Vec<TrialRecord>> {
+fn read_study(
+    space: &StudySpec,
+    entry: &WarmStartEntry,
+    this_study: &Path,
+) -> anyhow::Result<Vec<TrialRecord>> {
     let dir = &entry.study;
     let (at, relative_to) = if entry.pos == Pos::default() {
         ("--warm-start".to_string(), "the current folder")
@@ -85,6 +89,13 @@ fn read_study(space: &StudySpec, entry: &WarmStartEntry) -> anyhow::Result<Vec<T
             journal::JOURNAL_FILE
         );
     }
+    if same_folder(dir, this_study) {
+        bail!(
+            "{at}: {} is this study's own folder; name an earlier study, or continue this one \
+             without it",
+            dir.display()
+        );
+    }
     let meta = journal::load_meta(dir)?;
     if meta.engine != space.engine.kind {
         bail!(
@@ -96,6 +107,13 @@ fn read_study(space: &StudySpec, entry: &WarmStartEntry) -> anyhow::Result<Vec<T
         );
     }
     journal::read_records(dir)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// `record` with only the parameters of `params`, or `None` when it lacks one that this study
@@ -115,4 +133,55 @@ fn matched(params: &[ParamDef], mut record: TrialRecord) -> Option<TrialRecord> 
         .params
         .retain(|name, _| params.iter().any(|p| &p.name == name));
     Some(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::matched;
+    use crate::record::{Outcome, Params, TrialRecord, Value};
+    use crate::space::{ParamDef, ParamKind};
+
+    fn record(params: &[(&str, i64)]) -> TrialRecord {
+        let params: Params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), Value::Int(*v)))
+            .collect();
+        TrialRecord::new(0, params, Outcome::Feasible)
+    }
+
+    fn space() -> Vec<ParamDef> {
+        let int = ParamKind::Int {
+            low: 1,
+            high: 9,
+            step: None,
+            log: false,
+        };
+        vec![
+            ParamDef::new("seqs", int.clone()),
+            ParamDef {
+                when: Some("seqs > 2".into()),
+                ..ParamDef::new("chunk", int)
+            },
+            ParamDef::new(
+                "len",
+                ParamKind::Const {
+                    value: Value::Int(4),
+                },
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_trial_keeps_only_this_studys_parameters() {
+        let kept = matched(&space(), record(&[("seqs", 3), ("other", 1), ("len", 8)])).unwrap();
+        let names: Vec<&str> = kept.params.keys().map(String::as_str).collect();
+        assert_eq!(names, ["len", "seqs"]);
+    }
+
+    #[test]
+    fn a_trial_without_a_searched_parameter_is_dropped() {
+        assert!(matched(&space(), record(&[("other", 1)])).is_none());
+        // Conditional, fixed and derived parameters may be missing.
+        assert!(matched(&space(), record(&[("seqs", 1)])).is_some());
+    }
 }

@@ -83,6 +83,13 @@ fn a_folder_without_a_study_or_of_another_engine_is_refused_at_its_entry() {
     one.search.warm_start.truncate(1);
     let loaded = warm::load(&one, &tmp.path().join("results/new")).unwrap();
     assert_eq!(loaded.studies.len(), 1);
+    let own = warm::load(&one, &tmp.path().join("results/sim-study"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        own.contains(":48:7: search.warm_start: ") && own.contains("own folder"),
+        "{own}"
+    );
 
     let err = warm::load(&space, &tmp.path().join("results/new")).unwrap_err();
     let text = err.to_string();
