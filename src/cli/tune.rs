@@ -4,8 +4,9 @@ use super::tune_progress::TuneProgress;
 use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
+use crate::space::error::Pos;
 use crate::space::executor::ExecutorKind;
-use crate::space::StudySpec;
+use crate::space::{StudySpec, WarmStartEntry};
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
 use clap::builder::{PossibleValue, PossibleValuesParser};
@@ -48,6 +49,10 @@ pub(crate) struct TuneArgs {
     /// Run every probe to the end, even once an SLO is certainly broken.
     #[arg(long)]
     pub no_prune: bool,
+    /// An earlier study folder of the same engine whose trials seed the sampler (repeatable;
+    /// added to `search.warm_start`, relative to the current folder).
+    #[arg(long, value_name = "DIR")]
+    pub warm_start: Vec<PathBuf>,
     /// Trials in flight at once, each on its own accelerators and ports (overrides
     /// `search.parallel`); at least 1.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
@@ -87,7 +92,16 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     let dir = args.results.join(&name);
     let stop = interrupt::on_sigint()?;
     let engine = crate::engine::for_kind(space.engine.kind)?;
-    let mut sampler = sampler::from_name(&space.search.sampler, space.search.seed)?;
+    let warm = crate::study::warm::load(&space, &dir)?;
+    for s in &warm.studies {
+        eprintln!(
+            "note: warm start from {}: {} trial(s) reused, {} dropped (other parameters), {} \
+             start-up failure(s) carried over, weight {}",
+            s.study, s.reused, s.dropped, s.failures, s.weight
+        );
+    }
+    let mut sampler =
+        sampler::from_name_with_prior(&space.search.sampler, space.search.seed, warm.prior)?;
     let prober = HttpProber::new()?;
     let progress = Arc::new(TuneProgress::default());
     let launcher = process_launcher(&stop, &progress);
@@ -103,6 +117,7 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         resume: args.resume,
         prune: !args.no_prune,
         stop,
+        warm_start: warm.studies,
     };
     if let Some(warning) = space.rules_warning() {
         progress.warning(&warning);
@@ -177,6 +192,12 @@ fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     }
     if let (Some(parallel), ExecutorKind::Slurm) = (args.parallel, space.executor.kind) {
         space.executor.max_jobs = Some(parallel);
+    }
+    for dir in &args.warm_start {
+        s.warm_start.push(WarmStartEntry {
+            study: dir.clone(),
+            pos: Pos::default(),
+        });
     }
 }
 

@@ -13,6 +13,7 @@ pub fn render(best: &Best<'_>) -> Json {
     command.extend(launch.args.iter().cloned());
     json!({
         "study": best.study.name,
+        "warm_start": best.study.warm_start,
         "trial": w.record.number,
         "params": w.record.params,
         "objective": {

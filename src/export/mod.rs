@@ -61,6 +61,25 @@ pub struct StudyFacts<'a> {
     pub seed: u64,
     /// The objective and its SLOs.
     pub objective: &'a ObjectiveSpec,
+    /// The earlier studies whose trials seeded the sampler (a warm start).
+    pub warm_start: &'a [ReusedStudy],
+}
+
+/// An earlier study whose trials seeded the sampler, and what was taken from it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReusedStudy {
+    /// The study folder.
+    pub study: String,
+    /// How many records of its journal were read (a resumed study reads the same ones).
+    pub read: usize,
+    /// How many of them seeded the sampler.
+    pub reused: usize,
+    /// How many were left out: their parameters do not match this study's.
+    pub dropped: usize,
+    /// How many of the reused trials failed to start (regions the sampler then avoids).
+    pub failures: usize,
+    /// Transfer weight in `(0, 1]`.
+    pub weight: f64,
 }
 
 /// The winning config as the study chose it: its trial and the statistics of its runs.

@@ -12,8 +12,12 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
     let mut out = vec![
         Block::Heading(1, format!("Study {}", view.study.name)),
         Block::Para(summary(view)),
-        Block::Heading(2, "Winner".into()),
     ];
+    if !view.study.warm_start.is_empty() {
+        out.push(Block::Heading(2, "Warm start".into()));
+        out.push(warm_start(view));
+    }
+    out.push(Block::Heading(2, "Winner".into()));
     out.extend(winner(view));
     out.push(Block::Heading(2, "Plots".into()));
     let mut plot = |caption: &str, file: String, chart: Chart| {
@@ -123,6 +127,35 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Code(cmd.clone()));
     }
     out
+}
+
+/// The earlier studies whose trials seeded the sampler, and what was taken from each.
+fn warm_start(view: &StudyView<'_>) -> Block {
+    Block::Table {
+        header: [
+            "earlier study",
+            "trials reused",
+            "dropped (other parameters)",
+            "start-up failures carried over",
+            "transfer weight",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: view
+            .study
+            .warm_start
+            .iter()
+            .map(|s| {
+                vec![
+                    s.study.clone(),
+                    s.reused.to_string(),
+                    s.dropped.to_string(),
+                    s.failures.to_string(),
+                    s.weight.to_string(),
+                ]
+            })
+            .collect(),
+    }
 }
 
 fn failures(view: &StudyView<'_>) -> Block {

@@ -15,8 +15,7 @@ pub struct Prior {
     pub weight: f64,
 }
 
-/// Transfer weight of a warm start when none is given.
-pub const DEFAULT_TRANSFER_WEIGHT: f64 = 0.5;
+pub use crate::space::DEFAULT_TRANSFER_WEIGHT;
 
 impl Prior {
     /// The noise variance (standardised units) a prior trial adds: `1/w − 1`.

@@ -215,6 +215,22 @@ pub struct SearchSettings {
     pub enqueue: Vec<Params>,
     /// Trials in flight at once, each on its own slot (devices, ports); at least 1.
     pub parallel: u32,
+    /// Earlier studies of the same engine whose trials seed the sampler (a warm start).
+    pub warm_start: Vec<WarmStartEntry>,
+    /// How far the trials of `warm_start` are trusted, in `(0, 1]`.
+    pub transfer_weight: f64,
+}
+
+/// Transfer weight of a warm start when `search.transfer_weight` is not given.
+pub const DEFAULT_TRANSFER_WEIGHT: f64 = 0.5;
+
+/// One earlier study of `search.warm_start`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarmStartEntry {
+    /// The study folder (relative paths are taken from the space file's folder).
+    pub study: PathBuf,
+    /// Where the space file names it (0:0 when it came from the command line).
+    pub pos: error::Pos,
 }
 
 /// Why a config was refused before launch.

@@ -175,6 +175,7 @@ fn facts(meta: &StudyMeta) -> StudyFacts<'_> {
         sampler: &meta.sampler,
         seed: meta.seed,
         objective: &meta.objective,
+        warm_start: &meta.warm_start,
     }
 }
 

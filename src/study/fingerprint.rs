@@ -1,7 +1,9 @@
 //! The identity of a study's space: a hash of everything that shapes results (engine, launch,
 //! parameters, constraints, rules, probe and objective), so a resume refuses a changed space.
-//! The search budget is left out, so a resume may ask for more trials or time; seed and
-//! sampler are checked on their own.
+//! The search budget is left out, so a resume may ask for more trials or time; seed, sampler
+//! and warm start (the earlier studies, how many of their trials were read, the transfer
+//! weight: `StudyMeta::warm_start`) are checked on their own, since `--warm-start` adds
+//! studies the space file does not name.
 
 use crate::space::StudySpec;
 

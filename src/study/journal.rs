@@ -2,7 +2,7 @@
 //! and `study.json`, the identity of the study that `--resume` checks.
 
 use super::observer::StudyObserver;
-use crate::export::{write_atomic, Access};
+use crate::export::{write_atomic, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
@@ -35,6 +35,10 @@ pub struct StudyMeta {
     pub engine: EngineKind,
     /// The objective, so views and reports need no space file.
     pub objective: ObjectiveSpec,
+    /// The earlier studies that seeded the sampler (see [`super::warm`]); part of the study's
+    /// identity, since a resumed study must replay the same proposals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warm_start: Vec<ReusedStudy>,
 }
 
 impl StudyMeta {
@@ -52,6 +56,14 @@ impl StudyMeta {
                 self.seed, now.seed, self.seed
             ));
         }
+        if !same_warm_start(&self.warm_start, &now.warm_start) {
+            return Some(format!(
+                "the study was warm-started from {}, not {}; resume with the same \
+                 search.warm_start, transfer weight and --warm-start",
+                warm_text(&self.warm_start),
+                warm_text(&now.warm_start)
+            ));
+        }
         if self.sampler != now.sampler {
             return Some(format!(
                 "the study was started with sampler `{}`, not `{}`; resume with --sampler {}",
@@ -60,6 +72,24 @@ impl StudyMeta {
         }
         None
     }
+}
+
+/// True when two warm starts seed the sampler alike: the same studies, records and weights.
+fn same_warm_start(a: &[ReusedStudy], b: &[ReusedStudy]) -> bool {
+    let key = |s: &ReusedStudy| (s.study.clone(), s.read, s.weight.to_bits());
+    a.iter().map(key).eq(b.iter().map(key))
+}
+
+/// The studies of a warm start, for messages.
+fn warm_text(studies: &[ReusedStudy]) -> String {
+    if studies.is_empty() {
+        return "no earlier study".into();
+    }
+    let names: Vec<String> = studies
+        .iter()
+        .map(|s| format!("{} ({} trials, weight {})", s.study, s.read, s.weight))
+        .collect();
+    names.join(", ")
 }
 
 /// Read `study.json` of `dir`.

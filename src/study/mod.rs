@@ -31,6 +31,7 @@ pub mod score;
 pub mod select;
 mod slot_numa;
 pub mod trial;
+pub mod warm;
 
 pub use interrupt::StopFlag;
 pub use observer::Silent;

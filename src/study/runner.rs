@@ -14,7 +14,7 @@ use super::slot_numa::NumaHome;
 use super::trial::{Backends, TrialRunner};
 use super::{fingerprint, lock, open, pending};
 use crate::exec::DevicePool;
-use crate::export::{self, Access};
+use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::executor::ExecutorKind;
@@ -35,6 +35,8 @@ pub struct StudyOptions {
     pub prune: bool,
     /// Raised to stop (Ctrl-C): the current teardown finishes and the study exits resumable.
     pub stop: StopFlag,
+    /// The earlier studies that seeded the sampler ([`super::warm::load`]); kept in `study.json`.
+    pub warm_start: Vec<ReusedStudy>,
 }
 
 /// How a study ended.
@@ -67,7 +69,10 @@ pub fn run(
         open::check_resumable(&options.dir)?;
     }
     let objective = super::preflight::objective(space)?;
-    let meta = meta_for(space, &options.dir);
+    let meta = StudyMeta {
+        warm_start: options.warm_start.clone(),
+        ..meta_for(space, &options.dir)
+    };
     let access = Access::of(space);
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
@@ -185,6 +190,7 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         sampler: space.search.sampler.clone(),
         engine: space.engine.kind,
         objective: space.objective.clone(),
+        warm_start: Vec::new(),
     }
 }
 

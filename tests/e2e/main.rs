@@ -9,3 +9,4 @@ mod report_render;
 mod secrets;
 mod sim;
 mod vllm;
+mod warm_start_sim;

@@ -11,3 +11,4 @@ mod hostile;
 mod llamacpp_rules;
 mod resolve;
 mod seed004;
+mod warm_start;

@@ -14,3 +14,4 @@ mod resume_old_format;
 mod server_death;
 mod slurm;
 mod tune_loop;
+mod warm_start;

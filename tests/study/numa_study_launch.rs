@@ -92,6 +92,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
         sampler: "tpe".into(),
         engine: space.engine.kind,
         objective: space.objective.clone(),
+        warm_start: Vec::new(),
     };
     let exported = Exporter::new(&space, engine.as_ref(), &meta, &study)
         .write(&[winner(params("-N 0 -m 0"))])

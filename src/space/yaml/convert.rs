@@ -9,7 +9,7 @@ use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
     Constraint, DevicesPerTrial, EngineSection, LaunchSection, Placement, RuleSettings,
-    SearchSettings, StudySpec,
+    SearchSettings, StudySpec, WarmStartEntry, DEFAULT_TRANSFER_WEIGHT,
 };
 use crate::util::did_you_mean;
 use crate::util::{MAX_DURATION, MAX_DURATION_DAYS};
@@ -95,7 +95,7 @@ pub(crate) fn convert(
         executor: raw.executor,
         secrets,
         rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
-        search: search(raw.search).map_err(|(p, m)| fail(p, m))?,
+        search: search(raw.search, path).map_err(|(p, m)| fail(p, m))?,
         engine,
         parameters,
         constraints,
@@ -265,7 +265,7 @@ fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings>
     })
 }
 
-fn search(raw: RawSearch) -> Located<SearchSettings> {
+fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
     let budget = raw
         .budget
         .map(|b| duration(Some(b), "search.budget", Duration::ZERO))
@@ -289,7 +289,60 @@ fn search(raw: RawSearch) -> Located<SearchSettings> {
             }
             Some(p) => p.value,
         },
+        transfer_weight: transfer_weight(raw.transfer_weight)?,
+        warm_start: warm_start(raw.warm_start, path)?,
     })
+}
+
+/// `search.transfer_weight`, in `(0, 1]`.
+fn transfer_weight(raw: Option<Spanned<f64>>) -> Located<f64> {
+    let Some(w) = raw else {
+        return Ok(DEFAULT_TRANSFER_WEIGHT);
+    };
+    if w.value > 0.0 && w.value <= 1.0 {
+        return Ok(w.value);
+    }
+    Err((
+        Pos::of(&w.referenced),
+        format!(
+            "search.transfer_weight {} is outside (0, 1]; write e.g. 0.5 (1 trusts an earlier \
+             study's trials as this study's own, smaller values trust them less)",
+            w.value
+        ),
+    ))
+}
+
+/// `search.warm_start`: study folders, relative to the space file's folder.
+fn warm_start(raw: Vec<Spanned<serde_json::Value>>, path: &Path) -> Located<Vec<WarmStartEntry>> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut entries: Vec<WarmStartEntry> = Vec::new();
+    for s in raw {
+        let at = Pos::of(&s.referenced);
+        let text = match s.value {
+            serde_json::Value::String(text) if !text.trim().is_empty() => text,
+            other => {
+                return Err((
+                    at,
+                    format!(
+                        "search.warm_start: `{other}` is not a study folder; write each earlier \
+                         study as a path, e.g. `- ../results/h100-study` (one \
+                         search.transfer_weight applies to them all)"
+                    ),
+                ))
+            }
+        };
+        let text =
+            expand::expand_env(&text).map_err(|m| (at, format!("search.warm_start: {m}")))?;
+        let study = base.join(text);
+        if entries.iter().any(|e| e.study == study) {
+            return Err((
+                at,
+                format!("search.warm_start: {} is listed twice", study.display()),
+            ));
+        }
+        entries.push(WarmStartEntry { study, pos: at });
+    }
+    Ok(entries)
 }
 
 /// `launch.devices_per_trial`: 1 when unset; an expression must compile.

@@ -157,4 +157,7 @@ pub(crate) struct RawSearch {
     #[serde(default)]
     pub enqueue: Vec<Spanned<crate::record::Params>>,
     pub parallel: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub warm_start: Vec<Spanned<serde_json::Value>>,
+    pub transfer_weight: Option<Spanned<f64>>,
 }

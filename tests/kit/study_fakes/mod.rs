@@ -122,6 +122,8 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             repeats: 2,
             enqueue: Vec::new(),
             parallel: 1,
+            warm_start: Vec::new(),
+            transfer_weight: 0.5,
         },
         secrets: Default::default(),
     }
@@ -222,6 +224,7 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
         resume,
         prune,
         stop: StopFlag::default(),
+        warm_start: Vec::new(),
     }
 }
 

@@ -1,0 +1,111 @@
+//! `search.warm_start` and `search.transfer_weight`: bad entries are refused with the place in
+//! the space file that names them; good ones resolve relative to the space file's folder.
+
+use infertune::space::{SpaceError, StudySpec};
+use infertune::study::warm;
+use std::path::{Path, PathBuf};
+
+/// The simulator fixture (46 lines, `search:` last) with `search_lines` appended to its
+/// `search:` section, written into `dir`.
+fn space_with(dir: &Path, search_lines: &str) -> PathBuf {
+    let text = std::fs::read_to_string("tests/fixtures/spaces/e2e-sim.yaml").unwrap();
+    assert!(text.trim_end().lines().count() == 46 && text.contains("\nsearch:\n"));
+    let path = dir.join("space.yaml");
+    std::fs::write(&path, format!("{}\n{search_lines}", text.trim_end())).unwrap();
+    path
+}
+
+fn load_error(path: &Path) -> String {
+    let err = StudySpec::load(path).expect_err("the space is malformed");
+    assert!(err.downcast_ref::<SpaceError>().is_some(), "{err}");
+    err.to_string()
+}
+
+/// A study folder holding `study.json` of `engine` and an empty journal.
+fn study_of(dir: &Path, engine: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let meta = serde_json::json!({
+        "name": "earlier", "space_origin": "x.yaml", "space_fingerprint": "json-0",
+        "seed": 0, "sampler": "bo", "engine": engine,
+        "objective": {"metric": "output_throughput"},
+    });
+    std::fs::write(dir.join("study.json"), meta.to_string()).unwrap();
+    std::fs::write(dir.join("journal.jsonl"), "").unwrap();
+}
+
+#[test]
+fn a_transfer_weight_outside_0_to_1_is_refused_where_it_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    for bad in ["1.5", "0", "-0.2"] {
+        let path = space_with(tmp.path(), &format!("  transfer_weight: {bad}\n"));
+        let text = load_error(&path);
+        let at = format!("{}:47:20: ", path.display());
+        assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
+        assert!(text.contains("outside (0, 1]"), "{text}");
+    }
+}
+
+#[test]
+fn a_warm_start_entry_must_be_a_folder_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = space_with(tmp.path(), "  warm_start:\n    - {study: a, weight: 0.5}\n");
+    let text = load_error(&path);
+    assert!(
+        text.starts_with(&format!("{}:48:", path.display())),
+        "{text}"
+    );
+    let path = space_with(tmp.path(), "  warm_start: [a, a]\n");
+    let text = load_error(&path);
+    assert!(
+        text.starts_with(&format!("{}:47:19: ", path.display())),
+        "{text}"
+    );
+    assert!(text.contains("listed twice"), "{text}");
+}
+
+#[test]
+fn a_folder_without_a_study_or_of_another_engine_is_refused_at_its_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    study_of(&tmp.path().join("results/vllm-study"), "vllm");
+    study_of(&tmp.path().join("results/sim-study"), "sim");
+    let path = space_with(
+        tmp.path(),
+        "  warm_start:\n    - results/sim-study\n    - results/missing\n    - results/vllm-study\n",
+    );
+    let space = StudySpec::load(&path).unwrap();
+    assert_eq!(
+        space.search.warm_start[0].study,
+        tmp.path().join("results/sim-study")
+    );
+    assert_eq!(space.search.transfer_weight, 0.5);
+
+    let mut one = space.clone();
+    one.search.warm_start.truncate(1);
+    let loaded = warm::load(&one, &tmp.path().join("results/new")).unwrap();
+    assert_eq!(loaded.studies.len(), 1);
+    let own = warm::load(&one, &tmp.path().join("results/sim-study"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        own.contains(":48:7: search.warm_start: ") && own.contains("own folder"),
+        "{own}"
+    );
+
+    let err = warm::load(&space, &tmp.path().join("results/new")).unwrap_err();
+    let text = err.to_string();
+    let at = format!("{}:49:7: search.warm_start: ", path.display());
+    assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
+    assert!(text.contains("holds no study"), "{text}");
+
+    let mut other = space.clone();
+    other.search.warm_start.remove(1);
+    let text = warm::load(&other, &tmp.path().join("results/new"))
+        .unwrap_err()
+        .to_string();
+    let at = format!("{}:50:7: search.warm_start: ", path.display());
+    assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
+    assert!(
+        text.contains("engine Vllm") && text.contains("same engine"),
+        "{text}"
+    );
+}
