@@ -10,7 +10,7 @@ verdict `{"refused": bool, "feasible": bool, "value": float | null}`.
 How the verdicts reach Optuna, the way a user would wire a tuner to it:
 - a feasible trial returns its objective value;
 - a trial that broke an SLO or failed at start is infeasible: TPE gets it through the
-  constraint API (`constraints_func`, violation 1.0; the value is the measured one, or 0
+  constraint API (`Trial.set_constraint`, violation 1.0; the value is the measured one, or 0
   for a start-up failure), CMA-ES, which has no constraint API, gets the penalty value 0
   (every scenario's objective is positive);
 - a config the space refuses (its constraints or the engine's rule pack) is told the same
@@ -23,6 +23,7 @@ independent (random) sampler.
 import argparse
 import json
 import sys
+import warnings
 
 import optuna
 
@@ -50,14 +51,9 @@ def suggest(trial, param):
              "cannot sample; use int, float, choice, bool, const or derived parameters")
 
 
-def violation(trial):
-    return [trial.user_attrs["violation"]]
-
-
 def sampler(name, seed):
     if name == "tpe":
-        return optuna.samplers.TPESampler(seed=seed, multivariate=True,
-                                          constraints_func=violation)
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True)
     if name == "cmaes":
         return optuna.samplers.CmaEsSampler(seed=seed, with_margin=True,
                                             warn_independent_sampling=False)
@@ -80,9 +76,10 @@ def search(parameters, name, seed, trials):
         drawn = {p["name"]: suggest(trial, p) for p in parameters}
         reply = verdict(seed, {k: v for k, v in drawn.items() if v is not None})
         feasible = reply["feasible"]
-        trial.set_user_attr("violation", 0.0 if feasible else 1.0)
         value = reply["value"] if reply["value"] is not None else 0.0
-        if not feasible and name == "cmaes":
+        if name == "tpe":
+            trial.set_constraint("slo_or_start", 0.0 if feasible else 1.0)
+        elif not feasible:
             value = 0.0
         study.tell(trial, value)
         if reply["refused"]:
@@ -102,6 +99,8 @@ def main():
     parser.add_argument("--trials", type=int, required=True, help="trials per search")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    # CMA-ES's `with_margin` (for integer parameters) is marked experimental.
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     parameters = json.loads(sys.stdin.readline())["parameters"]
     for seed in (int(s) for s in args.seeds.split(",")):
         search(parameters, args.sampler, seed, args.trials)
