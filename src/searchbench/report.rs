@@ -89,7 +89,17 @@ pub fn versus(rows: &[Summary], ours: &str, theirs: &str, title: &str) -> Option
             .find(|r| r.scenario == "all" && r.sampler == sampler)
     };
     let (a, b) = (all(ours)?, all(theirs)?);
-    let bound = if b.censored { "≤" } else { "" };
+    let bound = match (a.censored, b.censored) {
+        (true, true) => {
+            return Some(format!(
+                "{ours} vs {title}: – (neither median gets within {:.0}% in the budget)",
+                TOLERANCE * 100.0
+            ))
+        }
+        (true, false) => "≥",
+        (false, true) => "≤",
+        (false, false) => "",
+    };
     Some(format!(
         "{ours} vs {title}: {bound}{:.2}× trials to within {:.0}% (median over all scenarios: \
          {:.1} against {:.1})",

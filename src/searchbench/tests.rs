@@ -154,3 +154,25 @@ fn an_optuna_driver_that_stops_short_is_an_error() {
     let err = optuna::search(&scenario, &config, "tpe", 1, 5).unwrap_err();
     assert!(err.to_string().contains("ran 0 trials, not 5"), "{err}");
 }
+
+#[test]
+fn the_optuna_comparison_line_bounds_censored_medians() {
+    let row = |sampler: &str, median_trials: f64, censored: bool| report::Summary {
+        scenario: "all".into(),
+        sampler: sampler.into(),
+        median_trials,
+        censored,
+        vs_random: None,
+        random_censored: false,
+        median_regret_at: 0.0,
+        reached: (0, 0),
+    };
+    let line = |bo, tpe| report::versus(&[bo, tpe], "bo", "optuna-tpe", "Optuna TPE").unwrap();
+    assert!(line(row("bo", 10.0, false), row("optuna-tpe", 40.0, false)).contains(": 0.25×"));
+    assert!(line(row("bo", 10.0, false), row("optuna-tpe", 81.0, true)).contains(": ≤0.12×"));
+    assert!(line(row("bo", 81.0, true), row("optuna-tpe", 81.0, true)).contains(": –"));
+    assert_eq!(
+        report::versus(&[row("bo", 1.0, false)], "bo", "optuna-tpe", "x"),
+        None
+    );
+}
