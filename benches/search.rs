@@ -3,7 +3,7 @@
 //! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, plot, report, sim, warm, BenchConfig};
+use infertune::searchbench::{self, optuna, plot, report, sim, warm, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -52,6 +52,13 @@ struct Args {
     /// Transfer weight of prior trials.
     #[arg(long, default_value_t = infertune::sampler::DEFAULT_TRANSFER_WEIGHT)]
     transfer_weight: f64,
+    /// A Python with Optuna (`scripts/provision-optuna.sh` prints one): also run Optuna's
+    /// samplers, driven by `scripts/bench-optuna.py`.
+    #[arg(long)]
+    optuna: Option<PathBuf>,
+    /// Optuna samplers to run with `--optuna` (`tpe` is multivariate TPE, `cmaes` CMA-ES).
+    #[arg(long, value_delimiter = ',', default_value = "tpe,cmaes")]
+    optuna_samplers: Vec<String>,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -70,20 +77,25 @@ fn main() -> anyhow::Result<()> {
         reference_draws: args.reference_draws,
         reference_cache: (!args.fresh_reference).then(|| args.out.join("reference.json")),
         threads,
+        optuna: args.optuna.clone().map(|python| optuna::OptunaConfig {
+            python,
+            driver: concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench-optuna.py").into(),
+            samplers: args.optuna_samplers.clone(),
+        }),
     };
     let results = searchbench::run(&scenarios, &config)?;
+    let mut order = args.samplers.clone();
+    order.extend(config.optuna.iter().flat_map(|o| o.labels()));
     std::fs::create_dir_all(&args.out)?;
     report::write_csv(&results, &args.out.join("regret.csv"))?;
-    std::fs::write(
-        args.out.join("regret.svg"),
-        plot::svg(&results, &args.samplers),
-    )?;
+    std::fs::write(args.out.join("regret.svg"), plot::svg(&results, &order))?;
     let mut summary = report::scenarios_table(&results);
     summary.push('\n');
-    summary.push_str(&report::table(
-        &report::summarise(&results, &args.samplers),
-        args.trials,
-    ));
+    let rows = report::summarise(&results, &order);
+    summary.push_str(&report::table(&rows, args.trials));
+    if let Some(line) = report::versus(&rows, "bo", &optuna::label("tpe"), "Optuna TPE") {
+        summary.push_str(&format!("\n{line}\n"));
+    }
     summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
     std::fs::write(args.out.join("summary.md"), &summary)?;
     println!("{summary}");
@@ -91,7 +103,7 @@ fn main() -> anyhow::Result<()> {
         "{} scenarios × {} seeds × {} samplers × {} trials in {:.1}s; outputs in {}",
         results.len(),
         args.seeds,
-        args.samplers.len(),
+        order.len(),
         args.trials,
         started.elapsed().as_secs_f64(),
         args.out.display()

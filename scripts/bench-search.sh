@@ -1,13 +1,38 @@
 #!/usr/bin/env bash
 # Search-efficiency benchmark on simulator scenarios (src/searchbench/scenarios/*.yaml):
-# samplers vs random search, regret curves (CSV + SVG) and trials-to-3%; then `bo` cold against
-# `bo` warm-started from a search on another scenario (TARGET=PRIOR pairs; priors may also come
-# from the scenarios' priors/ folder).
-# Usage: scripts/bench-search.sh [--seeds 20] [--trials 80] [--samplers random,qmc,grid,pso,tpe,bo]
-#          [--reference-draws 20000] [--fresh-reference] [--scenarios DIR] [--threads N] [--out DIR]
-#          [--warm-start TARGET=PRIOR,...] [--prior-trials 40] [--transfer-weight 0.5]
+# samplers vs random search and vs Optuna's TPE (multivariate) and CMA-ES, regret curves
+# (CSV + SVG) and trials-to-3%; then `bo` cold against `bo` warm-started from a search on
+# another scenario (TARGET=PRIOR pairs; priors may also come from the scenarios' priors/ folder).
+# Usage: scripts/bench-search.sh [--no-optuna] [--profile bench|dev] [--seeds 20] [--trials 80]
+#          [--samplers random,qmc,grid,pso,tpe,bo] [--optuna-samplers tpe,cmaes]
+#          [--reference-draws 20000] [--fresh-reference] [--scenarios DIR] [--threads N]
+#          [--out DIR] [--warm-start TARGET=PRIOR,...] [--prior-trials 40] [--transfer-weight 0.5]
+# Optuna runs from the venv scripts/provision-optuna.sh makes (provisioned here on first use;
+# --no-optuna skips it). --profile picks the cargo profile (default: bench; dev reuses the
+# test build, which is optimised, when a release build is too slow to make).
 # The reference optimum of each scenario is cached in DIR/reference.json (default
 # target/bench-search), keyed by the scenario file's content and the number of draws.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec cargo bench --bench search -- "$@"
+
+optuna=1
+profile=bench
+args=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --no-optuna) optuna=0 ;;
+        --profile)
+            [[ $# -ge 2 ]] || { echo "bench-search: --profile needs a value (bench or dev)" >&2; exit 2; }
+            profile="$2"
+            shift
+            ;;
+        *) args+=("$1") ;;
+    esac
+    shift
+done
+
+if [[ $optuna == 1 ]]; then
+    python=$(scripts/provision-optuna.sh | tail -n 1)
+    args+=(--optuna "$python")
+fi
+exec cargo bench --profile "$profile" --bench search -- "${args[@]}"

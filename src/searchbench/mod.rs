@@ -6,6 +6,7 @@
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
 //! simulator in virtual time ([`sim::SimEvaluator`]).
 
+pub mod optuna;
 pub mod plot;
 pub mod reference;
 pub mod report;
@@ -99,6 +100,8 @@ pub struct BenchConfig {
     pub reference_cache: Option<PathBuf>,
     /// Worker threads.
     pub threads: usize,
+    /// Optuna's samplers to run as well (same seeds and trials); `None` = none.
+    pub optuna: Option<optuna::OptunaConfig>,
 }
 
 /// One search: the best feasible value after each trial.
@@ -148,7 +151,8 @@ pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<S
     scenarios
         .iter()
         .map(|scenario| {
-            let runs = run_scenario(scenario, config)?;
+            let mut runs = run_scenario(scenario, config)?;
+            runs.extend(optuna_runs(scenario, config)?);
             let found = runs
                 .iter()
                 .filter_map(|r| r.best.last().copied().flatten())
@@ -208,6 +212,36 @@ fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec
     let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     results.sort_by_key(|(i, _)| *i);
     results.into_iter().map(|(_, run)| run).collect()
+}
+
+/// The searches of every Optuna sampler of `config` on `scenario`, the samplers in parallel.
+fn optuna_runs(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<SearchRun>> {
+    let Some(optuna) = &config.optuna else {
+        return Ok(Vec::new());
+    };
+    let per_sampler: Vec<anyhow::Result<Vec<SearchRun>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = optuna
+            .samplers
+            .iter()
+            .map(|name| {
+                scope.spawn(move || {
+                    optuna::search(scenario, optuna, name, config.seeds, config.trials)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an Optuna search panicked")))
+            })
+            .collect()
+    });
+    let mut runs = Vec::new();
+    for r in per_sampler {
+        runs.extend(r?);
+    }
+    Ok(runs)
 }
 
 /// One search of `trials` trials with sampler `name` and `seed`.

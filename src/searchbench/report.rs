@@ -81,6 +81,35 @@ pub fn summarise(results: &[ScenarioResult], order: &[String]) -> Vec<Summary> {
     rows
 }
 
+/// "`ours` vs `title`: X× trials": the ratio of the median trials to within [`TOLERANCE`] of
+/// samplers `ours` and `theirs` over all scenarios (`None` when either is missing).
+pub fn versus(rows: &[Summary], ours: &str, theirs: &str, title: &str) -> Option<String> {
+    let all = |sampler: &str| {
+        rows.iter()
+            .find(|r| r.scenario == "all" && r.sampler == sampler)
+    };
+    let (a, b) = (all(ours)?, all(theirs)?);
+    let bound = match (a.censored, b.censored) {
+        (true, true) => {
+            return Some(format!(
+                "{ours} vs {title}: – (neither median gets within {:.0}% in the budget)",
+                TOLERANCE * 100.0
+            ))
+        }
+        (true, false) => "≥",
+        (false, true) => "≤",
+        (false, false) => "",
+    };
+    Some(format!(
+        "{ours} vs {title}: {bound}{:.2}× trials to within {:.0}% (median over all scenarios: \
+         {:.1} against {:.1})",
+        a.median_trials / b.median_trials,
+        TOLERANCE * 100.0,
+        a.median_trials,
+        b.median_trials
+    ))
+}
+
 /// Median of `values` (NaN when empty).
 pub(crate) fn median(values: &[f64]) -> f64 {
     let mut v = values.to_vec();

@@ -89,3 +89,90 @@ fn the_shipped_scenarios_load() {
         .collect();
     assert_eq!(names.len(), 6, "{names:?}");
 }
+
+/// An Optuna config whose "driver" is `script`: Python (no Optuna needed) that reads the
+/// parameter line and may then ask for configs.
+fn fake_driver(dir: &Path, script: &str) -> optuna::OptunaConfig {
+    let driver = dir.join("driver.py");
+    std::fs::write(&driver, script).unwrap();
+    optuna::OptunaConfig {
+        python: "python3".into(),
+        driver,
+        samplers: vec!["tpe".into()],
+    }
+}
+
+#[test]
+fn optuna_configs_are_resolved_and_judged_and_refused_ones_are_not_counted() {
+    let scenario = scenario("output_throughput", Ok(metrics(1000.0, 384.0)));
+    let good = crate::sampler::from_name("random", 0)
+        .unwrap()
+        .ask(&*scenario.space, &[])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let verdicts = dir.path().join("verdicts.json");
+    let script = format!(
+        "import json, sys\n\
+         assert json.loads(sys.stdin.readline())['parameters']\n\
+         good = json.loads({good:?})\n\
+         replies = []\n\
+         for seed, params in [(0, {{}}), (0, good), (1, good)]:\n\
+         \x20   print(json.dumps({{'seed': seed, 'params': params}}), flush=True)\n\
+         \x20   replies.append(json.loads(sys.stdin.readline()))\n\
+         json.dump(replies, open({out:?}, 'w'))\n",
+        good = serde_json::to_string(&good).unwrap(),
+        out = verdicts.display().to_string(),
+    );
+    let config = fake_driver(dir.path(), &script);
+    let runs = optuna::search(&scenario, &config, "tpe", 2, 1).unwrap();
+    let bests: Vec<_> = runs
+        .iter()
+        .map(|r| (r.sampler.as_str(), r.seed, r.best.clone()))
+        .collect();
+    assert_eq!(
+        bests,
+        vec![
+            ("optuna-tpe", 0, vec![Some(900.0)]),
+            ("optuna-tpe", 1, vec![Some(900.0)])
+        ]
+    );
+    let replies: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(verdicts).unwrap()).unwrap();
+    assert_eq!(replies[0]["refused"], true);
+    assert_eq!(replies[1]["refused"], false);
+    assert_eq!(
+        (replies[1]["feasible"].clone(), replies[1]["value"].clone()),
+        (true.into(), 900.0.into())
+    );
+}
+
+#[test]
+fn an_optuna_driver_that_stops_short_is_an_error() {
+    let scenario = scenario("output_throughput", Ok(metrics(1000.0, 384.0)));
+    let dir = tempfile::tempdir().unwrap();
+    let config = fake_driver(dir.path(), "import sys\nsys.stdin.readline()\n");
+    let err = optuna::search(&scenario, &config, "tpe", 1, 5).unwrap_err();
+    assert!(err.to_string().contains("ran 0 trials, not 5"), "{err}");
+}
+
+#[test]
+fn the_optuna_comparison_line_bounds_censored_medians() {
+    let row = |sampler: &str, median_trials: f64, censored: bool| report::Summary {
+        scenario: "all".into(),
+        sampler: sampler.into(),
+        median_trials,
+        censored,
+        vs_random: None,
+        random_censored: false,
+        median_regret_at: 0.0,
+        reached: (0, 0),
+    };
+    let line = |bo, tpe| report::versus(&[bo, tpe], "bo", "optuna-tpe", "Optuna TPE").unwrap();
+    assert!(line(row("bo", 10.0, false), row("optuna-tpe", 40.0, false)).contains(": 0.25×"));
+    assert!(line(row("bo", 10.0, false), row("optuna-tpe", 81.0, true)).contains(": ≤0.12×"));
+    assert!(line(row("bo", 81.0, true), row("optuna-tpe", 81.0, true)).contains(": –"));
+    assert_eq!(
+        report::versus(&[row("bo", 1.0, false)], "bo", "optuna-tpe", "x"),
+        None
+    );
+}
