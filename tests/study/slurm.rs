@@ -53,6 +53,18 @@ fn jobs_left(study: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Waits (up to a minute) until the tuner `child` has a job of `study` queued or running, or
+/// has exited.
+fn wait_for_a_job(study: &Path, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while jobs_left(study).is_empty()
+        && child.try_wait().unwrap().is_none()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Every launched trial ran as a job and its server saw only the GPU the job held; trials
 /// that ran at once held different GPUs.
 fn assert_jobs_saw_their_own_devices(study: &Path, all: &[TrialRecord]) {
@@ -146,6 +158,8 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_secs_f64(wait_s));
+        // Stop it while a job is in flight, however fast or slow this machine is.
+        wait_for_a_job(&study, &mut child);
         if attempt == 0 {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
