@@ -3,7 +3,8 @@
 # proposes the same configs) run serially, with 4 local slots (4 pretend devices) and as 4 Slurm
 # jobs at once on the private cluster (scripts/provision-slurm.sh; skipped when it cannot
 # start). Reports each run's wall time and its ratio to the serial run (targets: <= 0.35 local,
-# <= 0.45 Slurm), the winner's objective against the serial winner's (target: within 1 %), and
+# <= 0.45 Slurm), the winner's objective against the serial winner's (target: within 1 %; also
+# the crowned config as the serial study measured it, free of run-to-run noise), and
 # what Slurm adds per trial: sbatch to the trial starting on its node, and to its server serving.
 # Usage: scripts/bench-parallel.sh   (BENCH_PROFILE=dev uses the test build instead of release)
 set -euo pipefail
@@ -90,6 +91,15 @@ for name, target in runs:
           f"{'met' if ratio <= target else 'MISSED'}); winner trial {best['trial']} = "
           f"{best['objective']['mean']:.1f}, {gap:.2f} % from serial (target <= 1 %: "
           f"{'met' if gap <= 1 else 'MISSED'}); same configs as serial: {same}")
+    # Run-to-run noise moves a config's measured objective by about 2 % on a busy host, so
+    # the crowned config is also judged by what the serial study measured for it.
+    crowned = next(r["params"] for r in records if r["number"] == best["trial"])
+    serial_value = next(r.get("value") for r in serial
+                        if r.get("repeat_of") is None and r["params"] == crowned)
+    same_yardstick = 100 * (best_s["objective"]["mean"] - (serial_value or 0)) / best_s["objective"]["mean"]
+    print(f"{'':6} its crowned config as the serial study measured it: "
+          f"{(serial_value or 0):.1f}, {same_yardstick:.2f} % below the serial winner "
+          f"(target <= 1 %: {'met' if same_yardstick <= 1 else 'MISSED'})")
     if name == "slurm":
         start = [r["metrics"]["job_start_s"] for r in records if "job_start_s" in r.get("metrics", {})]
         ready = [r["metrics"]["job_start_s"] + r["ready_s"] for r in records
