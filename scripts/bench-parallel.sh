@@ -58,6 +58,10 @@ run() { # NAME ARGS...: one study; prints its wall seconds
 run serial --parallel 1
 run local --parallel 4
 slurm=none
+# A cluster this script starts is stopped when it ends; one that was already up is left as it was.
+if ! scripts/provision-slurm.sh env >/dev/null 2>&1; then
+    trap 'rm -rf "$work"; scripts/provision-slurm.sh stop 2>/dev/null' EXIT
+fi
 if conf=$(scripts/provision-slurm.sh start 2>"$work/slurm-provision.err"); then
     export "${conf?}"
     run slurm --executor slurm --parallel 4
