@@ -26,48 +26,38 @@ fn a_simulator_study_warm_started_from_another_names_it_everywhere() {
     let earlier = results.join("earlier");
     let earlier_arg = earlier.to_str().unwrap();
 
-    Command::from_std(tune(
-        &space,
-        &results,
-        &[
-            "--study",
-            "later",
-            "--trials",
-            "4",
-            "--sampler",
-            "random",
-            "--warm-start",
-            earlier_arg,
-        ],
-    ))
-    .timeout(Duration::from_secs(30))
-    .assert()
-    .failure()
-    .stderr(contains("cannot learn from earlier studies"));
+    let later_with = |sampler: &str| {
+        Command::from_std(tune(
+            &space,
+            &results,
+            &[
+                "--study",
+                "later",
+                "--trials",
+                "4",
+                "--sampler",
+                sampler,
+                "--warm-start",
+                earlier_arg,
+            ],
+        ))
+    };
+    later_with("random")
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .failure()
+        .stderr(contains("cannot learn from earlier studies"));
     assert!(
         !results.join("later").exists(),
         "a refused study left a folder"
     );
 
-    Command::from_std(tune(
-        &space,
-        &results,
-        &[
-            "--study",
-            "later",
-            "--trials",
-            "4",
-            "--sampler",
-            "bo",
-            "--warm-start",
-            earlier_arg,
-        ],
-    ))
-    .timeout(Duration::from_secs(120))
-    .assert()
-    .success()
-    .stderr(contains(format!("warm start from {earlier_arg}: ")))
-    .stderr(contains("1 start-up failure(s) carried over"));
+    later_with("bo")
+        .timeout(Duration::from_secs(120))
+        .assert()
+        .success()
+        .stderr(contains(format!("warm start from {earlier_arg}: ")))
+        .stderr(contains("1 start-up failure(s) carried over"));
     let later = results.join("later");
     let report = std::fs::read_to_string(later.join("report.md")).unwrap();
     assert!(

@@ -52,6 +52,15 @@ pub fn records_so_far(study_dir: &Path) -> Vec<TrialRecord> {
     }
 }
 
+/// Waits (up to a minute) until `ready()` holds or the tuner `child` has exited, so a test
+/// stops the tuner at the moment it means to, however fast or slow the machine is.
+pub fn wait_while_running(child: &mut std::process::Child, ready: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !ready() && child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Live processes whose working folder lies under `dir`: servers of a study in `dir` (every
 /// trial's server runs in its trial folder).
 pub fn processes_under(dir: &Path) -> Vec<i32> {

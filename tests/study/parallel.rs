@@ -6,7 +6,9 @@
 use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
-use e2e_sim_common::{records, records_so_far, tune, wait_no_processes_under, FIXTURE, STUDY};
+use e2e_sim_common::{
+    records, records_so_far, tune, wait_no_processes_under, wait_while_running, FIXTURE, STUDY,
+};
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -151,13 +153,7 @@ fn a_parallel_study_interrupted_and_killed_resumes_without_losing_or_repeating_a
             .unwrap();
         std::thread::sleep(Duration::from_secs_f64(wait_s));
         // Stop it while a trial is in flight, however fast or slow this machine is.
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        while in_flight(&study).is_empty()
-            && child.try_wait().unwrap().is_none()
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_while_running(&mut child, || !in_flight(&study).is_empty());
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         if attempt == 0 {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);

@@ -8,7 +8,9 @@
 use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
-use e2e_sim_common::{records, records_so_far, tune, wait_no_processes_under, FIXTURE, STUDY};
+use e2e_sim_common::{
+    records, records_so_far, tune, wait_no_processes_under, wait_while_running, FIXTURE, STUDY,
+};
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -51,18 +53,6 @@ fn jobs_left(study: &Path) -> Vec<String> {
         .filter(|l| l.ends_with(&format!("|{}", comment.display())))
         .map(String::from)
         .collect()
-}
-
-/// Waits (up to a minute) until the tuner `child` has a job of `study` queued or running, or
-/// has exited.
-fn wait_for_a_job(study: &Path, child: &mut std::process::Child) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while jobs_left(study).is_empty()
-        && child.try_wait().unwrap().is_none()
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// Every launched trial ran as a job and its server saw only the GPU the job held; trials
@@ -159,7 +149,7 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
             .unwrap();
         std::thread::sleep(Duration::from_secs_f64(wait_s));
         // Stop it while a job is in flight, however fast or slow this machine is.
-        wait_for_a_job(&study, &mut child);
+        wait_while_running(&mut child, || !jobs_left(&study).is_empty());
         if attempt == 0 {
             let pid = nix::unistd::Pid::from_raw(child.id() as i32);
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
