@@ -11,7 +11,6 @@
 use crate::real_engine::{self, all_exist, env_path};
 use infertune::record::{FailureKind, Outcome, Params, Value};
 use infertune::space::{rules, EngineKind};
-use infertune::study::journal;
 use std::time::Duration;
 
 /// The variables of scripts/vllm-env.sh and scripts/llamacpp-env.sh the study needs.
@@ -76,13 +75,8 @@ fn tune_drives_the_real_cpu_llama_server() {
         &[("constraints", ""), ("rules", RULES), ("search", SEARCH)],
     );
     let run = real_engine::tune(&tmp_dir, &space, &env, Duration::from_secs(10 * 60));
+    let [baseline, refused_by_rules, refused_by_server, tuned] = &run.four_records();
     let study = run.study;
-    let records = journal::read_records(&study).unwrap();
-    real_engine::print_trials(&records);
-    assert_eq!(records.len(), 4, "{records:#?}");
-    let [baseline, refused_by_rules, refused_by_server, tuned] = &records[..] else {
-        unreachable!("four records were just checked")
-    };
 
     assert!(baseline.baseline);
     real_engine::assert_served(baseline, &study, OUTPUT_LEN);

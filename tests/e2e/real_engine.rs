@@ -4,6 +4,7 @@
 //! the study started outlives it.
 
 use infertune::record::{Outcome, TrialRecord};
+use infertune::study::journal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -77,6 +78,17 @@ pub struct TuneRun {
     pub study: PathBuf,
     /// How long the command ran.
     pub wall: Duration,
+}
+
+impl TuneRun {
+    /// The study's records, printed, checked to be the four trials the end-to-end tests plan.
+    pub fn four_records(&self) -> [TrialRecord; 4] {
+        let records = journal::read_records(&self.study).unwrap();
+        print_trials(&records);
+        records
+            .try_into()
+            .unwrap_or_else(|records: Vec<TrialRecord>| panic!("not four records: {records:#?}"))
+    }
 }
 
 /// The text of the shipped space `name` (under search-spaces/).

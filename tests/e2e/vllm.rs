@@ -9,7 +9,6 @@
 
 use crate::real_engine::{self, all_exist, env_path};
 use infertune::record::{FailureKind, Outcome};
-use infertune::study::journal;
 use std::time::Duration;
 
 /// The variables of scripts/vllm-env.sh the study needs (paths, offline and cache settings).
@@ -70,13 +69,8 @@ fn tune_drives_the_real_cpu_vllm() {
         &[("rules", RULES), ("search", SEARCH)],
     );
     let run = real_engine::tune(&tmp_dir, &space, &env, Duration::from_secs(25 * 60));
+    let [baseline, refused_by_rules, refused_by_vllm, second] = &run.four_records();
     let study = run.study;
-    let records = journal::read_records(&study).unwrap();
-    real_engine::print_trials(&records);
-    assert_eq!(records.len(), 4, "{records:#?}");
-    let [baseline, refused_by_rules, refused_by_vllm, second] = &records[..] else {
-        unreachable!("four records were just checked")
-    };
 
     assert!(baseline.baseline);
     real_engine::assert_served(baseline, &study, OUTPUT_LEN);
