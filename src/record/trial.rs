@@ -49,6 +49,13 @@ pub struct TrialRecord {
     /// The Slurm job that ran the trial, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<u64>,
+    /// Share of the full probe's requests a screening run sent (`search.screening`); `None`
+    /// for a run of the full probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<f64>,
+    /// For the full-probe run of a config that passed screening: the screening trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promoted_from: Option<u32>,
 }
 
 /// The outcome of a trial.
@@ -107,7 +114,14 @@ impl TrialRecord {
             slot: None,
             devices: Vec::new(),
             job_id: None,
+            fidelity: None,
+            promoted_from: None,
         }
+    }
+
+    /// True when the trial ran the full probe (not a screening run): only such trials can win.
+    pub fn is_full_probe(&self) -> bool {
+        self.fidelity.is_none_or(|f| f >= 1.0)
     }
 
     /// The violations as reports and CSV show them, separated by `; `.

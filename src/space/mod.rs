@@ -219,6 +219,28 @@ pub struct SearchSettings {
     pub warm_start: Vec<WarmStartEntry>,
     /// How far the trials of `warm_start` are trusted, in `(0, 1]`.
     pub transfer_weight: f64,
+    /// Screen every new config with a short probe first (`None`: every trial runs the full
+    /// probe).
+    pub screening: Option<ScreeningSettings>,
+}
+
+/// `search.screening`: successive halving over the probe length. Each new config first runs a
+/// short probe; only those ranking among the best screened so far run the full probe.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ScreeningSettings {
+    /// Share of the probe's requests (or duration) a screening run sends, in `(0, 1)`.
+    pub fraction: f64,
+    /// Share of the screened configs that go on to the full probe, in `(0, 1]` (ASHA's `1/η`).
+    pub keep: f64,
+}
+
+impl Default for ScreeningSettings {
+    fn default() -> Self {
+        ScreeningSettings {
+            fraction: 0.25,
+            keep: 1.0 / 3.0,
+        }
+    }
 }
 
 /// Transfer weight of a warm start when `search.transfer_weight` is not given.

@@ -28,6 +28,7 @@ pub mod remote;
 
 pub mod runner;
 pub mod score;
+pub mod screening;
 pub mod select;
 mod slot_numa;
 pub mod trial;

@@ -5,6 +5,7 @@ mod expand;
 mod hint;
 mod param;
 mod raw;
+mod screening;
 mod secrets;
 mod validate;
 
