@@ -184,10 +184,17 @@ impl Model {
         let slos = broken_slos(&served)
             .iter()
             .filter_map(|slo| {
+                let measure = |t: &TrialRecord| margin(slo, t);
+                let gaps: Vec<f64> = sources.iter().map(|s| s.screening_gap(measure)).collect();
                 let rows: Vec<(Vec<f64>, f64, f64)> = served
                     .iter()
                     .filter_map(|(s, o)| {
-                        Some((o.x.clone(), margin(slo, &s.trials[o.index])?, s.extra_noise))
+                        let gap = sources
+                            .iter()
+                            .position(|own| std::ptr::eq(own, *s))
+                            .map_or(0.0, |i| gaps[i]);
+                        let m = s.on_full_scale(o, measure(&s.trials[o.index])?, gap);
+                        Some((o.x.clone(), m, s.noise(o)))
                     })
                     .collect();
                 fit_rows(rows, categories)
@@ -200,15 +207,17 @@ impl Model {
                 s.observed
                     .iter()
                     .filter(|o| o.tier != Tier::ConfigFailure && o.score.is_finite())
-                    .map(move |o| (o.x.clone(), squash(o.score) + shift, s.extra_noise))
+                    .map(move |o| (o.x.clone(), s.log_score(o) + shift, s.noise(o)))
             })
             .collect();
         let score = fit_rows(rows, categories);
-        let incumbent = sources[0]
+        // Only a full-probe run can win: a screening run improves on nothing.
+        let own = &sources[0];
+        let incumbent = own
             .observed
             .iter()
-            .filter(|o| o.tier == Tier::Feasible && o.score.is_finite())
-            .map(|o| squash(o.score))
+            .filter(|o| o.tier == Tier::Feasible && o.score.is_finite() && o.fidelity >= 1.0)
+            .map(|o| own.log_score(o))
             .reduce(f64::max);
         let (failed, started) = sources
             .iter()
@@ -277,7 +286,12 @@ fn anchors(sources: &[Source]) -> Vec<Vec<f64>> {
             .filter(|o| o.tier != Tier::ConfigFailure)
             .cloned()
             .collect();
-        ranked.sort_by(Observation::better_first);
+        // Full-probe runs first: a screening run's verdict is provisional.
+        ranked.sort_by(|a, b| {
+            (b.fidelity >= 1.0)
+                .cmp(&(a.fidelity >= 1.0))
+                .then(Observation::better_first(a, b))
+        });
         ranked
     };
     let own = ranked(&sources[0]);
@@ -293,11 +307,6 @@ fn anchors(sources: &[Source]) -> Vec<Vec<f64>> {
     out.extend(own.into_iter().map(|o| o.x));
     out.truncate(ANCHORS);
     out
-}
-
-/// The score on a log scale (throughputs span orders of magnitude), sign kept.
-fn squash(score: f64) -> f64 {
-    score.signum() * score.abs().ln_1p()
 }
 
 /// Every SLO some served trial broke with a measurement, each once.

@@ -1,7 +1,7 @@
 //! Warm start: trials of earlier studies (another card, model size or engine version) that
 //! seed a model-based sampler, trusted less than the study's own trials.
 
-use super::history::{observations, Observation};
+use super::history::{observations, screening_shift, Observation};
 use super::propose::Dims;
 use crate::record::TrialRecord;
 
@@ -29,6 +29,15 @@ impl Prior {
     }
 }
 
+/// Noise variance (standardised units) a screening run adds: a short probe measures less
+/// precisely, and its gap to the full probe varies from config to config.
+const SCREENED_NOISE: f64 = 0.05;
+
+/// A score on a log scale (throughputs span orders of magnitude), sign kept.
+pub(crate) fn squash(score: f64) -> f64 {
+    score.signum() * score.abs().ln_1p()
+}
+
 /// The informative trials of one study, as a model-based sampler learns from them.
 pub(crate) struct Source<'a> {
     /// The study's trials.
@@ -37,6 +46,8 @@ pub(crate) struct Source<'a> {
     pub observed: Vec<Observation>,
     /// Noise variance each of its trials adds (0 for the study's own).
     pub extra_noise: f64,
+    /// What to add to a screening run's squashed score to put it on the full probe's scale.
+    screened_gap: f64,
 }
 
 impl<'a> Source<'a> {
@@ -46,6 +57,36 @@ impl<'a> Source<'a> {
             trials,
             observed: observations(dims, trials),
             extra_noise,
+            screened_gap: screening_shift(trials, |t| t.score.map(squash)),
+        }
+    }
+
+    /// The squashed score of `o` on the full probe's scale.
+    pub(crate) fn log_score(&self, o: &Observation) -> f64 {
+        self.on_full_scale(o, squash(o.score), self.screened_gap)
+    }
+
+    /// How much higher `measure` reads on the full probe than on a screening run of the same
+    /// config, over this study's promoted configs (see [`screening_shift`]).
+    pub(crate) fn screening_gap(&self, measure: impl Fn(&TrialRecord) -> Option<f64>) -> f64 {
+        screening_shift(self.trials, measure)
+    }
+
+    /// `value`, measured by `o`, on the full probe's scale: moved by `gap` for a screening run.
+    pub(crate) fn on_full_scale(&self, o: &Observation, value: f64, gap: f64) -> f64 {
+        if o.fidelity < 1.0 {
+            value + gap
+        } else {
+            value
+        }
+    }
+
+    /// The noise variance `o` adds: the source's, and more for a screening run.
+    pub(crate) fn noise(&self, o: &Observation) -> f64 {
+        if o.fidelity < 1.0 {
+            self.extra_noise + SCREENED_NOISE
+        } else {
+            self.extra_noise
         }
     }
 
@@ -57,9 +98,8 @@ impl<'a> Source<'a> {
             let mut v: Vec<f64> = s
                 .observed
                 .iter()
-                .map(|o| o.score)
-                .filter(|x| x.is_finite())
-                .map(|x| x.signum() * x.abs().ln_1p())
+                .filter(|o| o.score.is_finite())
+                .map(|o| s.log_score(o))
                 .collect();
             v.sort_by(f64::total_cmp);
             (v.len() >= 3).then(|| v[v.len() / 2])

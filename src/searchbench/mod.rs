@@ -8,8 +8,10 @@
 
 pub mod optuna;
 pub mod plot;
+mod pool;
 pub mod reference;
 pub mod report;
+pub mod screen;
 pub mod sim;
 pub mod warm;
 
@@ -21,13 +23,18 @@ use crate::study::trial::judge_probe;
 use anyhow::Context;
 use reference::Reference;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Something that runs a config and measures it.
 pub trait Evaluator: Sync {
-    /// Metrics of a run of the resolved config `params`, or why it could not start.
-    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure>;
+    /// Metrics of a run of the resolved config `params` under the probe (`fidelity`: a
+    /// screening run sending that share of it), or why it could not start.
+    fn evaluate(&self, params: &Params, fidelity: Option<f64>)
+        -> Result<MetricMap, StartupFailure>;
+
+    /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
+    fn startup_seconds(&self, _params: &Params) -> f64 {
+        0.0
+    }
 }
 
 /// A config that did not start.
@@ -58,15 +65,24 @@ impl Scenario {
     /// Runs `params` and records it the way the tune loop does: a start-up failure as a failed
     /// trial, measured metrics judged by the study's scoring.
     pub fn trial(&self, number: usize, params: Params) -> TrialRecord {
+        self.trial_at(number, params, None)
+    }
+
+    /// [`Scenario::trial`] under a screening probe sending `fidelity` of the probe (`None`:
+    /// the full probe), recorded with that fidelity.
+    pub fn trial_at(&self, number: usize, params: Params, fidelity: Option<f64>) -> TrialRecord {
         let number = u32::try_from(number).unwrap_or(u32::MAX);
-        let metrics = match self.evaluator.evaluate(&params) {
+        let metrics = match self.evaluator.evaluate(&params, fidelity) {
             Ok(metrics) => metrics,
             Err(failure) => {
                 let outcome = Outcome::Failed {
                     kind: failure.kind,
                     message: failure.message,
                 };
-                return TrialRecord::new(number, params, outcome);
+                return TrialRecord {
+                    fidelity,
+                    ..TrialRecord::new(number, params, outcome)
+                };
             }
         };
         let judgement = judge_probe(&self.objective, &metrics);
@@ -80,6 +96,7 @@ impl Scenario {
             value: judgement.value,
             score: judgement.score,
             violations: judgement.violations,
+            fidelity,
             ..TrialRecord::new(number, params, outcome)
         }
     }
@@ -192,26 +209,11 @@ fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec
         .iter()
         .flat_map(|s| (0..config.seeds).map(move |seed| (s, seed)))
         .collect();
-    let next = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::with_capacity(jobs.len()));
-    std::thread::scope(|scope| {
-        for _ in 0..config.threads.max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(sampler, seed)) = jobs.get(i) else {
-                    break;
-                };
-                let run = search(scenario, sampler, seed, config.trials);
-                results
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((i, run));
-            });
-        }
-    });
-    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, run)| run).collect()
+    pool::map(&jobs, config.threads, |&(sampler, seed)| {
+        search(scenario, sampler, seed, config.trials)
+    })
+    .into_iter()
+    .collect()
 }
 
 /// The searches of every Optuna sampler of `config` on `scenario`, the samplers in parallel.

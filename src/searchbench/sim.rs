@@ -12,6 +12,7 @@ use crate::sim::Deployment;
 use crate::space::objective::Direction;
 use crate::space::{EngineKind, StudySpec, Target};
 use crate::study::score::Objective;
+use crate::study::screening::screening_workload;
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -28,6 +29,7 @@ pub(crate) struct SimEvaluator {
     workload: WorkloadSpec,
     /// Parameters the engine receives (those not marked `internal`).
     passed: Vec<String>,
+    /// Evaluations by config and fidelity.
     memo: Mutex<HashMap<String, Result<MetricMap, StartupFailure>>>,
 }
 
@@ -48,14 +50,28 @@ impl SimEvaluator {
     }
 }
 
-impl Evaluator for SimEvaluator {
-    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure> {
-        let engine_params: Params = params
+impl SimEvaluator {
+    /// The parameters of `params` the engine receives.
+    fn engine_params(&self, params: &Params) -> Params {
+        params
             .iter()
             .filter(|(name, _)| self.passed.contains(name))
             .map(|(name, value)| (name.clone(), value.clone()))
-            .collect();
-        let key = serde_json::to_string(&engine_params).unwrap_or_default();
+            .collect()
+    }
+}
+
+impl Evaluator for SimEvaluator {
+    fn evaluate(
+        &self,
+        params: &Params,
+        fidelity: Option<f64>,
+    ) -> Result<MetricMap, StartupFailure> {
+        let engine_params = self.engine_params(params);
+        let key = format!(
+            "{}@{fidelity:?}",
+            serde_json::to_string(&engine_params).unwrap_or_default()
+        );
         let memo = |m: &Mutex<HashMap<_, _>>| {
             m.lock()
                 .unwrap_or_else(|e: std::sync::PoisonError<_>| e.into_inner())
@@ -65,21 +81,24 @@ impl Evaluator for SimEvaluator {
         if let Some(known) = memo(&self.memo) {
             return known;
         }
-        let result = crate::sim::eval(
-            &self.deployment,
-            &engine_params,
-            &self.workload,
-            ENGINE_SEED,
-        )
-        .map_err(|f| StartupFailure {
-            kind: f.kind,
-            message: f.message,
-        });
+        let workload = match fidelity {
+            Some(share) => screening_workload(&self.workload, share),
+            None => self.workload.clone(),
+        };
+        let result = crate::sim::eval(&self.deployment, &engine_params, &workload, ENGINE_SEED)
+            .map_err(|f| StartupFailure {
+                kind: f.kind,
+                message: f.message,
+            });
         self.memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, result.clone());
         result
+    }
+
+    fn startup_seconds(&self, params: &Params) -> f64 {
+        crate::sim::eval::startup_seconds(&self.deployment, &self.engine_params(params))
     }
 }
 

@@ -2,10 +2,9 @@
 //! of a search on a prior scenario (another card of the same family, or an unrelated model),
 //! seed by seed, reported as two rows of the usual summary.
 
-use super::{search_with, ScenarioResult, SearchRun};
+use super::{pool, search_with, ScenarioResult, SearchRun};
 use crate::sampler::{from_name, from_name_with_prior, Prior};
 use crate::searchbench::Scenario;
-use std::sync::Mutex;
 
 /// Sampler that learns from a prior.
 const SAMPLER: &str = "bo";
@@ -36,43 +35,29 @@ pub fn compare(
     config: &WarmConfig,
 ) -> anyhow::Result<ScenarioResult> {
     let seeds: Vec<u64> = (0..config.seeds).collect();
-    let runs = Mutex::new(Vec::new());
-    let next = Mutex::new(seeds.iter());
-    let work = || -> anyhow::Result<()> {
-        loop {
-            let Some(&seed) = next.lock().unwrap_or_else(|e| e.into_inner()).next() else {
-                return Ok(());
-            };
-            let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
-            let (_, trials) = search_with(prior, &mut *source, config.prior_trials)?;
-            let mut cold = from_name(SAMPLER, seed)?;
-            let (cold, _) = search_with(target, &mut *cold, config.trials)?;
-            let prior = Prior {
-                trials,
-                weight: config.weight,
-            };
-            let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
-            let (warm, _) = search_with(target, &mut *warm, config.trials)?;
-            let mut runs = runs.lock().unwrap_or_else(|e| e.into_inner());
-            for (label, best) in [("cold", cold), ("warm", warm)] {
-                runs.push(SearchRun {
-                    sampler: format!("{SAMPLER} {label}"),
-                    seed,
-                    best,
-                });
-            }
-        }
-    };
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..config.threads.max(1))
-            .map(|_| scope.spawn(work))
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| anyhow::bail!("a search panicked"))
-        })
-    })?;
-    let mut runs = runs.into_inner().unwrap_or_else(|e| e.into_inner());
+    let pairs = pool::map(&seeds, config.threads, |&seed| -> anyhow::Result<_> {
+        let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
+        let (_, trials) = search_with(prior, &mut *source, config.prior_trials)?;
+        let mut cold = from_name(SAMPLER, seed)?;
+        let (cold, _) = search_with(target, &mut *cold, config.trials)?;
+        let prior = Prior {
+            trials,
+            weight: config.weight,
+        };
+        let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
+        let (warm, _) = search_with(target, &mut *warm, config.trials)?;
+        Ok(
+            [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
+                sampler: format!("{SAMPLER} {label}"),
+                seed,
+                best,
+            }),
+        )
+    });
+    let mut runs = Vec::with_capacity(seeds.len() * 2);
+    for pair in pairs {
+        runs.extend(pair?);
+    }
     runs.sort_by(|a, b| (&a.sampler, a.seed).cmp(&(&b.sampler, b.seed)));
     Ok(ScenarioResult {
         name: format!("{} ← {}", target.name, prior.name),

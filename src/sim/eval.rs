@@ -1,6 +1,6 @@
 //! `sim eval`: a workload driven against the simulated engine in virtual time.
 
-use super::config::{Deployment, SimFailure};
+use super::config::{Deployment, EngineConfig, SimFailure};
 use super::core::SimEngine;
 use super::requests::{self, Limits, Load, RequestSource};
 use super::scheduler::Event;
@@ -14,6 +14,18 @@ use std::time::Instant;
 
 /// Virtual seconds a refused request takes to come back (an HTTP 400 round trip).
 const REFUSAL_SECONDS: f64 = 0.001;
+
+/// Modelled seconds from launch until `params` serves on `deployment`, or until its start-up
+/// failure shows (0 for a config refused while its arguments are read).
+pub fn startup_seconds(deployment: &Deployment, params: &Params) -> f64 {
+    let Ok(config) = EngineConfig::resolve(deployment, params) else {
+        return 0.0;
+    };
+    match super::memory::kv_capacity(&config) {
+        Ok(_) => super::memory::startup_seconds(&config),
+        Err(_) => super::memory::load_done_seconds(&config),
+    }
+}
 
 /// Simulate `workload` against `deployment` configured with `params`; deterministic by `seed`
 /// (engine noise) and `workload.seed` (request lengths, arrivals). Returns the probe's metrics,

@@ -2,14 +2,20 @@
 //! asynchronous promotion rule. Every new config first runs a short probe (`fraction` of the
 //! full one); when it lands, it goes on to the full probe only if it ranks among the best
 //! `keep` share of every screening run so far. Only full-probe runs can win.
+//!
+//! A short probe reads latencies systematically lower (or higher) than the full one: a
+//! closed loop's batch drains sooner, fewer waves of prefills interfere. Whether a screening
+//! run met its SLOs is therefore judged on the full probe's scale: each SLO's measurement is
+//! moved by the median gap between the full and the screening run of the configs promoted so
+//! far.
 
 use crate::probe::{LoadSpec, WorkloadSpec};
-use crate::record::{TrialRecord, Violation};
+use crate::record::{Slo, TrialRecord, Violation};
 use crate::space::ScreeningSettings;
 use std::time::Duration;
 
-/// How far (log-ratio, about 5%) a screening run may miss an SLO and still go on: a short
-/// probe's tail percentiles are noisy, and the full probe judges it.
+/// How far (log-ratio, about 5%) a screening run may miss an SLO, on the full probe's scale,
+/// and still go on: the gap varies from config to config, and the full probe judges.
 const NEAR_MISS: f64 = 0.05;
 
 /// The probe of a screening run: `fraction` of the full probe's measured requests (or
@@ -54,21 +60,28 @@ pub fn screening_workload(full: &WorkloadSpec, fraction: f64) -> WorkloadSpec {
     }
 }
 
-/// True when the screening run `screened` goes on to the full probe: it served, met its SLOs
-/// (or nearly), and ranks within the best `keep` share of the screening runs in `records` that
-/// served (itself included), ranked as the study ranks them (SLOs met first, then score).
+/// True when the screening run `screened` goes on to the full probe: it served, met `slos`
+/// (or nearly) on the full probe's scale, and ranks within the best `keep` share of the
+/// screening runs in `records` that served (itself included), ranked as the study ranks them
+/// (SLOs met first, then score).
 pub fn promotes(
     settings: &ScreeningSettings,
+    slos: &[Slo],
     screened: &TrialRecord,
     records: &[TrialRecord],
 ) -> bool {
-    let Some(own) = rank_key(screened).filter(|(near, _)| *near) else {
+    let gaps: Vec<f64> = slos
+        .iter()
+        .map(|slo| full_probe_gap(slo, records))
+        .collect();
+    let key = |r: &TrialRecord| rank_key(r, slos, &gaps);
+    let Some(own) = key(screened).filter(|(near, _)| *near) else {
         return false;
     };
     let rung: Vec<(bool, f64)> = records
         .iter()
         .filter(|r| !r.is_full_probe() && r.number != screened.number)
-        .filter_map(rank_key)
+        .filter_map(key)
         .chain(std::iter::once(own))
         .collect();
     let places = (settings.keep * rung.len() as f64).ceil() as usize;
@@ -82,21 +95,56 @@ pub fn promotes(
 /// Screening runs of `records` that passed screening but have not run the full probe yet.
 pub fn awaiting_promotion<'r>(
     settings: &ScreeningSettings,
+    slos: &[Slo],
     records: &'r [TrialRecord],
 ) -> Vec<&'r TrialRecord> {
     records
         .iter()
         .filter(|r| !r.is_full_probe() && r.repeat_of.is_none())
         .filter(|r| !records.iter().any(|p| p.promoted_from == Some(r.number)))
-        .filter(|r| promotes(settings, r, records))
+        .filter(|r| promotes(settings, slos, r, records))
         .collect()
 }
 
-/// Whether a run served and (nearly) met its SLOs, and its score; `None` when it did not serve.
-fn rank_key(record: &TrialRecord) -> Option<(bool, f64)> {
+/// How much further the full probe reads `slo` past its bound than a screening run of the same
+/// config (log-ratio): the median over the promoted configs of `records`; 0 before any.
+pub fn full_probe_gap(slo: &Slo, records: &[TrialRecord]) -> f64 {
+    let margin = |r: &TrialRecord| slo.log_margin(*r.metrics.get(&slo.metric_key())?);
+    let mut gaps: Vec<f64> = records
+        .iter()
+        .filter_map(|full| {
+            let screened = records
+                .iter()
+                .find(|r| Some(r.number) == full.promoted_from)?;
+            Some(margin(full)? - margin(screened)?)
+        })
+        .filter(|gap| gap.is_finite())
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    gaps.get(gaps.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Whether a screening run served and (nearly) met `slos` once moved by `gaps`, and its score;
+/// `None` when it did not serve. A run pruned, or missing an SLO's measurement while it broke
+/// something, is not near.
+fn rank_key(record: &TrialRecord, slos: &[Slo], gaps: &[f64]) -> Option<(bool, f64)> {
     let score = record.score.filter(|s| s.is_finite())?;
-    let shortfall: f64 = record.violations.iter().map(Violation::shortfall).sum();
-    Some((shortfall <= NEAR_MISS, score))
+    let only_slos = record
+        .violations
+        .iter()
+        .all(|v| matches!(v, Violation::Slo { .. }));
+    let near = only_slos
+        && slos
+            .iter()
+            .zip(gaps)
+            .all(|(slo, gap)| match record.metrics.get(&slo.metric_key()) {
+                Some(&value) => match slo.log_margin(value) {
+                    Some(margin) => margin + gap <= NEAR_MISS,
+                    None => slo.holds(value),
+                },
+                None => record.violations.is_empty(),
+            });
+    Some((near, score))
 }
 
 fn ranks_above(a: (bool, f64), b: (bool, f64)) -> bool {
@@ -106,20 +154,37 @@ fn ranks_above(a: (bool, f64), b: (bool, f64)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, Params};
+    use crate::record::{Outcome, Params, Value};
 
-    fn screened(number: u32, score: Option<f64>, tpot_ms: Option<f64>) -> TrialRecord {
-        let mut r = TrialRecord::new(number, Params::new(), Outcome::Feasible);
-        r.fidelity = Some(0.25);
-        r.score = score;
-        if let Some(ms) = tpot_ms.filter(|ms| *ms > 50.0) {
+    fn tpot() -> Slo {
+        "tpot:p99<=50ms".parse().unwrap()
+    }
+
+    /// A screening run of config `config` scoring `score` with `tpot_ms` p99 TPOT.
+    fn run(
+        number: u32,
+        config: i64,
+        score: f64,
+        tpot_ms: f64,
+        fidelity: Option<f64>,
+    ) -> TrialRecord {
+        let params = Params::from([("x".to_string(), Value::Int(config))]);
+        let mut r = TrialRecord::new(number, params, Outcome::Feasible);
+        r.fidelity = fidelity;
+        r.score = Some(score);
+        r.metrics.insert(tpot().metric_key(), tpot_ms);
+        if tpot_ms > 50.0 {
             r.outcome = Outcome::Infeasible;
             r.violations = vec![Violation::Slo {
-                slo: "tpot:p99<=50ms".parse().unwrap(),
-                measured: Some(ms),
+                slo: tpot(),
+                measured: Some(tpot_ms),
             }];
         }
         r
+    }
+
+    fn screened(number: u32, score: f64, tpot_ms: f64) -> TrialRecord {
+        run(number, i64::from(number), score, tpot_ms, Some(0.25))
     }
 
     const HALF: ScreeningSettings = ScreeningSettings {
@@ -135,9 +200,9 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            let r = screened(i as u32, Some(score), None);
+            let r = screened(i as u32, score, 40.0);
             rung.push(r.clone());
-            if promotes(&HALF, &r, &rung) {
+            if promotes(&HALF, &[tpot()], &r, &rung) {
                 promoted.push(score);
             }
         }
@@ -147,33 +212,56 @@ mod tests {
 
     #[test]
     fn slo_breaches_and_failures_stay_behind_but_count_in_the_rung() {
-        let fast_but_slow_tokens = screened(0, Some(100.0), Some(80.0));
+        let slos = [tpot()];
+        let fast_but_slow_tokens = screened(0, 100.0, 80.0);
         assert!(!promotes(
             &HALF,
+            &slos,
             &fast_but_slow_tokens,
-            &[fast_but_slow_tokens.clone()]
+            std::slice::from_ref(&fast_but_slow_tokens)
         ));
-        let near_miss = screened(1, Some(50.0), Some(51.0));
+        let near_miss = screened(1, 50.0, 50.5);
         let rung = [fast_but_slow_tokens, near_miss.clone()];
-        assert!(promotes(&HALF, &near_miss, &rung));
+        assert!(promotes(&HALF, &slos, &near_miss, &rung));
         let failed = TrialRecord {
             fidelity: Some(0.25),
             ..TrialRecord::new(2, Params::new(), Outcome::Feasible)
         };
-        assert!(!promotes(&HALF, &failed, &[failed.clone()]));
+        assert!(!promotes(
+            &HALF,
+            &slos,
+            &failed,
+            std::slice::from_ref(&failed)
+        ));
+    }
+
+    #[test]
+    fn slos_are_judged_on_the_full_probes_scale_once_a_gap_is_known() {
+        let slos = [tpot()];
+        // Config 0 read 40 ms screened and 48 ms in full: the full probe reads 20% higher.
+        let mut records = vec![screened(0, 100.0, 40.0), run(1, 0, 95.0, 48.0, None)];
+        records[1].promoted_from = Some(0);
+        assert!((full_probe_gap(&tpot(), &records) - 1.2f64.ln()).abs() < 1e-9);
+        // 44 ms screened is about 53 ms in full: a miss, though the short probe met the SLO.
+        let optimistic = screened(2, 120.0, 44.0);
+        records.push(optimistic.clone());
+        assert!(!promotes(&HALF, &slos, &optimistic, &records));
+        let safe = screened(3, 90.0, 38.0);
+        records.push(safe.clone());
+        assert!(promotes(&HALF, &slos, &safe, &records));
     }
 
     #[test]
     fn a_promoted_run_no_longer_awaits_promotion() {
-        let first = screened(0, Some(10.0), None);
+        let first = screened(0, 10.0, 40.0);
         let mut records = vec![first.clone()];
-        assert_eq!(awaiting_promotion(&HALF, &records).len(), 1);
+        assert_eq!(awaiting_promotion(&HALF, &[tpot()], &records).len(), 1);
         records.push(TrialRecord {
             promoted_from: Some(0),
             fidelity: None,
             ..first
         });
-        assert!(awaiting_promotion(&HALF, &records).is_empty());
+        assert!(awaiting_promotion(&HALF, &[tpot()], &records).is_empty());
     }
 
     #[test]

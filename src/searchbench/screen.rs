@@ -1,0 +1,240 @@
+//! Screening benchmark: the default sampler under a wall-clock budget (modelled start-up plus
+//! probe seconds, in virtual time), every config on the full probe against every new config
+//! screened first with the study's own rule ([`crate::study::screening`]). Only full-probe runs
+//! count as found, as only they can win a study. The two are compared by the probe seconds each
+//! spends before it is within the full-probe search's final median regret.
+
+use super::report::median;
+use super::{pool, Scenario};
+use crate::record::TrialRecord;
+use crate::sampler::{from_name, DEFAULT_SAMPLER};
+use crate::space::ScreeningSettings;
+use crate::study::screening::promotes;
+use anyhow::Context;
+
+/// How the comparison runs.
+#[derive(Clone, Debug)]
+pub struct ScreenConfig {
+    /// Seconds each search may spend (start-up plus probe).
+    pub budget_s: f64,
+    /// Seeds (each a full-probe and a screened search).
+    pub seeds: u64,
+    /// Worker threads.
+    pub threads: usize,
+    /// The screening of the screened searches.
+    pub settings: ScreeningSettings,
+}
+
+/// After one trial of a budgeted search.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    /// Seconds spent so far (start-up plus probe).
+    pub spent_s: f64,
+    /// Probe seconds spent so far.
+    pub probe_s: f64,
+    /// Best feasible full-probe value so far.
+    pub best: Option<f64>,
+}
+
+/// One budgeted search.
+#[derive(Clone, Debug)]
+pub struct BudgetRun {
+    /// Seed.
+    pub seed: u64,
+    /// Every trial's step, in order.
+    pub steps: Vec<Step>,
+    /// Trials run at the full probe.
+    pub full_trials: usize,
+}
+
+/// One scenario's comparison.
+#[derive(Clone, Debug)]
+pub struct ScreenResult {
+    /// Scenario name.
+    pub name: String,
+    /// Best value known.
+    pub optimum: f64,
+    /// Searches probing every config in full.
+    pub full: Vec<BudgetRun>,
+    /// Searches screening every new config first.
+    pub screened: Vec<BudgetRun>,
+}
+
+/// A search of `scenario` with the default sampler and `seed` that stops before a trial would
+/// overrun `budget_s`; with `screening`, every new config runs the screening probe first and
+/// the full probe right after when it passes.
+pub fn budgeted(
+    scenario: &Scenario,
+    seed: u64,
+    budget_s: f64,
+    screening: Option<&ScreeningSettings>,
+) -> anyhow::Result<BudgetRun> {
+    let mut sampler = from_name(DEFAULT_SAMPLER, seed)?;
+    let mut records: Vec<TrialRecord> = Vec::new();
+    let mut run = BudgetRun {
+        seed,
+        steps: Vec::new(),
+        full_trials: 0,
+    };
+    let mut last = Step {
+        spent_s: 0.0,
+        probe_s: 0.0,
+        best: None,
+    };
+    let mut promotion: Option<u32> = None;
+    loop {
+        let (params, fidelity, promoted_from) = match promotion.take() {
+            Some(number) => (records[number as usize].params.clone(), None, Some(number)),
+            None => {
+                let params = sampler
+                    .ask(&*scenario.space, &records)
+                    .with_context(|| format!("{}: at trial {}", scenario.name, records.len()))?;
+                (params, screening.map(|s| s.fraction), None)
+            }
+        };
+        let startup = scenario.evaluator.startup_seconds(&params);
+        let mut record = scenario.trial_at(records.len(), params, fidelity);
+        record.promoted_from = promoted_from;
+        let probe = record.metrics.get("duration_s").copied().unwrap_or(0.0);
+        if last.spent_s + startup + probe > budget_s {
+            return Ok(run);
+        }
+        last.spent_s += startup + probe;
+        last.probe_s += probe;
+        if record.is_full_probe() {
+            run.full_trials += 1;
+            if let (true, Some(v)) = (record.is_feasible(), record.value) {
+                last.best = Some(last.best.map_or(v, |b| b.max(v)));
+            }
+        }
+        records.push(record);
+        let landed = &records[records.len() - 1];
+        if let Some(settings) = screening.filter(|_| !landed.is_full_probe()) {
+            if promotes(settings, scenario.objective.slos(), landed, &records) {
+                promotion = Some(landed.number);
+            }
+        }
+        run.steps.push(last);
+    }
+}
+
+/// Full-probe and screened searches of `scenario` for every seed of `config`, judged against
+/// `optimum` (raised to anything they find).
+pub fn compare(
+    scenario: &Scenario,
+    optimum: f64,
+    config: &ScreenConfig,
+) -> anyhow::Result<ScreenResult> {
+    let jobs: Vec<(u64, bool)> = (0..config.seeds)
+        .flat_map(|seed| [(seed, false), (seed, true)])
+        .collect();
+    let runs = pool::map(&jobs, config.threads, |&(seed, screened)| {
+        let screening = screened.then_some(&config.settings);
+        budgeted(scenario, seed, config.budget_s, screening)
+    });
+    let (mut full, mut screened) = (Vec::new(), Vec::new());
+    for (run, (_, is_screened)) in runs.into_iter().zip(&jobs) {
+        if *is_screened {
+            screened.push(run?);
+        } else {
+            full.push(run?);
+        }
+    }
+    let found = full
+        .iter()
+        .chain(&screened)
+        .filter_map(|r| r.steps.last().and_then(|s| s.best))
+        .fold(optimum, f64::max);
+    Ok(ScreenResult {
+        name: scenario.name.clone(),
+        optimum: found,
+        full,
+        screened,
+    })
+}
+
+impl ScreenResult {
+    /// Relative regret of a best value.
+    fn regret(&self, best: Option<f64>) -> f64 {
+        best.map_or(1.0, |b| ((self.optimum - b) / self.optimum).max(0.0))
+    }
+
+    /// Median final regret of `runs`.
+    fn final_regret(&self, runs: &[BudgetRun]) -> f64 {
+        let finals: Vec<f64> = runs
+            .iter()
+            .map(|r| self.regret(r.steps.last().and_then(|s| s.best)))
+            .collect();
+        median(&finals)
+    }
+
+    /// Median probe seconds `runs` spend before their regret is at most `target` (infinite for
+    /// a run that never gets there; the lower middle value for an even number of runs, so half
+    /// the runs reaching a median regret is enough).
+    fn probe_seconds_to(&self, runs: &[BudgetRun], target: f64) -> f64 {
+        let seconds: Vec<f64> = runs
+            .iter()
+            .map(|r| {
+                r.steps
+                    .iter()
+                    .find(|s| self.regret(s.best) <= target)
+                    .map_or(f64::INFINITY, |s| s.probe_s)
+            })
+            .collect();
+        lower_median(seconds)
+    }
+}
+
+/// The comparisons as a Markdown table, with the ratio over all scenarios.
+pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
+    let mut out = format!(
+        "Screening ({:.0}% of the probe, best {:.0}% go on) under a {:.1} h budget per search, \
+         {} seeds: probe seconds until within the full-probe search's final median regret.\n\n\
+         | scenario | final regret full / screened | trials (full probes) full / screened | \
+         probe s to that regret full / screened | ratio |\n|---|---|---|---|---|\n",
+        config.settings.fraction * 100.0,
+        config.settings.keep * 100.0,
+        config.budget_s / 3600.0,
+        config.seeds
+    );
+    let (mut full_total, mut screened_total) = (0.0, 0.0);
+    for r in results {
+        let target = r.final_regret(&r.full);
+        let (full_s, screened_s) = (
+            r.probe_seconds_to(&r.full, target),
+            r.probe_seconds_to(&r.screened, target),
+        );
+        full_total += full_s;
+        screened_total += screened_s;
+        let trials = |runs: &[BudgetRun]| {
+            let all: Vec<f64> = runs.iter().map(|r| r.steps.len() as f64).collect();
+            let full: Vec<f64> = runs.iter().map(|r| r.full_trials as f64).collect();
+            format!("{:.0} ({:.0})", median(&all), median(&full))
+        };
+        out.push_str(&format!(
+            "| {} | {:.2}% / {:.2}% | {} / {} | {:.0} / {:.0} | {:.2}× |\n",
+            r.name,
+            target * 100.0,
+            r.final_regret(&r.screened) * 100.0,
+            trials(&r.full),
+            trials(&r.screened),
+            full_s,
+            screened_s,
+            full_s / screened_s
+        ));
+    }
+    out.push_str(&format!(
+        "| all | | | {full_total:.0} / {screened_total:.0} | **{:.2}×** |\n",
+        full_total / screened_total
+    ));
+    out
+}
+
+/// The middle value of `values`, the lower of the two middle ones for an even count.
+fn lower_median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values
+        .get(values.len().saturating_sub(1) / 2)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
