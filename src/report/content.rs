@@ -17,6 +17,10 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Heading(2, "Warm start".into()));
         out.push(warm_start(view));
     }
+    if let Some(screening) = super::screening::section(view.records) {
+        out.push(Block::Heading(2, "Screening".into()));
+        out.push(screening);
+    }
     out.push(Block::Heading(2, "Winner".into()));
     out.extend(winner(view));
     out.push(Block::Heading(2, "Plots".into()));
@@ -203,6 +207,14 @@ fn trials(view: &StudyView<'_>) -> Block {
                 }
                 if let Some(of) = r.repeat_of {
                     note = format!("repeat of {of} {note}").trim().to_string();
+                }
+                if let Some(share) = r.fidelity {
+                    note = format!("screening ({share} of the probe) {note}")
+                        .trim()
+                        .to_string();
+                }
+                if let Some(of) = r.promoted_from {
+                    note = format!("full probe of {of} {note}").trim().to_string();
                 }
                 let params: Vec<String> =
                     r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
