@@ -12,6 +12,7 @@ mod parallel;
 mod resume;
 mod resume_old_format;
 mod screening;
+mod screening_sim;
 mod server_death;
 mod slurm;
 mod tune_loop;
