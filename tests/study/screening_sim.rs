@@ -17,6 +17,20 @@ use std::process::Stdio;
 /// Search trials asked (baseline and the fixture's three enqueued configs included).
 const TRIALS: &str = "9";
 
+/// The fixture with a probe of four waves (64 requests of 16 at once), so that a screening
+/// run's quarter is one wave, on port `port` and up.
+fn four_wave_space(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let path = space_with_port(dir, port);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("concurrency: 16, requests: 40"));
+    let text = text.replace(
+        "concurrency: 16, requests: 40",
+        "concurrency: 16, requests: 64",
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 fn probe_seconds(records: &[TrialRecord]) -> f64 {
     records
         .iter()
@@ -57,14 +71,14 @@ fn assert_promotions_hold(all: &[TrialRecord]) {
 #[test]
 fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
     let tmp = tempfile::tempdir().unwrap();
-    let space = space_with_port(tmp.path(), 19_100);
+    let space = four_wave_space(tmp.path(), 19_100);
     let (screened_dir, full_dir) = (tmp.path().join("screened"), tmp.path().join("full"));
     let out = finish(tune(
         &space,
         &screened_dir,
-        &["--trials", TRIALS, "--screening"],
+        &["--trials", "14", "--screening"],
     ));
-    finish(tune(&space, &full_dir, &["--trials", TRIALS]));
+    finish(tune(&space, &full_dir, &["--trials", "14"]));
     let screened = records(&screened_dir.join(STUDY));
     let full = records(&full_dir.join(STUDY));
 
@@ -73,7 +87,7 @@ fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
         .iter()
         .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
         .collect();
-    assert_eq!(configs.len(), 9);
+    assert_eq!(configs.len(), 14);
     assert!(configs[0].baseline && configs[0].fidelity.is_none());
     let launched = configs
         .iter()
@@ -96,9 +110,11 @@ fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
     let crowned = screened.iter().find(|r| r.number == winner).unwrap();
     assert!(crowned.is_full_probe(), "{crowned:?}");
 
+    // A quarter of the probe for ten configs, the full one for a few promotions: about 0.7
+    // of the seconds; well below the whole, whatever the machine's speed.
     let (short, long) = (probe_seconds(&screened), probe_seconds(&full));
     assert!(
-        short < long,
+        short < 0.9 * long,
         "probe seconds: {short:.2} screened vs {long:.2} without screening"
     );
     let report = std::fs::read_to_string(screened_dir.join(STUDY).join("report.md")).unwrap();
