@@ -151,7 +151,7 @@ mod tests {
         assert!(!promotes(
             &HALF,
             &fast_but_slow_tokens,
-            &[fast_but_slow_tokens.clone()]
+            std::slice::from_ref(&fast_but_slow_tokens)
         ));
         let near_miss = screened(1, Some(50.0), Some(51.0));
         let rung = [fast_but_slow_tokens, near_miss.clone()];
@@ -160,7 +160,7 @@ mod tests {
             fidelity: Some(0.25),
             ..TrialRecord::new(2, Params::new(), Outcome::Feasible)
         };
-        assert!(!promotes(&HALF, &failed, &[failed.clone()]));
+        assert!(!promotes(&HALF, &failed, std::slice::from_ref(&failed)));
     }
 
     #[test]
