@@ -11,7 +11,7 @@ use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::pending::{self, Pending};
 use super::select;
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{baseline, promote, redact};
+use super::{baseline, redact};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
@@ -154,7 +154,7 @@ impl<'a> Study<'a> {
                 return Ok(Next::Recorded);
             }
             let devices = self.devices_for(&rerun.params);
-            return self.run_or_record(rerun.id(), rerun.params, devices);
+            return self.run_or_record(TrialId::of(&rerun), rerun.params, devices);
         }
         if let Some((id, params)) = self.next_promotion() {
             let devices = self.devices_for(&params);
@@ -172,7 +172,7 @@ impl<'a> Study<'a> {
             .collect();
         let queued = originals
             .iter()
-            .filter(|r| !r.baseline && promote::counts_as_config(r))
+            .filter(|r| !r.baseline && select::counts_as_config(r))
             .count()
             + flying
                 .iter()

