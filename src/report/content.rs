@@ -70,7 +70,13 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
 fn summary(view: &StudyView<'_>) -> String {
     let spec = view.study.objective;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in view.records.iter().filter(|r| r.repeat_of.is_none()) {
+    // Configs, as `search.trials` counts them: the screening section counts promotions.
+    let configs: Vec<_> = view
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
+        .collect();
+    for r in &configs {
         *counts.entry(status(&r.outcome)).or_default() += 1;
     }
     let repeats = view
@@ -91,7 +97,7 @@ fn summary(view: &StudyView<'_>) -> String {
         spec.direction.as_str(),
         spec.metric,
         if slos.is_empty() { String::new() } else { format!(" subject to {}", slos.join(", ")) },
-        view.records.iter().filter(|r| r.repeat_of.is_none()).count(),
+        configs.len(),
         counts.join(", "),
     )
 }
