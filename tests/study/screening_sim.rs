@@ -52,7 +52,9 @@ fn finish(mut command: std::process::Command) -> String {
 /// Every promotion runs the config of a screening run, at full fidelity, once per screening
 /// run, and no screening run that passed is left without one.
 fn assert_promotions_hold(all: &[TrialRecord]) {
-    let numbers: Vec<u32> = all.iter().map(|r| r.number).collect();
+    let mut numbers: Vec<u32> = all.iter().map(|r| r.number).collect();
+    // Trials in flight at once land (and are journaled) in any order.
+    numbers.sort_unstable();
     assert_eq!(numbers, (0..all.len() as u32).collect::<Vec<_>>());
     for p in all.iter().filter(|r| r.promoted_from.is_some()) {
         let from = all
@@ -164,4 +166,29 @@ fn a_tuner_killed_around_a_screening_run_that_passed_promotes_it_once_on_resume(
     let all = records(&dir);
     assert_promotions_hold(&all);
     assert!(all.iter().any(|r| r.promoted_from.is_some()));
+}
+
+#[test]
+fn with_slots_in_parallel_a_promotion_runs_beside_the_trials_in_flight() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space_with_port(tmp.path(), 19_500);
+    let args = ["--trials", "10", "--screening", "--parallel", "3"];
+    finish(tune(&space, tmp.path(), &args));
+    let all = records(&tmp.path().join(STUDY));
+    assert_promotions_hold(&all);
+    let configs = all
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none());
+    assert_eq!(configs.count(), 10);
+    let overlaps = |a: &TrialRecord, b: &TrialRecord| {
+        a.started_unix < b.started_unix + b.wall_s && b.started_unix < a.started_unix + a.wall_s
+    };
+    let beside = all.iter().filter(|p| p.promoted_from.is_some()).any(|p| {
+        all.iter()
+            .any(|r| r.number != p.number && r.slot != p.slot && overlaps(p, r))
+    });
+    assert!(
+        beside,
+        "no promotion ran while another slot was busy: {all:#?}"
+    );
 }
