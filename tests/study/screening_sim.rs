@@ -192,3 +192,22 @@ fn with_slots_in_parallel_a_promotion_runs_beside_the_trials_in_flight() {
         "no promotion ran while another slot was busy: {all:#?}"
     );
 }
+
+#[test]
+fn a_screening_fraction_outside_0_to_1_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space_with_port(tmp.path(), 19_700);
+    for bad in ["1.5", "0", "quarter"] {
+        let out = tune(&space, tmp.path(), &["--screening", bad])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("`{bad}` is not a share of the probe"))
+                && stderr.contains("between 0 and 1"),
+            "{stderr}"
+        );
+    }
+    assert!(!tmp.path().join(STUDY).exists(), "a study was started");
+}
