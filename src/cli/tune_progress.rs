@@ -50,7 +50,8 @@ impl StudyObserver for TuneProgress {
     fn trial(&self, progress: &TrialProgress<'_>) {
         self.line(&describe(progress.record, progress.metric));
         if let Some(bar) = &*self.lock() {
-            if progress.record.repeat_of.is_none() {
+            let r = progress.record;
+            if r.repeat_of.is_none() && r.promoted_from.is_none() {
                 bar.inc(1);
             }
             let metric = progress.metric;
@@ -102,6 +103,15 @@ fn describe(r: &TrialRecord, metric: &str) -> String {
     }
     if let Some(of) = r.repeat_of {
         head.push_str(&format!(" (repeat of {of})"));
+    }
+    if let Some(fraction) = r.fidelity {
+        head.push_str(&format!(
+            " (screening, {:.0}% of the probe)",
+            fraction * 100.0
+        ));
+    }
+    if let Some(of) = r.promoted_from {
+        head.push_str(&format!(" (full probe of {of})"));
     }
     let result = match (&r.outcome, r.value) {
         (Outcome::Feasible, Some(v)) => format!("{metric}={v:.2}"),

@@ -1,4 +1,6 @@
-//! `trials.csv`: every trial, one row each, with its params and metrics.
+//! `trials.csv`: every trial, one row each, with its params and metrics. `fidelity` is the
+//! share of the full probe a screening run sent (empty: the full probe); `promoted_from` names
+//! the screening run whose config a full-probe run promotes.
 
 use crate::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
@@ -44,6 +46,8 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
         "status",
         "baseline",
         "repeat_of",
+        "fidelity",
+        "promoted_from",
         "value",
         "score",
         "violations",
@@ -63,6 +67,8 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
             status(&r.outcome).to_string(),
             r.baseline.to_string(),
             opt(r.repeat_of),
+            opt(r.fidelity),
+            opt(r.promoted_from),
             opt(r.value),
             opt(r.score),
             r.violations_text(),
@@ -108,6 +114,8 @@ mod tests {
         };
         let mut b = a.clone();
         b.number = 1;
+        b.fidelity = Some(0.25);
+        b.promoted_from = Some(0);
         b.params.insert("a".into(), Value::Str("x,y".into()));
         b.outcome = Outcome::Rejected {
             rule: "r".into(),
@@ -118,15 +126,15 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "number,status,baseline,repeat_of,value,score,violations,detail,ready_s,wall_s,param_a,param_b,output_throughput,p99_ttft_ms"
+            "number,status,baseline,repeat_of,fidelity,promoted_from,value,score,violations,detail,ready_s,wall_s,param_a,param_b,output_throughput,p99_ttft_ms"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "0,feasible,true,,10.5,10.5,,,1,2.000,,2,10.5,5"
+            "0,feasible,true,,,,10.5,10.5,,,1,2.000,,2,10.5,5"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "1,rejected,true,,10.5,10.5,,r: m,1,2.000,\"x,y\",2,10.5,"
+            "1,rejected,true,,0.25,0,10.5,10.5,,r: m,1,2.000,\"x,y\",2,10.5,"
         );
     }
 }

@@ -17,6 +17,10 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Heading(2, "Warm start".into()));
         out.push(warm_start(view));
     }
+    if let Some(screening) = super::screening::section(view.records) {
+        out.push(Block::Heading(2, "Screening".into()));
+        out.push(screening);
+    }
     out.push(Block::Heading(2, "Winner".into()));
     out.extend(winner(view));
     out.push(Block::Heading(2, "Plots".into()));
@@ -66,7 +70,13 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
 fn summary(view: &StudyView<'_>) -> String {
     let spec = view.study.objective;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for r in view.records.iter().filter(|r| r.repeat_of.is_none()) {
+    // Configs, as `search.trials` counts them: the screening section counts promotions.
+    let configs: Vec<_> = view
+        .records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
+        .collect();
+    for r in &configs {
         *counts.entry(status(&r.outcome)).or_default() += 1;
     }
     let repeats = view
@@ -87,7 +97,7 @@ fn summary(view: &StudyView<'_>) -> String {
         spec.direction.as_str(),
         spec.metric,
         if slos.is_empty() { String::new() } else { format!(" subject to {}", slos.join(", ")) },
-        view.records.iter().filter(|r| r.repeat_of.is_none()).count(),
+        configs.len(),
         counts.join(", "),
     )
 }
@@ -203,6 +213,14 @@ fn trials(view: &StudyView<'_>) -> Block {
                 }
                 if let Some(of) = r.repeat_of {
                     note = format!("repeat of {of} {note}").trim().to_string();
+                }
+                if let Some(share) = r.fidelity {
+                    note = format!("screening ({share} of the probe) {note}")
+                        .trim()
+                        .to_string();
+                }
+                if let Some(of) = r.promoted_from {
+                    note = format!("full probe of {of} {note}").trim().to_string();
                 }
                 let params: Vec<String> =
                     r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();

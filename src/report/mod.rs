@@ -4,6 +4,7 @@
 
 mod content;
 mod plots;
+mod screening;
 mod slots;
 pub mod sweep;
 

@@ -42,7 +42,7 @@ const ERROR_RATE: &str = "error_rate";
 impl ObjectiveSpec {
     /// The SLOs every feasible trial must meet: `subject_to`, plus `error_rate<=0%` (any
     /// failed request makes a trial infeasible) unless `subject_to` bounds `error_rate` itself.
-    pub(crate) fn slos(&self) -> Vec<Slo> {
+    pub fn slos(&self) -> Vec<Slo> {
         let mut slos = self.subject_to.clone();
         if !slos.iter().any(|slo| slo.metric == ERROR_RATE) {
             slos.push(Slo {

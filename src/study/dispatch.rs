@@ -103,10 +103,15 @@ impl<'a> Study<'a> {
         }
     }
 
-    /// The next search trial: the baseline, a trial an earlier run left in flight, a queued
-    /// config, or the sampler's proposal given the trials in flight.
+    /// The next search trial: the baseline, a trial an earlier run left in flight, the
+    /// promotion of a screening run that passed, a queued config, or the sampler's proposal
+    /// given the trials in flight.
     fn next_search_trial(&mut self) -> anyhow::Result<Next> {
         let search = &self.space.search;
+        let more_configs = self.configs_started() < search.trials as usize;
+        if !more_configs && !self.promotions_to_come() {
+            return Ok(Next::Done);
+        }
         let originals = select::originals(&self.records);
         let flying: Vec<&super::flights::Flying> = self
             .flights
@@ -114,9 +119,6 @@ impl<'a> Study<'a> {
             .iter()
             .filter(|f| f.id.repeat_of.is_none())
             .collect();
-        if originals.len() + flying.len() >= search.trials as usize {
-            return Ok(Next::Done);
-        }
         if flying.iter().any(|f| f.id.baseline) {
             return Ok(Next::Wait);
         }
@@ -132,11 +134,14 @@ impl<'a> Study<'a> {
             return Ok(Next::Done);
         }
         let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
-        // The baseline first (as it was, when it was in flight), then the others.
+        // The baseline first (as it was, when it was in flight), then the others; once every
+        // config has started, only promotions.
         let rerun = self
             .reruns
             .iter()
-            .position(|p| p.baseline == needs_baseline)
+            .position(|p| {
+                p.baseline == needs_baseline && (more_configs || p.promoted_from.is_some())
+            })
             .map(|i| self.reruns.remove(i));
         if let Some(rerun) = rerun {
             let trial_dir = self.runner.trial_dir(rerun.number);
@@ -149,16 +154,30 @@ impl<'a> Study<'a> {
                 return Ok(Next::Recorded);
             }
             let devices = self.devices_for(&rerun.params);
-            let id = TrialId {
-                number: rerun.number,
-                baseline: rerun.baseline,
-                repeat_of: rerun.repeat_of,
-            };
-            return self.run_or_record(id, rerun.params, devices);
+            return self.run_or_record(TrialId::of(&rerun), rerun.params, devices);
         }
-        let pending: Vec<Params> = flying.iter().map(|f| f.params.clone()).collect();
-        let queued = originals.iter().filter(|r| !r.baseline).count()
-            + flying.iter().filter(|f| !f.id.baseline).count();
+        if let Some((id, params)) = self.next_promotion() {
+            let devices = self.devices_for(&params);
+            return self.run_or_record(id, params, devices);
+        }
+        if !more_configs {
+            // Screening runs in flight may still pass.
+            return Ok(Next::Wait);
+        }
+        // Promotions in flight re-run configs the trial list already holds.
+        let pending: Vec<Params> = flying
+            .iter()
+            .filter(|f| f.id.promoted_from.is_none())
+            .map(|f| f.params.clone())
+            .collect();
+        let queued = originals
+            .iter()
+            .filter(|r| !r.baseline && select::counts_as_config(r))
+            .count()
+            + flying
+                .iter()
+                .filter(|f| !f.id.baseline && f.id.promoted_from.is_none())
+                .count();
         let proposed = if needs_baseline {
             baseline_config(self.space)
         } else if let Some(overlay) = search.enqueue.get(queued) {
@@ -179,11 +198,7 @@ impl<'a> Study<'a> {
                 }
             }
         };
-        let id = TrialId {
-            number: self.next_number(),
-            baseline: needs_baseline,
-            repeat_of: None,
-        };
+        let id = TrialId::full(self.next_number(), needs_baseline, None);
         match self.backends.check.resolve(&proposed) {
             Err(r) => {
                 let record = self.runner.rejected(id, proposed, r.rule, r.message);
@@ -191,6 +206,10 @@ impl<'a> Study<'a> {
                 Ok(Next::Recorded)
             }
             Ok(params) => {
+                let id = TrialId {
+                    fidelity: self.new_trial_fidelity(needs_baseline),
+                    ..id
+                };
                 let devices = self.devices_for(&params);
                 self.run_or_record(id, params, devices)
             }
@@ -285,11 +304,7 @@ impl<'a> Study<'a> {
                     0 => self.devices_for(&original.params),
                     n => Ok(n as u32),
                 };
-                let id = TrialId {
-                    number: self.next_number(),
-                    baseline: false,
-                    repeat_of: Some(original.number),
-                };
+                let id = TrialId::full(self.next_number(), false, Some(original.number));
                 let params = original.params.clone();
                 let seat = match devices {
                     Ok(n) => self.flights.seat(Some(slot), n, &original.devices),
@@ -395,7 +410,7 @@ impl<'a> Study<'a> {
     }
 
     /// The lowest number no journaled, in-flight or left-in-flight trial has.
-    fn next_number(&self) -> u32 {
+    pub(super) fn next_number(&self) -> u32 {
         let journaled = self.records.iter().map(|r| r.number);
         let flying = self.flights.flying().iter().map(|f| f.id.number);
         let reruns = self.reruns.iter().map(|p| p.number);

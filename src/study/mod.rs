@@ -22,6 +22,7 @@ mod open;
 mod pending;
 pub mod preflight;
 pub mod prober;
+mod promote;
 pub mod prune;
 pub(crate) mod redact;
 pub mod remote;

@@ -20,6 +20,12 @@ pub(crate) struct Pending {
     /// Re-validation repeat of this trial number.
     #[serde(default)]
     pub repeat_of: Option<u32>,
+    /// Share of the full probe a screening run sends (`None`: the full probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fidelity: Option<f64>,
+    /// The screening trial whose config this full-probe run promotes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promoted_from: Option<u32>,
     /// The resolved config.
     pub params: Params,
 }

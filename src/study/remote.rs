@@ -4,7 +4,7 @@
 //! is submitted once more; twice failed, the trial is lost, never counted against its config.
 
 use super::interrupt::StopFlag;
-use super::pending::{self, Pending};
+use super::pending;
 use super::trial::{Backends, Seat, TrialId, TrialRun, TrialRunner};
 use crate::exec::slurm::{self, JobRequest, JobState};
 use crate::export::{write_atomic, Access};
@@ -83,12 +83,7 @@ impl Jobs {
         }
         std::fs::create_dir_all(&workdir)?;
         std::fs::create_dir_all(self.dir.join("slurm"))?;
-        let in_flight = Pending {
-            number: id.number,
-            baseline: id.baseline,
-            repeat_of: id.repeat_of,
-            params,
-        };
+        let in_flight = id.pending(params);
         pending::write(&workdir, &in_flight)?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
@@ -235,8 +230,7 @@ pub fn run_in_job(
     };
     let id = TrialId {
         number,
-        baseline: in_flight.baseline,
-        repeat_of: in_flight.repeat_of,
+        ..TrialId::of(&in_flight)
     };
     let seat = Seat {
         slot,

@@ -9,6 +9,7 @@ use super::flights::Flights;
 use super::interrupt::StopFlag;
 use super::journal::StudyMeta;
 use super::remote::Jobs;
+use super::select::counts_as_config;
 use super::select::Winner;
 use super::slot_numa::NumaHome;
 use super::trial::{Backends, TrialRunner};
@@ -117,7 +118,7 @@ pub fn run(
     for repeat in repeats {
         pending::clear(&options.dir.join(format!("trial-{}", repeat.number)));
     }
-    let originals_done = records.iter().filter(|r| r.repeat_of.is_none()).count() as u32;
+    let originals_done = records.iter().filter(|r| counts_as_config(r)).count() as u32;
     backends
         .observer
         .started(space.search.trials, originals_done);
@@ -191,6 +192,7 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         engine: space.engine.kind,
         objective: space.objective.clone(),
         warm_start: Vec::new(),
+        screening: space.search.screening,
     }
 }
 

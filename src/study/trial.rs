@@ -10,6 +10,7 @@ use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
+use super::screening::screening_workload;
 use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
@@ -80,6 +81,46 @@ pub(crate) struct TrialId {
     pub baseline: bool,
     /// Re-validation repeat of this trial number.
     pub repeat_of: Option<u32>,
+    /// Share of the full probe a screening run sends (`None`: the full probe).
+    pub fidelity: Option<f64>,
+    /// The screening trial whose config this full-probe run promotes.
+    pub promoted_from: Option<u32>,
+}
+
+impl TrialId {
+    /// The trial `pending` was, to run it again as it was.
+    pub fn of(pending: &pending::Pending) -> TrialId {
+        TrialId {
+            number: pending.number,
+            baseline: pending.baseline,
+            repeat_of: pending.repeat_of,
+            fidelity: pending.fidelity,
+            promoted_from: pending.promoted_from,
+        }
+    }
+
+    /// This trial of `params`, marked in flight.
+    pub fn pending(self, params: Params) -> pending::Pending {
+        pending::Pending {
+            number: self.number,
+            baseline: self.baseline,
+            repeat_of: self.repeat_of,
+            fidelity: self.fidelity,
+            promoted_from: self.promoted_from,
+            params,
+        }
+    }
+
+    /// A search or re-validation trial that runs the full probe.
+    pub fn full(number: u32, baseline: bool, repeat_of: Option<u32>) -> TrialId {
+        TrialId {
+            number,
+            baseline,
+            repeat_of,
+            fidelity: None,
+            promoted_from: None,
+        }
+    }
 }
 
 /// Where a trial runs: its slot and the accelerators it was given.
@@ -159,12 +200,7 @@ impl TrialRunner<'_> {
         }
         std::fs::create_dir_all(&workdir)
             .with_context(|| format!("cannot create {}", workdir.display()))?;
-        let in_flight = pending::Pending {
-            number: id.number,
-            baseline: id.baseline,
-            repeat_of: id.repeat_of,
-            params: params.clone(),
-        };
+        let in_flight = id.pending(params.clone());
         pending::write(&workdir, &in_flight)?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(seat.slot),
@@ -218,7 +254,11 @@ impl TrialRunner<'_> {
                 Err(f) => return failed(f.kind, f.message),
             };
         let ready_s = server.ready_after().as_secs_f64();
-        let measured = self.measure(&server.base_url(), &workdir);
+        let workload = match id.fidelity {
+            Some(fraction) => screening_workload(&self.space.probe, fraction),
+            None => self.space.probe.clone(),
+        };
+        let measured = self.measure(&server.base_url(), &workload, &workdir);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
@@ -306,13 +346,20 @@ impl TrialRunner<'_> {
         )
     }
 
-    fn measure(&self, base_url: &str, workdir: &Path) -> anyhow::Result<Measured> {
+    /// Probe the server at `base_url` with `workload` (searching the load over it where the
+    /// objective asks) and judge what it measured.
+    fn measure(
+        &self,
+        base_url: &str,
+        workload: &WorkloadSpec,
+        workdir: &Path,
+    ) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         if let Some(search) = &self.objective.spec().load_search {
-            return self.measure_load(&target, search, workdir);
+            return self.measure_load(&target, search, workload, workdir);
         }
         let probing = Instant::now();
-        let mut report = match self.counted_probe(&target, &self.space.probe) {
+        let mut report = match self.counted_probe(&target, workload) {
             Ok(r) => r,
             Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
         };
@@ -341,6 +388,7 @@ impl TrialRunner<'_> {
         &self,
         target: &Target,
         search: &crate::space::objective::LoadSearchSpec,
+        workload: &WorkloadSpec,
         workdir: &Path,
     ) -> anyhow::Result<Measured> {
         let mut runs: Vec<(f64, ProbeReport, Vec<Violation>)> = Vec::new();
@@ -348,7 +396,7 @@ impl TrialRunner<'_> {
         let mut probe_failure = None;
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
-            let workload = loadsearch::with_load(&self.space.probe, search.over, load)?;
+            let workload = loadsearch::with_load(workload, search.over, load)?;
             let report = match self.counted_probe(target, &workload) {
                 Ok(r) => r,
                 Err(e) => {
@@ -443,6 +491,8 @@ fn new_record(
     TrialRecord {
         baseline: id.baseline,
         repeat_of: id.repeat_of,
+        fidelity: id.fidelity,
+        promoted_from: id.promoted_from,
         wall_s,
         started_unix,
         ..TrialRecord::new(id.number, params, outcome)

@@ -203,6 +203,7 @@ impl Rig {
                 registry,
                 requests_sent: AtomicUsize::new(0),
                 fail_above: None,
+                short_probe_gain: None,
             },
         }
     }

@@ -167,14 +167,18 @@ pub fn model(params: &Params) -> (f64, f64) {
     (tput, ttft)
 }
 
-/// Probes by the fake model: `PLANNED` requests whose TTFTs rise to the model's p99, calling
-/// the pruning hook after each one. Counts the requests it "sent".
+/// Probes by the fake model: the workload's requests (`PLANNED` in [`super::space`]) whose
+/// TTFTs rise to the model's p99, calling the pruning hook after each one, at 40 requests a
+/// (reported) second. Counts the requests it "sent".
 #[derive(Default)]
 pub struct FakeProber {
     pub registry: Registry,
     pub requests_sent: AtomicUsize,
     /// Above this concurrency one request of each probe fails (the others are measured).
     pub fail_above: Option<f64>,
+    /// Throughput a probe of fewer than `PLANNED` requests reports, as a multiple of the
+    /// model's: a short probe that flatters (`None`: the model's at any length).
+    pub short_probe_gain: Option<f64>,
 }
 
 impl Prober for FakeProber {
@@ -194,17 +198,23 @@ impl Prober for FakeProber {
             .ok_or_else(|| anyhow::anyhow!("no server at {}", target.base_url))?;
         let (tput, p99) = model(&params);
         let p99 = p99 * concurrency(workload) / 16.0;
+        let planned = requests(workload).unwrap_or(PLANNED);
+        let tput = match self.short_probe_gain {
+            Some(gain) if planned < PLANNED => tput * gain,
+            _ => tput,
+        };
         let mut stats = LiveStats {
-            planned: PLANNED,
+            planned,
             ..LiveStats::default()
         };
         let mut pruned = None;
-        for i in 0..PLANNED {
+        for i in 0..planned {
+            let rise = i as f64 / planned.saturating_sub(1).max(1) as f64;
             stats
                 .latencies_ms
                 .entry(Latency::Ttft)
                 .or_default()
-                .push(p99 * (0.5 + 0.5 * i as f64 / (PLANNED - 1) as f64));
+                .push(p99 * (0.5 + 0.5 * rise));
             stats.finished += 1;
             self.requests_sent.fetch_add(1, Ordering::SeqCst);
             if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
@@ -220,8 +230,9 @@ impl Prober for FakeProber {
         let metrics: MetricMap = [
             (
                 "output_throughput".to_string(),
-                tput * done / PLANNED as f64,
+                tput * done / planned as f64,
             ),
+            ("duration_s".to_string(), done / 40.0),
             (
                 "p99_ttft_ms".to_string(),
                 stats
@@ -241,6 +252,15 @@ impl Prober for FakeProber {
             pruned,
             json,
         })
+    }
+}
+
+/// The requests `workload` sends, when it counts them.
+pub fn requests(workload: &WorkloadSpec) -> Option<u64> {
+    match workload.load {
+        LoadSpec::Closed { requests, .. } | LoadSpec::Open { requests, .. } => {
+            requests.map(u64::from)
+        }
     }
 }
 

@@ -1,0 +1,77 @@
+//! The report's screening section: how many configs a short probe screened, how many went on
+//! to the full probe, and the probe seconds spent at each fidelity.
+
+use crate::export::Block;
+use crate::record::TrialRecord;
+use std::collections::BTreeMap;
+
+/// The screening paragraph of `records`; `None` when no trial was a screening run.
+pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
+    let screened = records.iter().filter(|r| !r.is_full_probe()).count();
+    if screened == 0 {
+        return None;
+    }
+    let promoted = records.iter().filter(|r| r.promoted_from.is_some()).count();
+    // Fidelity in per mille, so that equal shares group together.
+    let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
+    for r in records {
+        let share = r.fidelity.unwrap_or(1.0);
+        let probed = r.metrics.get("duration_s").copied().unwrap_or(0.0);
+        *seconds.entry((share * 1000.0).round() as u32).or_default() += probed;
+    }
+    let spent: Vec<String> = seconds
+        .iter()
+        .rev()
+        .map(|(share, s)| match share {
+            1000 => format!("{s:.1} s at the full probe"),
+            _ => format!("{s:.1} s at {} of it", percent(*share)),
+        })
+        .collect();
+    Some(Block::Para(format!(
+        "{screened} config(s) screened with a short probe, {promoted} promoted to the full \
+         probe; only full-probe runs can win. Probe time: {}.",
+        spent.join(", ")
+    )))
+}
+
+fn percent(per_mille: u32) -> String {
+    let pct = f64::from(per_mille) / 10.0;
+    format!("{pct}%")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Outcome, Params};
+
+    fn run(number: u32, fidelity: Option<f64>, seconds: f64) -> TrialRecord {
+        TrialRecord {
+            fidelity,
+            metrics: [("duration_s".to_string(), seconds)].into(),
+            ..TrialRecord::new(number, Params::new(), Outcome::Feasible)
+        }
+    }
+
+    #[test]
+    fn counts_screened_and_promoted_configs_and_sums_probe_seconds_by_fidelity() {
+        assert!(section(&[run(0, None, 4.0)]).is_none());
+        let promoted = TrialRecord {
+            promoted_from: Some(1),
+            ..run(3, None, 4.5)
+        };
+        let records = [
+            run(0, None, 4.0),
+            run(1, Some(0.25), 1.0),
+            run(2, Some(0.25), 1.5),
+            promoted,
+        ];
+        let Some(Block::Para(text)) = section(&records) else {
+            panic!("a screening paragraph")
+        };
+        assert_eq!(
+            text,
+            "2 config(s) screened with a short probe, 1 promoted to the full probe; only \
+             full-probe runs can win. Probe time: 8.5 s at the full probe, 2.5 s at 25% of it."
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Screening in the search loop (`search.screening`): which fidelity a new trial runs at, and
+//! the promotions of screening runs that passed to the full probe. A promotion runs as soon as
+//! its screening run passes [`super::screening::promotes`] (before the sampler is asked again),
+//! takes the next free slot, and does not count against `search.trials`.
+
+use super::dispatch::Study;
+use super::screening::awaiting_promotion;
+use super::select::counts_as_config;
+use super::trial::TrialId;
+use crate::record::Params;
+
+impl Study<'_> {
+    /// Share of the full probe that a new search trial sends: the screening fraction, except for
+    /// the baseline, which always runs the full probe; `None` (the full probe) without screening.
+    pub(super) fn new_trial_fidelity(&self, baseline: bool) -> Option<f64> {
+        let screening = self.space.search.screening.as_ref()?;
+        (!baseline).then_some(screening.fraction)
+    }
+
+    /// Configs started so far, journaled or in flight: what `search.trials` counts (neither
+    /// re-validation repeats nor promotions count).
+    pub(super) fn configs_started(&self) -> usize {
+        let journaled = self.records.iter().filter(|r| counts_as_config(r));
+        let flying = self
+            .flights
+            .flying()
+            .iter()
+            .filter(|f| f.id.repeat_of.is_none() && f.id.promoted_from.is_none());
+        journaled.count() + flying.count()
+    }
+
+    /// The full-probe run of the first screening run that passed and whose promotion neither
+    /// ran, flies, nor waits to run again; `None` without screening.
+    pub(super) fn next_promotion(&self) -> Option<(TrialId, Params)> {
+        let settings = self.space.search.screening.as_ref()?;
+        let started: Vec<u32> = self
+            .flights
+            .flying()
+            .iter()
+            .filter_map(|f| f.id.promoted_from)
+            .chain(self.reruns.iter().filter_map(|p| p.promoted_from))
+            .collect();
+        let slos = self.runner.objective.slos();
+        let screened = awaiting_promotion(settings, slos, &self.records)
+            .into_iter()
+            .find(|r| !started.contains(&r.number))?;
+        let id = TrialId {
+            promoted_from: Some(screened.number),
+            ..TrialId::full(self.next_number(), false, None)
+        };
+        Some((id, screened.params.clone()))
+    }
+
+    /// True while a promotion may still come: a screening run flies, or one that passed waits
+    /// for its promotion (the search goes on for these once its configs are all started).
+    pub(super) fn promotions_to_come(&self) -> bool {
+        let screening_flies = self
+            .flights
+            .flying()
+            .iter()
+            .any(|f| f.id.fidelity.is_some());
+        let rerun_waits = self.reruns.iter().any(|p| p.promoted_from.is_some());
+        screening_flies || rerun_waits || self.next_promotion().is_some()
+    }
+}

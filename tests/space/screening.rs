@@ -1,0 +1,70 @@
+//! `search.screening`: `true`, `false` or `{fraction, keep}`; anything else is refused with the
+//! place in the space file that holds it and what to write instead.
+
+use infertune::space::{ScreeningSettings, SpaceError, StudySpec};
+use std::path::{Path, PathBuf};
+
+/// The simulator fixture (46 lines, `search:` last) with `screening: {value}` appended to its
+/// `search:` section (line 47), written into `dir`.
+fn space_with(dir: &Path, value: &str) -> PathBuf {
+    let text = std::fs::read_to_string("tests/fixtures/spaces/e2e-sim.yaml").unwrap();
+    assert!(text.trim_end().lines().count() == 46 && text.contains("\nsearch:\n"));
+    let path = dir.join("space.yaml");
+    let text = format!("{}\n  screening: {value}\n", text.trim_end());
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn screening(value: &str) -> Option<ScreeningSettings> {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = space_with(tmp.path(), value);
+    let space = StudySpec::load(&path).unwrap_or_else(|e| panic!("{value}: {e}"));
+    space.search.screening
+}
+
+#[test]
+fn screening_is_off_on_or_set_field_by_field() {
+    let defaults = ScreeningSettings::default();
+    assert_eq!((defaults.fraction, defaults.keep), (0.25, 1.0 / 3.0));
+    assert_eq!(screening("false"), None);
+    assert_eq!(screening("true"), Some(defaults));
+    let set = screening("{fraction: 0.1, keep: 1}").unwrap();
+    assert_eq!((set.fraction, set.keep), (0.1, 1.0));
+    let half = screening("{keep: 0.5}").unwrap();
+    assert_eq!((half.fraction, half.keep), (0.25, 0.5));
+}
+
+#[test]
+fn a_bad_screening_setting_is_refused_where_it_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("yes please", "is not a setting; write `true`"),
+        ("0.25", "is not a setting; write `true`"),
+        (
+            "{fraction: 1}",
+            "search.screening.fraction is `1`; it must be a number in (0, 1)",
+        ),
+        ("{fraction: 0}", "it must be a number in (0, 1)"),
+        (
+            "{keep: 1.5}",
+            "search.screening.keep is `1.5`; it must be a number in (0, 1]",
+        ),
+        (
+            "{fractoin: 0.3}",
+            "unknown key `fractoin`; the keys are `fraction`",
+        ),
+    ];
+    for (value, expected) in cases {
+        let path = space_with(tmp.path(), value);
+        let err = StudySpec::load(&path).expect_err(value);
+        assert!(err.downcast_ref::<SpaceError>().is_some(), "{err}");
+        let text = err.to_string();
+        let at = format!("{}:47:14: ", path.display());
+        assert!(
+            text.starts_with(&at),
+            "`{value}`: expected `{at}…`, got: {text}"
+        );
+        assert!(text.contains(expected), "`{value}`: {text}");
+        assert_eq!(text.lines().count(), 1, "one error, one line: {text}");
+    }
+}

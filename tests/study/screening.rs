@@ -1,0 +1,312 @@
+//! Screening at low fidelity against fakes: every config but the baseline first runs a short
+//! probe, those that pass run the full probe as a promotion, only full-probe runs win or are
+//! re-validated, and a resume promotes a screening run that passed exactly once.
+
+use crate::kit::study_fakes;
+
+use infertune::record::TrialRecord;
+use infertune::space::{ScreeningSettings, StudySpec};
+use infertune::study::screening::awaiting_promotion;
+use infertune::study::{journal, StudyResult};
+use std::path::Path;
+use study_fakes::*;
+
+const SEED: u64 = 5;
+
+/// A study of 12 configs with screening on (a quarter of the probe, the best third go on).
+fn screened_space(trials: u32) -> StudySpec {
+    let mut space = space(SEED, trials);
+    space.search.screening = Some(ScreeningSettings::default());
+    space
+}
+
+/// Run `space` in `dir` with a prober whose short probes report `gain` times the throughput.
+fn run(space: &StudySpec, dir: &Path, resume: bool, gain: Option<f64>) -> StudyResult {
+    let mut rig = Rig::new(space);
+    rig.prober.short_probe_gain = gain;
+    let mut sampler = FakeSampler {
+        seed: space.search.seed,
+    };
+    let options = options(dir.to_path_buf(), resume, true);
+    let result = infertune::study::run(space, &mut sampler, rig.backends(), &options).unwrap();
+    assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
+    result
+}
+
+fn probe_seconds(records: &[TrialRecord]) -> f64 {
+    records
+        .iter()
+        .filter_map(|r| r.metrics.get("duration_s"))
+        .sum()
+}
+
+fn promotions_of(records: &[TrialRecord], screened: u32) -> usize {
+    records
+        .iter()
+        .filter(|r| r.promoted_from == Some(screened))
+        .count()
+}
+
+#[test]
+fn screened_configs_record_their_fidelity_and_a_flattering_short_probe_never_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("screened");
+    let space = screened_space(12);
+    // Short probes report three times the throughput: counted, a screening run would win.
+    let result = run(&space, &dir, false, Some(3.0));
+    let records = journal::read_records(&dir).unwrap();
+    assert_eq!(records, result.records);
+
+    let configs: Vec<&TrialRecord> = records
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
+        .collect();
+    assert_eq!(
+        configs.len(),
+        12,
+        "promotions counted against search.trials"
+    );
+    assert!(configs[0].baseline && configs[0].fidelity.is_none());
+    for r in configs
+        .iter()
+        .filter(|r| !r.baseline && r.ready_s.is_some())
+    {
+        assert_eq!(
+            r.fidelity,
+            Some(0.25),
+            "trial {} was not screened",
+            r.number
+        );
+    }
+    let promotions: Vec<&TrialRecord> = records
+        .iter()
+        .filter(|r| r.promoted_from.is_some())
+        .collect();
+    assert!(!promotions.is_empty(), "no screening run was promoted");
+    for p in &promotions {
+        let from = records
+            .iter()
+            .find(|r| Some(r.number) == p.promoted_from)
+            .unwrap();
+        assert_eq!(from.fidelity, Some(0.25));
+        assert_eq!((p.fidelity, &p.params), (None, &from.params));
+        assert!(p.number > from.number);
+        assert_eq!(promotions_of(&records, from.number), 1);
+    }
+    let settings = space.search.screening.unwrap();
+    assert!(
+        awaiting_promotion(&settings, &space.objective.slos(), &records).is_empty(),
+        "a screening run that passed never ran the full probe"
+    );
+
+    let winner = result.winner.expect("a config met every SLO");
+    let crowned = records
+        .iter()
+        .find(|r| r.number == winner.summary.number)
+        .unwrap();
+    assert!(crowned.is_full_probe(), "{crowned:?}");
+    let best_screened = records
+        .iter()
+        .filter(|r| !r.is_full_probe() && r.is_feasible())
+        .filter_map(|r| r.value)
+        .fold(0.0, f64::max);
+    assert!(
+        best_screened > winner.summary.mean,
+        "the case must tempt: screened {best_screened} vs winner {}",
+        winner.summary.mean
+    );
+    for repeat in records.iter().filter_map(|r| r.repeat_of) {
+        let original = records.iter().find(|r| r.number == repeat).unwrap();
+        assert!(
+            original.is_full_probe(),
+            "screening run {repeat} re-validated"
+        );
+    }
+    let best: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
+    assert_eq!(best["trial"].as_u64(), Some(u64::from(crowned.number)));
+
+    let mut csv = csv::Reader::from_path(dir.join("trials.csv")).unwrap();
+    let header = csv.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (fidelity, promoted_from) = (column("fidelity"), column("promoted_from"));
+    for (row, r) in csv.records().map(Result::unwrap).zip(&records) {
+        let expected = r.fidelity.map(|f| f.to_string()).unwrap_or_default();
+        assert_eq!(row[fidelity], expected);
+        let expected = r.promoted_from.map(|n| n.to_string()).unwrap_or_default();
+        assert_eq!(row[promoted_from], expected);
+    }
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let screened = configs.iter().filter(|r| r.fidelity.is_some()).count();
+    assert!(
+        report.contains("## Screening")
+            && report.contains(&format!(
+                "{screened} config(s) screened with a short probe, {} promoted",
+                promotions.len()
+            )),
+        "{report}"
+    );
+}
+
+#[test]
+fn screening_spends_fewer_probe_seconds_than_the_same_study_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let screened = run(&screened_space(12), &tmp.path().join("s"), false, None);
+    let full = run(&space(SEED, 12), &tmp.path().join("f"), false, None);
+    let (short, long) = (
+        probe_seconds(&screened.records),
+        probe_seconds(&full.records),
+    );
+    assert!(short < long, "{short} s screened vs {long} s in full");
+}
+
+#[test]
+fn a_resume_promotes_a_screening_run_that_passed_before_its_promotion_started_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut space = screened_space(10);
+    space.search.revalidate_top = 0;
+    let reference = run(&space, &tmp.path().join("ref"), false, None);
+    let promotion = reference
+        .records
+        .iter()
+        .find(|r| r.promoted_from.is_some())
+        .expect("a promotion")
+        .clone();
+    let screened = promotion.promoted_from.unwrap();
+
+    // Killed after the screening run was journaled, before its promotion started.
+    let dir = tmp.path().join("killed");
+    copy_before(&tmp.path().join("ref"), &dir, promotion.number);
+    let before = journal::read_records(&dir).unwrap();
+    let settings = space.search.screening.unwrap();
+    let waiting: Vec<u32> = awaiting_promotion(&settings, &space.objective.slos(), &before)
+        .iter()
+        .map(|r| r.number)
+        .collect();
+    assert!(waiting.contains(&screened), "{waiting:?}");
+
+    let resumed = run(&space, &dir, true, None);
+    assert_eq!(&resumed.records[..before.len()], &before[..]);
+    for number in waiting {
+        assert_eq!(promotions_of(&resumed.records, number), 1, "trial {number}");
+    }
+    assert_eq!(
+        resumed.records[before.len()].promoted_from,
+        Some(screened),
+        "the promotion runs before any new config"
+    );
+    assert_eq!(
+        search_configs(&resumed.records),
+        search_configs(&reference.records)
+    );
+}
+
+#[test]
+fn a_promotion_in_flight_runs_again_as_it_was() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut space = screened_space(10);
+    space.search.revalidate_top = 0;
+    let reference = run(&space, &tmp.path().join("ref"), false, None);
+    let promotion = reference
+        .records
+        .iter()
+        .find(|r| r.promoted_from.is_some())
+        .expect("a promotion")
+        .clone();
+
+    // Killed while the promotion ran: its folder holds pending.json, its record is missing.
+    let dir = tmp.path().join("killed");
+    copy_before(&tmp.path().join("ref"), &dir, promotion.number);
+    let trial_dir = dir.join(format!("trial-{}", promotion.number));
+    std::fs::create_dir_all(&trial_dir).unwrap();
+    let pending = serde_json::json!({
+        "number": promotion.number,
+        "promoted_from": promotion.promoted_from,
+        "params": promotion.params,
+    });
+    std::fs::write(trial_dir.join("pending.json"), pending.to_string()).unwrap();
+
+    let resumed = run(&space, &dir, true, None);
+    let rerun = resumed
+        .records
+        .iter()
+        .find(|r| r.number == promotion.number)
+        .unwrap();
+    assert_eq!(
+        (rerun.promoted_from, rerun.fidelity, &rerun.params),
+        (promotion.promoted_from, None, &promotion.params)
+    );
+    assert_eq!(
+        promotions_of(&resumed.records, promotion.promoted_from.unwrap()),
+        1
+    );
+    assert_eq!(
+        search_configs(&resumed.records),
+        search_configs(&reference.records)
+    );
+}
+
+#[test]
+fn a_resume_with_other_screening_settings_is_refused_and_an_old_study_resumes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    run(&screened_space(3), &dir, false, None);
+    let mut other = screened_space(3);
+    other.search.screening = Some(ScreeningSettings {
+        fraction: 0.5,
+        keep: 0.5,
+    });
+    for changed in [other, space(SEED, 3)] {
+        let rig = Rig::new(&changed);
+        let mut sampler = FakeSampler { seed: SEED };
+        let e = infertune::study::run(
+            &changed,
+            &mut sampler,
+            rig.backends(),
+            &options(dir.clone(), true, true),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("screening (fraction 0.25, keep 0.333")
+                && e.contains("resume with the same search.screening"),
+            "{e}"
+        );
+    }
+
+    // A study written before screening existed has no `screening` in study.json.
+    let old = tmp.path().join("old");
+    run(&space(SEED, 3), &old, false, None);
+    let meta = std::fs::read_to_string(old.join("study.json")).unwrap();
+    assert!(!meta.contains("screening"), "{meta}");
+    let resumed = run(&space(SEED, 4), &old, true, None);
+    assert_eq!(search_configs(&resumed.records).len(), 4);
+}
+
+/// Copy the study `from` into `to` as a tuner killed before trial `number` started left it:
+/// the journal's records before it, their trial folders, and `study.json`.
+fn copy_before(from: &Path, to: &Path, number: u32) {
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::copy(from.join("study.json"), to.join("study.json")).unwrap();
+    let kept: Vec<TrialRecord> = journal::read_records(from)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.number < number)
+        .collect();
+    let lines: Vec<String> = kept
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap())
+        .collect();
+    std::fs::write(to.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    for r in &kept {
+        let name = format!("trial-{}", r.number);
+        let (src, dst) = (from.join(&name), to.join(&name));
+        if src.exists() {
+            std::fs::create_dir_all(&dst).unwrap();
+            for entry in std::fs::read_dir(&src).unwrap() {
+                let entry = entry.unwrap();
+                std::fs::copy(entry.path(), dst.join(entry.file_name())).unwrap();
+            }
+        }
+    }
+}

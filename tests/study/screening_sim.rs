@@ -1,0 +1,221 @@
+//! Screening with the real binary on the simulator: `tune --screening` screens every config
+//! but the baseline with a short probe, spends fewer probe seconds than the same study without
+//! it, crowns a full-probe run, and a tuner killed (`kill -9`) around a screening run that
+//! passed resumes to exactly one full-probe run of it.
+
+use crate::kit::e2e_sim_common;
+
+use e2e_sim_common::{
+    records, records_so_far, space_with_port, tune, wait_no_processes_under, wait_while_running,
+    STUDY,
+};
+use infertune::record::{Slo, TrialRecord};
+use infertune::space::{ScreeningSettings, StudySpec};
+use infertune::study::screening::awaiting_promotion;
+use std::path::Path;
+use std::process::Stdio;
+
+/// Search trials asked (baseline and the fixture's three enqueued configs included).
+const TRIALS: &str = "9";
+
+/// The fixture with a probe of four waves (64 requests of 16 at once), so that a screening
+/// run's quarter is one wave, on port `port` and up.
+fn four_wave_space(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let path = space_with_port(dir, port);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("concurrency: 16, requests: 40"));
+    let text = text.replace(
+        "concurrency: 16, requests: 40",
+        "concurrency: 16, requests: 64",
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn probe_seconds(records: &[TrialRecord]) -> f64 {
+    records
+        .iter()
+        .filter_map(|r| r.metrics.get("duration_s"))
+        .sum()
+}
+
+/// The SLOs a study of the space file `space` judges trials by.
+fn slos_of(space: &Path) -> Vec<Slo> {
+    StudySpec::load(space).unwrap().objective.slos()
+}
+
+/// Run a tune to its end; it must succeed.
+fn finish(mut command: std::process::Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every promotion runs the config of a screening run, at full fidelity, once per screening
+/// run, and no screening run that passed (judged by the SLOs of the space file `space`) is
+/// left without one.
+fn assert_promotions_hold(space: &Path, all: &[TrialRecord]) {
+    let mut numbers: Vec<u32> = all.iter().map(|r| r.number).collect();
+    // Trials in flight at once land (and are journaled) in any order.
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..all.len() as u32).collect::<Vec<_>>());
+    for p in all.iter().filter(|r| r.promoted_from.is_some()) {
+        let from = all
+            .iter()
+            .find(|r| Some(r.number) == p.promoted_from)
+            .unwrap();
+        assert_eq!((from.fidelity, p.fidelity), (Some(0.25), None), "{p:?}");
+        assert_eq!(from.params, p.params);
+        let times = all.iter().filter(|r| r.promoted_from == p.promoted_from);
+        assert_eq!(times.count(), 1, "trial {} promoted twice", from.number);
+    }
+    let left = awaiting_promotion(&ScreeningSettings::default(), &slos_of(space), all);
+    assert!(left.is_empty(), "passed but never promoted: {left:?}");
+}
+
+#[test]
+fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = four_wave_space(tmp.path(), 19_100);
+    let (screened_dir, full_dir) = (tmp.path().join("screened"), tmp.path().join("full"));
+    let out = finish(tune(
+        &space,
+        &screened_dir,
+        &["--trials", "14", "--screening"],
+    ));
+    finish(tune(&space, &full_dir, &["--trials", "14"]));
+    let screened = records(&screened_dir.join(STUDY));
+    let full = records(&full_dir.join(STUDY));
+
+    assert_promotions_hold(&space, &screened);
+    let configs: Vec<&TrialRecord> = screened
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
+        .collect();
+    assert_eq!(configs.len(), 14);
+    assert!(configs[0].baseline && configs[0].fidelity.is_none());
+    let launched = configs
+        .iter()
+        .filter(|r| !r.baseline && r.ready_s.is_some());
+    assert!(launched.clone().count() >= 5);
+    for r in launched {
+        assert_eq!(
+            r.fidelity,
+            Some(0.25),
+            "trial {} was not screened",
+            r.number
+        );
+    }
+    let winner = out
+        .lines()
+        .find_map(|l| l.strip_prefix("winner: trial "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .unwrap_or_else(|| panic!("no winner line in {out}"));
+    let crowned = screened.iter().find(|r| r.number == winner).unwrap();
+    assert!(crowned.is_full_probe(), "{crowned:?}");
+
+    // A quarter of the probe for most configs; the baseline, the promotions and the
+    // re-validation run it in full.
+    let (short, long) = (probe_seconds(&screened), probe_seconds(&full));
+    assert!(
+        short < long,
+        "probe seconds: {short:.2} screened vs {long:.2} without screening"
+    );
+    let report = std::fs::read_to_string(screened_dir.join(STUDY).join("report.md")).unwrap();
+    assert!(report.contains("## Screening"), "{report}");
+}
+
+#[test]
+fn a_tuner_killed_around_a_screening_run_that_passed_promotes_it_once_on_resume() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space_with_port(tmp.path(), 19_300);
+    let results = tmp.path().join("results");
+    let dir = results.join(STUDY);
+    let settings = ScreeningSettings::default();
+    let slos = slos_of(&space);
+    let mut kills = 0;
+    for attempt in 0..8 {
+        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
+        let args = [&["--trials", TRIALS, "--screening"], resume].concat();
+        let mut child = tune(&space, &results, &args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The moment a screening run that passed is journaled: its promotion starts next.
+        let seen = records_so_far(&dir).len();
+        wait_while_running(&mut child, || {
+            let now = records_so_far(&dir);
+            now.len() > seen && !awaiting_promotion(&settings, &slos, &now).is_empty()
+        });
+        let running = child.try_wait().unwrap().is_none();
+        let _ = child.kill();
+        let _ = child.wait();
+        if !running {
+            break;
+        }
+        kills += 1;
+        if kills == 3 {
+            break;
+        }
+    }
+    assert!(kills >= 1, "the study ended before a screening run passed");
+    finish(tune(
+        &space,
+        &results,
+        &["--trials", TRIALS, "--screening", "--resume"],
+    ));
+    assert!(wait_no_processes_under(&results, 5.0).is_empty());
+    let all = records(&dir);
+    assert_promotions_hold(&space, &all);
+    assert!(all.iter().any(|r| r.promoted_from.is_some()));
+}
+
+#[test]
+fn with_slots_in_parallel_a_promotion_runs_beside_the_trials_in_flight() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space_with_port(tmp.path(), 19_500);
+    let args = ["--trials", "10", "--screening", "--parallel", "3"];
+    finish(tune(&space, tmp.path(), &args));
+    let all = records(&tmp.path().join(STUDY));
+    assert_promotions_hold(&space, &all);
+    let configs = all
+        .iter()
+        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none());
+    assert_eq!(configs.count(), 10);
+    let overlaps = |a: &TrialRecord, b: &TrialRecord| {
+        a.started_unix < b.started_unix + b.wall_s && b.started_unix < a.started_unix + a.wall_s
+    };
+    let beside = all.iter().filter(|p| p.promoted_from.is_some()).any(|p| {
+        all.iter()
+            .any(|r| r.number != p.number && r.slot != p.slot && overlaps(p, r))
+    });
+    assert!(
+        beside,
+        "no promotion ran while another slot was busy: {all:#?}"
+    );
+}
+
+#[test]
+fn a_screening_fraction_outside_0_to_1_is_refused_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space_with_port(tmp.path(), 19_700);
+    for bad in ["1.5", "0", "quarter"] {
+        let out = tune(&space, tmp.path(), &["--screening", bad])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("`{bad}` is not a share of the probe"))
+                && stderr.contains("between 0 and 1"),
+            "{stderr}"
+        );
+    }
+    assert!(!tmp.path().join(STUDY).exists(), "a study was started");
+}
