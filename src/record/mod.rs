@@ -3,6 +3,7 @@
 //! of the crate, so every other module may share these types.
 
 mod failure;
+mod fidelity;
 mod latency;
 mod legacy;
 mod slo;
@@ -11,6 +12,7 @@ mod value;
 mod violation;
 
 pub use failure::FailureKind;
+pub use fidelity::promotion_gap;
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};

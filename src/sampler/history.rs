@@ -101,27 +101,6 @@ fn superseded(screened: &TrialRecord, trials: &[TrialRecord]) -> bool {
         .any(|t| t.is_full_probe() && t.params == screened.params)
 }
 
-/// How much higher `measure` reads on a config's full-probe run than on its screening run: the
-/// median over promoted configs; 0 before any promotion.
-pub(crate) fn screening_shift(
-    trials: &[TrialRecord],
-    measure: impl Fn(&TrialRecord) -> Option<f64>,
-) -> f64 {
-    let mut gaps: Vec<f64> = trials
-        .iter()
-        .filter(|t| t.is_full_probe())
-        .filter_map(|full| {
-            let screened = trials
-                .iter()
-                .find(|t| Some(t.number) == full.promoted_from)?;
-            Some(measure(full)? - measure(screened)?)
-        })
-        .filter(|gap| gap.is_finite())
-        .collect();
-    gaps.sort_by(f64::total_cmp);
-    gaps.get(gaps.len() / 2).copied().unwrap_or(0.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,7 +183,7 @@ mod tests {
             .map(|o| (o.index, o.fidelity))
             .collect();
         assert_eq!(seen, [(1, 0.25), (2, 1.0)]);
-        let gap = screening_shift(&trials, |t| t.score);
+        let gap = crate::record::promotion_gap(&trials, |t| t.score);
         assert_eq!(
             gap, -10.0,
             "the full probe read 10 lower than the screening run"

@@ -1,8 +1,9 @@
 //! Warm start: trials of earlier studies (another card, model size or engine version) that
 //! seed a model-based sampler, trusted less than the study's own trials.
 
-use super::history::{observations, screening_shift, Observation};
+use super::history::{observations, Observation};
 use super::propose::Dims;
+use crate::record::promotion_gap;
 use crate::record::TrialRecord;
 
 /// Trials of earlier studies of the same engine and how far to trust them.
@@ -57,7 +58,7 @@ impl<'a> Source<'a> {
             trials,
             observed: observations(dims, trials),
             extra_noise,
-            screened_gap: screening_shift(trials, |t| t.score.map(squash)),
+            screened_gap: promotion_gap(trials, |t| t.score.map(squash)),
         }
     }
 
@@ -67,9 +68,9 @@ impl<'a> Source<'a> {
     }
 
     /// How much higher `measure` reads on the full probe than on a screening run of the same
-    /// config, over this study's promoted configs (see [`screening_shift`]).
+    /// config, over this study's promoted configs (see [`promotion_gap`]).
     pub(crate) fn screening_gap(&self, measure: impl Fn(&TrialRecord) -> Option<f64>) -> f64 {
-        screening_shift(self.trials, measure)
+        promotion_gap(self.trials, measure)
     }
 
     /// `value`, measured by `o`, on the full probe's scale: moved by `gap` for a screening run.
