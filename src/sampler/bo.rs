@@ -2,13 +2,14 @@
 //! of how far a config misses its SLOs, and the kernel classifier of start-up failures.
 //!
 //! The proposal maximises `EI(x) · P(SLOs met | x) · (1 − P_fail(x))^w` (expected improvement
-//! over the best feasible score, as in SCOOT's constrained BO); while nothing feasible is known
+//! over the best feasible score, as in SCOOT's constrained BO; each SLO's probability is raised
+//! to a power where the model expects a breach); while nothing feasible is known
 //! it maximises the probability of feasibility alone. The score model learns from every trial
 //! that served (an SLO-breaking trial still measured its throughput), the SLO model from the
 //! shortfall of each breach (feasible trials sit just below zero), so the search is drawn
 //! towards the edge of the feasible region where the best configs lie. The acquisition is
-//! maximised over a seeded random and local candidate set, then refined by two rounds of
-//! shrinking perturbations around the leading candidates.
+//! maximised over a seeded random and local candidate set (the closest around the best trial),
+//! then refined by rounds of shrinking perturbations around the leading candidates.
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
@@ -37,10 +38,21 @@ const REFINE_DRAWS: usize = 32;
 /// Perturbation widths (unit-cube scale) of the anchored candidates and of the refinement rounds.
 const ANCHOR_WIDTHS: [f64; 3] = [0.02, 0.06, 0.15];
 const REFINE_WIDTHS: [f64; 3] = [0.05, 0.02, 0.008];
+/// Candidates close around the best trial per proposal, and their widths: the best configs sit
+/// on the edge of the SLO region, so the last few per cent are found in a small neighbourhood.
+const INCUMBENT_CANDIDATES: usize = 128;
+const INCUMBENT_WIDTHS: [f64; 3] = [0.005, 0.015, 0.04];
 /// SLO-model margin of a met bound with no log-ratio (e.g. `error_rate<=0%` at 0), and the
 /// largest margin learnt either way (a breach without a measurement counts as this far).
 const FEASIBLE_MARGIN: f64 = -0.1;
 const MAX_SHORTFALL: f64 = 2.0;
+/// Weight of `log P(SLO met)` where the SLO model expects a breach. Configs that just miss a
+/// bound score higher than any feasible one, and the margin model stays unsure between trials
+/// on a plateau of such configs (a batch capped by the client count), so the plain product
+/// keeps proposing them; raising the probability to this power where a breach is more likely
+/// than not keeps the search on the feasible side without shying from uncertain regions the
+/// model expects to be feasible.
+const BREACH_WEIGHT: f64 = 8.0;
 /// Weight of `log(1 − P_fail)` in the acquisition.
 const FAILURE_WEIGHT: f64 = 4.0;
 /// Failure probability above which a candidate is only taken when nothing else is left, and
@@ -99,6 +111,10 @@ impl Sampler for BoSampler {
             }
         }
         if let Some(best) = anchors.first() {
+            for i in 0..INCUMBENT_CANDIDATES {
+                let width = INCUMBENT_WIDTHS[i % INCUMBENT_WIDTHS.len()];
+                search.consider(&perturb(best, width, &categories, &mut rng));
+            }
             for u in category_switches(best, &categories) {
                 search.consider(&u);
             }
@@ -242,7 +258,9 @@ impl Model {
             .iter()
             .map(|gp| {
                 let (mean, sd) = gp.predict(x);
-                log_cdf(-mean / sd)
+                let z = -mean / sd;
+                let weight = if z < 0.0 { BREACH_WEIGHT } else { 1.0 };
+                weight * log_cdf(z)
             })
             .sum();
         let improvement = match (&self.score, self.incumbent) {
@@ -467,6 +485,43 @@ mod tests {
             let x = best_x(seed, 25, 0.6, true);
             assert!(x > 0.55, "seed {seed}: best feasible x {x}");
         }
+    }
+
+    /// Proposals of a 25-trial study beyond `x = 0.6`, where the score is highest but the
+    /// latency sits on a plateau 5% over its bound (a batch capped by the client count).
+    fn plateau_proposals(seed: u64) -> usize {
+        let space = line();
+        let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
+        let mut sampler = BoSampler::new(seed, Prior::default());
+        let mut trials: Vec<TrialRecord> = Vec::new();
+        for _ in 0..25 {
+            let p = sampler.ask(&space, &trials).unwrap();
+            let x = x_of(&p);
+            let tpot = if x > 0.6 { 52.5 } else { 40.0 + 16.0 * x };
+            let mut t = if x > 0.6 {
+                let mut t = record(p, Outcome::Infeasible, Some(200.0));
+                t.violations = vec![Violation::Slo {
+                    slo: slo.clone(),
+                    measured: Some(tpot),
+                }];
+                t
+            } else {
+                feasible(p, 100.0 * (1.0 + x))
+            };
+            t.metrics.insert(slo.metric_key(), tpot);
+            trials.push(t);
+        }
+        trials.iter().filter(|t| x_of(&t.params) > 0.6).count()
+    }
+
+    /// An unweighted `EI · P(met)` puts 25 of 75 proposals there; the weighted breach 17.
+    #[test]
+    fn a_plateau_just_over_a_bound_does_not_hold_the_search() {
+        let on_plateau: usize = (0..3).map(plateau_proposals).sum();
+        assert!(
+            on_plateau <= 21,
+            "{on_plateau} of 75 proposals on the plateau"
+        );
     }
 
     /// Proposals among the first `n` of a fresh study well inside the region beyond `x = 0.6`
