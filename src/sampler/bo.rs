@@ -202,30 +202,18 @@ impl Model {
             .filter_map(|slo| {
                 let measure = |t: &TrialRecord| margin(slo, t);
                 let gaps: Vec<f64> = sources.iter().map(|s| s.screening_gap(measure)).collect();
-                let rows: Vec<(Vec<f64>, f64, f64)> = served
-                    .iter()
-                    .filter_map(|(s, o)| {
-                        let gap = sources
-                            .iter()
-                            .position(|own| std::ptr::eq(own, *s))
-                            .map_or(0.0, |i| gaps[i]);
-                        let m = s.on_full_scale(o, measure(&s.trials[o.index])?, gap);
-                        Some((o.x.clone(), m, s.noise(o)))
-                    })
-                    .collect();
+                let rows = aligned_rows(sources, |i, s, o| {
+                    let served = o.tier != Tier::ConfigFailure;
+                    let value = measure(&s.trials[o.index]).filter(|_| served)?;
+                    Some(s.on_full_scale(o, value, gaps[i]))
+                });
                 fit_rows(rows, categories)
             })
             .collect();
-        let rows: Vec<(Vec<f64>, f64, f64)> = sources
-            .iter()
-            .flat_map(|s| {
-                let shift = s.score_shift(&sources[0]);
-                s.observed
-                    .iter()
-                    .filter(|o| o.tier != Tier::ConfigFailure && o.score.is_finite())
-                    .map(move |o| (o.x.clone(), s.log_score(o) + shift, s.noise(o)))
-            })
-            .collect();
+        let rows = aligned_rows(sources, |_, s, o| {
+            let scored = o.tier != Tier::ConfigFailure && o.score.is_finite();
+            scored.then(|| s.log_score(o))
+        });
         let score = fit_rows(rows, categories);
         // Only a full-probe run can win: a screening run improves on nothing.
         let own = &sources[0];
@@ -277,6 +265,44 @@ impl Model {
             value
         }
     }
+}
+
+/// The `(point, value, extra noise)` rows of every source's observations that `value` (given
+/// the source's index) measures; an earlier study's values are moved so that their median
+/// matches the study's own once each has three (another card or model reads higher or lower
+/// throughout).
+fn aligned_rows(
+    sources: &[Source],
+    value: impl Fn(usize, &Source, &Observation) -> Option<f64>,
+) -> Vec<(Vec<f64>, f64, f64)> {
+    let values: Vec<Vec<(&Observation, f64)>> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.observed
+                .iter()
+                .filter_map(|o| Some((o, value(i, s, o)?)))
+                .collect()
+        })
+        .collect();
+    let median = |v: &[(&Observation, f64)]| {
+        let mut sorted: Vec<f64> = v.iter().map(|(_, x)| *x).collect();
+        sorted.sort_by(f64::total_cmp);
+        (sorted.len() >= 3).then(|| sorted[sorted.len() / 2])
+    };
+    let own = values.first().and_then(|v| median(v));
+    values
+        .iter()
+        .enumerate()
+        .flat_map(|(i, v)| {
+            let shift = match (i, own, median(v)) {
+                (1.., Some(a), Some(b)) => a - b,
+                _ => 0.0,
+            };
+            v.iter()
+                .map(move |(o, x)| (o.x.clone(), x + shift, sources[i].noise(o)))
+        })
+        .collect()
 }
 
 /// A process through `(point, target, extra noise)` rows.

@@ -90,24 +90,4 @@ impl<'a> Source<'a> {
             self.extra_noise
         }
     }
-
-    /// What to add to this source's log scores to put them on `own`'s scale: the difference
-    /// of the medians once `own` has three scored trials (another card serves at another
-    /// rate), else 0.
-    pub(crate) fn score_shift(&self, own: &Source) -> f64 {
-        let median = |s: &Source| {
-            let mut v: Vec<f64> = s
-                .observed
-                .iter()
-                .filter(|o| o.score.is_finite())
-                .map(|o| s.log_score(o))
-                .collect();
-            v.sort_by(f64::total_cmp);
-            (v.len() >= 3).then(|| v[v.len() / 2])
-        };
-        match (median(own), median(self)) {
-            (Some(a), Some(b)) if !std::ptr::eq(self, own) => a - b,
-            _ => 0.0,
-        }
-    }
 }
