@@ -160,18 +160,25 @@ fn screening_spends_fewer_probe_seconds_than_the_same_study_without_it() {
     assert!(short < long, "{short} s screened vs {long} s in full");
 }
 
-#[test]
-fn a_resume_promotes_a_screening_run_that_passed_before_its_promotion_started_once() {
-    let tmp = tempfile::tempdir().unwrap();
+/// A screened study of 10 configs without re-validation, run to its end in `dir`, and its
+/// first promotion.
+fn reference_study(dir: &Path) -> (StudySpec, StudyResult, TrialRecord) {
     let mut space = screened_space(10);
     space.search.revalidate_top = 0;
-    let reference = run(&space, &tmp.path().join("ref"), false, None);
+    let reference = run(&space, dir, false, None);
     let promotion = reference
         .records
         .iter()
         .find(|r| r.promoted_from.is_some())
         .expect("a promotion")
         .clone();
+    (space, reference, promotion)
+}
+
+#[test]
+fn a_resume_promotes_a_screening_run_that_passed_before_its_promotion_started_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (space, reference, promotion) = reference_study(&tmp.path().join("ref"));
     let screened = promotion.promoted_from.unwrap();
 
     // Killed after the screening run was journaled, before its promotion started.
@@ -204,15 +211,7 @@ fn a_resume_promotes_a_screening_run_that_passed_before_its_promotion_started_on
 #[test]
 fn a_promotion_in_flight_runs_again_as_it_was() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut space = screened_space(10);
-    space.search.revalidate_top = 0;
-    let reference = run(&space, &tmp.path().join("ref"), false, None);
-    let promotion = reference
-        .records
-        .iter()
-        .find(|r| r.promoted_from.is_some())
-        .expect("a promotion")
-        .clone();
+    let (space, reference, promotion) = reference_study(&tmp.path().join("ref"));
 
     // Killed while the promotion ran: its folder holds pending.json, its record is missing.
     let dir = tmp.path().join("killed");

@@ -32,10 +32,12 @@ fn four_wave_space(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
     path
 }
 
-fn probe_seconds(records: &[TrialRecord]) -> f64 {
+/// Requests the probes of `records` completed: what a probe's length is made of (its seconds
+/// depend on the machine's load as well, so the benchmark, not this test, compares those).
+fn probe_requests(records: &[TrialRecord]) -> f64 {
     records
         .iter()
-        .filter_map(|r| r.metrics.get("duration_s"))
+        .filter_map(|r| r.metrics.get("completed"))
         .sum()
 }
 
@@ -78,7 +80,7 @@ fn assert_promotions_hold(space: &Path, all: &[TrialRecord]) {
 }
 
 #[test]
-fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
+fn tune_with_screening_probes_fewer_requests_and_crowns_a_full_probe_run() {
     let tmp = tempfile::tempdir().unwrap();
     let space = four_wave_space(tmp.path(), 19_100);
     let (screened_dir, full_dir) = (tmp.path().join("screened"), tmp.path().join("full"));
@@ -121,10 +123,10 @@ fn tune_with_screening_probes_less_and_crowns_a_full_probe_run() {
 
     // A quarter of the probe for most configs; the baseline, the promotions and the
     // re-validation run it in full.
-    let (short, long) = (probe_seconds(&screened), probe_seconds(&full));
+    let (short, long) = (probe_requests(&screened), probe_requests(&full));
     assert!(
         short < long,
-        "probe seconds: {short:.2} screened vs {long:.2} without screening"
+        "probed requests: {short} screened vs {long} without screening"
     );
     let report = std::fs::read_to_string(screened_dir.join(STUDY).join("report.md")).unwrap();
     assert!(report.contains("## Screening"), "{report}");
