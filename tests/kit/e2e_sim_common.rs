@@ -38,6 +38,30 @@ pub fn tune(space: &Path, results: &Path, extra: &[&str]) -> std::process::Comma
     command
 }
 
+/// A tuner started in the background with its output discarded: [`tune`] with `args`, plus
+/// `--resume` from the second `attempt` on.
+pub fn spawn_tune(
+    space: &Path,
+    results: &Path,
+    args: &[&str],
+    attempt: usize,
+) -> std::process::Child {
+    let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
+    tune(space, results, &[args, resume].concat())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("cannot start the tuner")
+}
+
+/// Kills the tuner `child` (SIGKILL) and reaps it; true when it was still running.
+pub fn kill_if_running(child: &mut std::process::Child) -> bool {
+    let running = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    let _ = child.wait();
+    running
+}
+
 /// The records of the study in `study_dir` (a torn last line is tolerated).
 pub fn records(study_dir: &Path) -> Vec<TrialRecord> {
     journal::read_records(study_dir).expect("the journal must parse")

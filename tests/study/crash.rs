@@ -8,13 +8,13 @@ use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    processes_under, records, space_with_port, tune, wait_no_processes_under, STUDY,
+    kill_if_running, processes_under, records, space_with_port, spawn_tune, tune,
+    wait_no_processes_under, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
 use infertune::record::TrialRecord;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// Search trials asked (baseline and enqueued configs included).
@@ -37,17 +37,9 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
         if kills == KILLS {
             break;
         }
-        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
-        let mut child = tune(&space, &crashed, &[&["--trials", TRIALS], resume].concat())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_tune(&space, &crashed, &["--trials", TRIALS], attempt);
         std::thread::sleep(Duration::from_secs_f64(rng.random_range(0.2..1.6)));
-        let running = child.try_wait().unwrap().is_none();
-        let _ = child.kill();
-        let _ = child.wait();
-        if !running {
+        if !kill_if_running(&mut child) {
             break;
         }
         kills += 1;

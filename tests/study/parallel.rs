@@ -7,12 +7,12 @@ use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    records, records_so_far, tune, wait_no_processes_under, wait_while_running, FIXTURE, STUDY,
+    kill_if_running, records, records_so_far, spawn_tune, tune, wait_no_processes_under,
+    wait_while_running, FIXTURE, STUDY,
 };
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// The e2e fixture on ports from `port`, with four pretend devices, two per trial.
@@ -145,12 +145,7 @@ fn a_parallel_study_interrupted_and_killed_resumes_without_losing_or_repeating_a
     let mut caught_in_flight = 0;
     // Ctrl-C once, then kill -9 at later and later moments.
     for (attempt, wait_s) in [4.0, 3.0, 5.0, 4.0].into_iter().enumerate() {
-        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
-        let mut child = tune(&space, tmp.path(), &[&args[..], resume].concat())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_tune(&space, tmp.path(), &args, attempt);
         std::thread::sleep(Duration::from_secs_f64(wait_s));
         // Stop it while a trial is in flight, however fast or slow this machine is.
         wait_while_running(&mut child, || !in_flight(&study).is_empty());
@@ -161,8 +156,7 @@ fn a_parallel_study_interrupted_and_killed_resumes_without_losing_or_repeating_a
             assert!(status.code().is_some(), "the tuner must exit on Ctrl-C");
             assert_eq!(wait_no_processes_under(tmp.path(), 5.0), Vec::<i32>::new());
         } else {
-            let _ = child.kill();
-            let _ = child.wait();
+            kill_if_running(&mut child);
         }
         caught_in_flight += in_flight(&study).len();
         let now = records_so_far(&study);

@@ -6,14 +6,13 @@
 use crate::kit::e2e_sim_common;
 
 use e2e_sim_common::{
-    records, records_so_far, space_with_port, tune, wait_no_processes_under, wait_while_running,
-    STUDY,
+    kill_if_running, records, records_so_far, space_with_port, spawn_tune, tune,
+    wait_no_processes_under, wait_while_running, STUDY,
 };
 use infertune::record::{Slo, TrialRecord};
 use infertune::space::{ScreeningSettings, StudySpec};
 use infertune::study::screening::awaiting_promotion;
 use std::path::Path;
-use std::process::Stdio;
 
 /// Search trials asked (baseline and the fixture's three enqueued configs included).
 const TRIALS: &str = "9";
@@ -142,23 +141,15 @@ fn a_tuner_killed_around_a_screening_run_that_passed_promotes_it_once_on_resume(
     let slos = slos_of(&space);
     let mut kills = 0;
     for attempt in 0..8 {
-        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
-        let args = [&["--trials", TRIALS, "--screening"], resume].concat();
-        let mut child = tune(&space, &results, &args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let args = ["--trials", TRIALS, "--screening"];
+        let mut child = spawn_tune(&space, &results, &args, attempt);
         // The moment a screening run that passed is journaled: its promotion starts next.
         let seen = records_so_far(&dir).len();
         wait_while_running(&mut child, || {
             let now = records_so_far(&dir);
             now.len() > seen && !awaiting_promotion(&settings, &slos, &now).is_empty()
         });
-        let running = child.try_wait().unwrap().is_none();
-        let _ = child.kill();
-        let _ = child.wait();
-        if !running {
+        if !kill_if_running(&mut child) {
             break;
         }
         kills += 1;

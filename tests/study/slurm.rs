@@ -9,12 +9,12 @@ use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    records, records_so_far, tune, wait_no_processes_under, wait_while_running, FIXTURE, STUDY,
+    kill_if_running, records, records_so_far, spawn_tune, tune, wait_no_processes_under,
+    wait_while_running, FIXTURE, STUDY,
 };
 use infertune::record::TrialRecord;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 /// True when a cluster is configured; panics when one is required and missing.
@@ -141,12 +141,7 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
     let mut caught = 0;
     // Ctrl-C once (it cancels the jobs in flight), then kill -9 twice (the jobs stay).
     for (attempt, wait_s) in [3.0, 3.0, 4.0].into_iter().enumerate() {
-        let resume: &[&str] = if attempt == 0 { &[] } else { &["--resume"] };
-        let mut child = tune(&space, tmp.path(), &[&args[..], resume].concat())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_tune(&space, tmp.path(), &args, attempt);
         std::thread::sleep(Duration::from_secs_f64(wait_s));
         // Stop it while a job is in flight, however fast or slow this machine is.
         wait_while_running(&mut child, || !jobs_left(&study).is_empty());
@@ -161,8 +156,7 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
             assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());
             continue;
         }
-        let _ = child.kill();
-        let _ = child.wait();
+        kill_if_running(&mut child);
         caught += jobs_left(&study).len();
         let now = records_so_far(&study);
         assert!(now.len() >= kept.len() && now[..kept.len()] == kept[..]);
