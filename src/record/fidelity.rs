@@ -13,9 +13,8 @@ pub fn promotion_gap(
         .iter()
         .filter(|full| full.is_full_probe())
         .filter_map(|full| {
-            let screened = records
-                .iter()
-                .find(|r| Some(r.number) == full.promoted_from)?;
+            let from = full.promoted_from?;
+            let screened = records.iter().find(|r| r.number == from)?;
             Some(measure(full)? - measure(screened)?)
         })
         .filter(|gap| gap.is_finite())

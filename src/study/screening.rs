@@ -12,6 +12,7 @@
 use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{promotion_gap, Slo, TrialRecord, Violation};
 use crate::space::ScreeningSettings;
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// How far (log-ratio, about 5%) a screening run may miss an SLO, on the full probe's scale,
@@ -70,26 +71,7 @@ pub fn promotes(
     screened: &TrialRecord,
     records: &[TrialRecord],
 ) -> bool {
-    let gaps: Vec<f64> = slos
-        .iter()
-        .map(|slo| full_probe_gap(slo, records))
-        .collect();
-    let key = |r: &TrialRecord| rank_key(r, slos, &gaps);
-    let Some(own) = key(screened).filter(|(near, _)| *near) else {
-        return false;
-    };
-    let rung: Vec<(bool, f64)> = records
-        .iter()
-        .filter(|r| !r.is_full_probe() && r.number != screened.number)
-        .filter_map(key)
-        .chain(std::iter::once(own))
-        .collect();
-    let places = (settings.keep * rung.len() as f64).ceil() as usize;
-    let ahead = rung
-        .iter()
-        .filter(|other| ranks_above(**other, own))
-        .count();
-    ahead < places.max(1)
+    Rung::of(settings, slos, records).passes(screened)
 }
 
 /// Screening runs of `records` that passed screening but have not run the full probe yet.
@@ -98,12 +80,63 @@ pub fn awaiting_promotion<'r>(
     slos: &[Slo],
     records: &'r [TrialRecord],
 ) -> Vec<&'r TrialRecord> {
+    let promoted: HashSet<u32> = records.iter().filter_map(|r| r.promoted_from).collect();
+    let rung = Rung::of(settings, slos, records);
     records
         .iter()
         .filter(|r| !r.is_full_probe() && r.repeat_of.is_none())
-        .filter(|r| !records.iter().any(|p| p.promoted_from == Some(r.number)))
-        .filter(|r| promotes(settings, slos, r, records))
+        .filter(|r| !promoted.contains(&r.number) && rung.passes(r))
         .collect()
+}
+
+/// The screening runs of a study that served, ranked on the full probe's scale.
+struct Rung<'a> {
+    keep: f64,
+    slos: &'a [Slo],
+    /// Each SLO's gap from a screening run's reading to the full probe's.
+    gaps: Vec<f64>,
+    /// Trial number and rank key of each screening run that served.
+    ranked: Vec<(u32, (bool, f64))>,
+}
+
+impl<'a> Rung<'a> {
+    fn of(settings: &ScreeningSettings, slos: &'a [Slo], records: &[TrialRecord]) -> Self {
+        let gaps: Vec<f64> = slos
+            .iter()
+            .map(|slo| full_probe_gap(slo, records))
+            .collect();
+        let ranked = records
+            .iter()
+            .filter(|r| !r.is_full_probe())
+            .filter_map(|r| Some((r.number, rank_key(r, slos, &gaps)?)))
+            .collect();
+        Rung {
+            keep: settings.keep,
+            slos,
+            gaps,
+            ranked,
+        }
+    }
+
+    /// Whether `screened` (near-)meets the SLOs and ranks within the best `keep` share of the
+    /// rung, itself included.
+    fn passes(&self, screened: &TrialRecord) -> bool {
+        let Some(own) = rank_key(screened, self.slos, &self.gaps).filter(|(near, _)| *near) else {
+            return false;
+        };
+        let others: Vec<(bool, f64)> = self
+            .ranked
+            .iter()
+            .filter(|(number, _)| *number != screened.number)
+            .map(|(_, key)| *key)
+            .collect();
+        let places = (self.keep * (others.len() + 1) as f64).ceil() as usize;
+        let ahead = others
+            .iter()
+            .filter(|other| ranks_above(**other, own))
+            .count();
+        ahead < places.max(1)
+    }
 }
 
 /// How much further the full probe reads `slo` past its bound than a screening run of the same
