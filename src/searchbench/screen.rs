@@ -39,8 +39,6 @@ pub struct Step {
 /// One budgeted search.
 #[derive(Clone, Debug)]
 pub struct BudgetRun {
-    /// Seed.
-    pub seed: u64,
     /// Every trial's step, in order.
     pub steps: Vec<Step>,
     /// Trials run at the full probe.
@@ -72,7 +70,6 @@ pub fn budgeted(
     let mut sampler = from_name(DEFAULT_SAMPLER, seed)?;
     let mut records: Vec<TrialRecord> = Vec::new();
     let mut run = BudgetRun {
-        seed,
         steps: Vec::new(),
         full_trials: 0,
     };
