@@ -1,9 +1,10 @@
 //! Servers left behind by a tuner that died (`kill -9`, power loss of the terminal, OOM killer).
 //!
 //! Every server runs in its own process group, so it outlives a tuner killed without warning.
-//! Right after the spawn the launcher records the group in `server.pid` next to the server log:
-//! the group id, the leader's start time (clock ticks after boot), the boot id, and the marker
-//! its processes carry in their environment (see [`tree`](super::tree)); once the server is
+//! Before the spawn the launcher writes `server.pid` next to the server log with the marker the
+//! server's processes will carry in their environment (see [`tree`](super::tree)); right after
+//! the spawn it adds the group id, the leader's start time (clock ticks after boot) and the
+//! boot id; once the server is
 //! ready the record also lists every process of its tree, those that left the group with
 //! `setsid()` included. Pid and start time together still identify a process after a reboot or
 //! once the pid is reused. A clean teardown removes the record. [`reclaim`] runs when a study
@@ -63,10 +64,25 @@ impl GroupRecord {
         })
     }
 
+    /// The record written before the spawn, naming only the marker the server will carry
+    /// (group id and start time 0): should the tuner die before the group is recorded, the
+    /// marker still finds the server's processes.
+    pub fn before_spawn(marker: String, scratch: Option<PathBuf>) -> Self {
+        GroupRecord {
+            pgid: 0,
+            start_ticks: 0,
+            boot_id: boot_id(),
+            scratch,
+            marker: Some(marker),
+            descendants: Vec::new(),
+        }
+    }
+
     /// True while the recorded leader is alive, still leads its group, and is the very process
     /// recorded (same boot, same start time), not a later process that got the same pid.
     pub fn still_running(&self) -> bool {
-        self.boot_id == boot_id()
+        self.pgid > 0
+            && self.boot_id == boot_id()
             && group::group_of(self.pgid) == Some(self.pgid)
             && group::start_ticks(self.pgid) == Some(self.start_ticks)
     }
@@ -148,18 +164,23 @@ fn stop_recorded(record: &GroupRecord, path: &Path, grace: Duration) -> (Option<
         return (None, true);
     }
     let pgid = record.pgid;
+    let server = if pgid > 0 {
+        format!("server process group {pgid}")
+    } else {
+        "the processes of a server".to_string()
+    };
     match stop_all(leads.then_some(pgid), &mut tree, None, grace) {
         Ok(()) => {
             let note = format!(
-                "stopped server process group {pgid} left running by an earlier run ({})",
+                "stopped {server} left running by an earlier run ({})",
                 path.display()
             );
             (Some(note), true)
         }
         Err(left) => {
             let note = format!(
-                "processes {left:?} of server process group {pgid} left by an earlier run ({}) \
-                 are still alive after SIGKILL",
+                "processes {left:?} of {server} left by an earlier run ({}) are still alive \
+                 after SIGKILL",
                 path.display()
             );
             (Some(note), false)
@@ -228,6 +249,36 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(group::members(pgid).is_empty());
         assert!(!scratch.exists());
+    }
+
+    /// A tuner killed between the spawn and the record of the group leaves only the record
+    /// written before the spawn: the server's marker finds its processes.
+    #[test]
+    fn reclaims_a_server_recorded_only_before_its_spawn() {
+        let dir = tempfile::tempdir().unwrap();
+        let trial = dir.path().join("trial-2");
+        std::fs::create_dir_all(&trial).unwrap();
+        let marker = Tree::new_marker();
+        write(
+            &trial.join(PID_FILE),
+            &GroupRecord::before_spawn(marker.clone(), None),
+        )
+        .unwrap();
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .env(super::super::tree::MARKER_VAR, &marker)
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("sleep must be available");
+        let pgid = child.id() as i32;
+        let notes = reclaim(dir.path(), Duration::from_secs(2));
+        let alive = group::members(pgid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(alive.is_empty(), "{alive:?} survived the reclaim");
+        assert!(!trial.join(PID_FILE).exists());
     }
 
     #[test]

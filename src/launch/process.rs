@@ -88,9 +88,17 @@ impl ProcessLauncher {
         let scratch = Scratch::for_server(&spec.env)
             .map_err(|e| fail(FailureKind::Unknown, e.to_string()))?;
         let marker = Tree::new_marker();
+        let scratch_path = scratch.as_ref().map(|s| s.path().to_path_buf());
+        let record_path = leftover::record_path(log_path);
+        // Written before the spawn: a tuner killed right after it still leaves the marker.
+        let _ = leftover::write(
+            &record_path,
+            &leftover::GroupRecord::before_spawn(marker.clone(), scratch_path.clone()),
+        );
         let child = match start_process(spec, log_path, scratch.as_ref(), &marker) {
             Ok(child) => child,
             Err(message) => {
+                let _ = std::fs::remove_file(&record_path);
                 if let Some(scratch) = scratch {
                     scratch.remove();
                 }
@@ -103,7 +111,7 @@ impl ProcessLauncher {
             pgid,
             child,
             tree: Tree::new(Some(marker.clone()), leader),
-            record: self.record_group(pgid, log_path, scratch.as_ref().map(Scratch::path), marker),
+            record: self.record_group(pgid, record_path, scratch_path, marker),
             scratch,
             log: log_path.to_path_buf(),
             host: spec.host.clone(),
@@ -163,21 +171,22 @@ impl ProcessLauncher {
         Err(failure)
     }
 
-    /// Record the group and its temporary folder in the trial folder, so that a later run can
-    /// stop it and remove the folder should this tuner die before its teardown; `None` (with a
-    /// warning) when it cannot be recorded.
+    /// Record the group and its temporary folder at `path` (the trial folder's record), so
+    /// that a later run can stop it and remove the folder should this tuner die before its
+    /// teardown; `None` (with a warning) when it cannot be recorded. A leader that has already
+    /// exited (a failed start) is recorded by its marker alone, which finds anything it left.
     fn record_group(
         &self,
         pgid: i32,
-        log_path: &Path,
-        scratch: Option<&Path>,
+        path: PathBuf,
+        scratch: Option<PathBuf>,
         marker: String,
     ) -> Option<(PathBuf, leftover::GroupRecord)> {
-        let path = leftover::record_path(log_path);
-        // The leader may already have exited (a failed start): then nothing can be left behind.
-        let mut record = leftover::GroupRecord::of_running(pgid)?;
-        record.scratch = scratch.map(Path::to_path_buf);
-        record.marker = Some(marker);
+        let mut record = leftover::GroupRecord::before_spawn(marker, scratch);
+        if let Some(running) = leftover::GroupRecord::of_running(pgid) {
+            record.pgid = running.pgid;
+            record.start_ticks = running.start_ticks;
+        }
         match leftover::write(&path, &record) {
             Ok(()) => Some((path, record)),
             Err(e) => {
