@@ -13,7 +13,7 @@
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
-use super::kernel::{failure_probability, reflect};
+use super::kernel::{failure_probability, reflect, squared_distance};
 use super::prior::{Prior, Source};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
@@ -53,6 +53,9 @@ const MAX_SHORTFALL: f64 = 2.0;
 /// than not keeps the search on the feasible side without shying from uncertain regions the
 /// model expects to be feasible.
 const BREACH_WEIGHT: f64 = 8.0;
+/// Most points a surrogate is fitted on: an exact fit costs the cube of its points, and a long
+/// study (hundreds of fast trials) would otherwise spend longer proposing than probing.
+const MAX_FIT_POINTS: usize = 160;
 /// Weight of `log(1 − P_fail)` in the acquisition.
 const FAILURE_WEIGHT: f64 = 4.0;
 /// Failure probability above which a candidate is only taken when nothing else is left, and
@@ -197,6 +200,8 @@ impl Model {
             .flat_map(|s| s.observed.iter().map(move |o| (s, o)))
             .filter(|(_, o)| o.tier != Tier::ConfigFailure)
             .collect();
+        let centre = anchors(sources).into_iter().next();
+        let centre = centre.as_deref();
         let slos = broken_slos(&served)
             .iter()
             .filter_map(|slo| {
@@ -207,14 +212,14 @@ impl Model {
                     let value = measure(&s.trials[o.index]).filter(|_| served)?;
                     Some(s.on_full_scale(o, value, gaps[i]))
                 });
-                fit_rows(rows, categories)
+                fit_rows(rows, categories, centre)
             })
             .collect();
         let rows = aligned_rows(sources, |_, s, o| {
             let scored = o.tier != Tier::ConfigFailure && o.score.is_finite();
             scored.then(|| s.log_score(o))
         });
-        let score = fit_rows(rows, categories);
+        let score = fit_rows(rows, categories, centre);
         // Only a full-probe run can win: a screening run improves on nothing.
         let own = &sources[0];
         let incumbent = own
@@ -274,7 +279,7 @@ impl Model {
 fn aligned_rows(
     sources: &[Source],
     value: impl Fn(usize, &Source, &Observation) -> Option<f64>,
-) -> Vec<(Vec<f64>, f64, f64)> {
+) -> Vec<Row> {
     let values: Vec<Vec<(&Observation, f64)>> = sources
         .iter()
         .enumerate()
@@ -305,8 +310,13 @@ fn aligned_rows(
         .collect()
 }
 
-/// A process through `(point, target, extra noise)` rows.
-fn fit_rows(rows: Vec<(Vec<f64>, f64, f64)>, categories: &[Option<usize>]) -> Option<Gp> {
+/// One observation a surrogate is fitted on: point, target, extra noise.
+type Row = (Vec<f64>, f64, f64);
+
+/// A process through `rows`, thinned around `centre` (see
+/// [`thinned`]).
+fn fit_rows(rows: Vec<Row>, categories: &[Option<usize>], centre: Option<&[f64]>) -> Option<Gp> {
+    let rows = thinned(rows, centre);
     let mut points = Vec::with_capacity(rows.len());
     let (mut y, mut noise) = (
         Vec::with_capacity(rows.len()),
@@ -318,6 +328,33 @@ fn fit_rows(rows: Vec<(Vec<f64>, f64, f64)>, categories: &[Option<usize>]) -> Op
         noise.push(extra);
     }
     Gp::fit(points, &y, &noise, categories)
+}
+
+/// At most [`MAX_FIT_POINTS`] of `rows`: half of them the closest to `centre` (the best trial,
+/// where the last per cent is found), the rest spread evenly over the others in trial order.
+fn thinned(rows: Vec<Row>, centre: Option<&[f64]>) -> Vec<Row> {
+    if rows.len() <= MAX_FIT_POINTS {
+        return rows;
+    }
+    let mut near: Vec<usize> = (0..rows.len()).collect();
+    if let Some(centre) = centre {
+        near.sort_by(|&a, &b| {
+            squared_distance(&rows[a].0, centre).total_cmp(&squared_distance(&rows[b].0, centre))
+        });
+    }
+    let mut keep = vec![false; rows.len()];
+    for &i in near.iter().take(MAX_FIT_POINTS / 2) {
+        keep[i] = true;
+    }
+    let others: Vec<usize> = (0..rows.len()).filter(|&i| !keep[i]).collect();
+    let wanted = MAX_FIT_POINTS - MAX_FIT_POINTS / 2;
+    for k in 0..wanted {
+        keep[others[k * others.len() / wanted]] = true;
+    }
+    rows.into_iter()
+        .zip(keep)
+        .filter_map(|(row, kept)| kept.then_some(row))
+        .collect()
 }
 
 /// The best trials that served, best first: the centres of local candidates. The study's own
@@ -598,6 +635,24 @@ mod tests {
             cold >= 3,
             "control: cold start tried the region only {cold} times"
         );
+    }
+
+    #[test]
+    fn a_long_study_is_fitted_on_the_rows_near_its_best_and_a_spread_of_the_rest() {
+        let rows: Vec<Row> = (0..400)
+            .map(|i| (vec![i as f64 / 400.0], i as f64, 0.0))
+            .collect();
+        let kept = thinned(rows, Some(&[0.9]));
+        assert_eq!(kept.len(), MAX_FIT_POINTS);
+        let near = kept.iter().filter(|r| (r.0[0] - 0.9).abs() < 0.1).count();
+        assert!(near >= MAX_FIT_POINTS / 2, "{near} rows near the best");
+        let early = kept.iter().filter(|r| r.0[0] < 0.5).count();
+        assert!(
+            early >= MAX_FIT_POINTS / 4,
+            "{early} rows of the first half"
+        );
+        let short: Vec<Row> = (0..10).map(|i| (vec![i as f64], 0.0, 0.0)).collect();
+        assert_eq!(thinned(short, None).len(), 10);
     }
 
     #[test]

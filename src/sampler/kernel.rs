@@ -136,7 +136,7 @@ pub(crate) fn failure_probability(x: &[f64], failed: &[&[f64]], started: &[&[f64
 
 /// Squared Euclidean distance over the dimensions both points define, scaled to a per-dimension
 /// mean so points of different shapes compare.
-fn squared_distance(x: &[f64], c: &[f64]) -> f64 {
+pub(crate) fn squared_distance(x: &[f64], c: &[f64]) -> f64 {
     let (sum, n) = x
         .iter()
         .zip(c)

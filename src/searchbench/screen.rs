@@ -43,6 +43,8 @@ pub struct BudgetRun {
     pub steps: Vec<Step>,
     /// Trials run at the full probe.
     pub full_trials: usize,
+    /// Probe seconds of the screening runs.
+    pub screening_probe_s: f64,
 }
 
 /// One scenario's comparison.
@@ -72,6 +74,7 @@ pub fn budgeted(
     let mut run = BudgetRun {
         steps: Vec::new(),
         full_trials: 0,
+        screening_probe_s: 0.0,
     };
     let mut last = Step {
         spent_s: 0.0,
@@ -103,6 +106,8 @@ pub fn budgeted(
             if let (true, Some(v)) = (record.is_feasible(), record.value) {
                 last.best = Some(last.best.map_or(v, |b| b.max(v)));
             }
+        } else {
+            run.screening_probe_s += probe;
         }
         records.push(record);
         let landed = &records[records.len() - 1];
@@ -150,6 +155,20 @@ pub fn compare(
     })
 }
 
+/// Regret within which two configs are as good as each other in practice: a real probe's
+/// repeats differ by more.
+const PRACTICAL_REGRET: f64 = 0.005;
+
+impl BudgetRun {
+    /// Mean probe seconds of a screening run over those of a full-probe run (NaN without both).
+    fn screening_cost(&self) -> f64 {
+        let screening = self.steps.len() - self.full_trials;
+        let probe_s = self.steps.last().map_or(0.0, |s| s.probe_s);
+        let full_s = (probe_s - self.screening_probe_s) / self.full_trials as f64;
+        self.screening_probe_s / screening as f64 / full_s
+    }
+}
+
 impl ScreenResult {
     /// Relative regret of a best value.
     fn regret(&self, best: Option<f64>) -> f64 {
@@ -186,15 +205,20 @@ impl ScreenResult {
 pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
     let mut out = format!(
         "Screening ({:.0}% of the probe, best {:.0}% go on) under a {:.1} h budget per search, \
-         {} seeds: probe seconds until within the full-probe search's final median regret.\n\n\
+         {} seeds: probe seconds until within the full-probe search's final median regret, and \
+         until within {:.1}% of the optimum; a screening run's probe seconds over a full run's.\n\n\
          | scenario | final regret full / screened | trials (full probes) full / screened | \
-         probe s to that regret full / screened | ratio |\n|---|---|---|---|---|\n",
+         probe s to that regret full / screened | ratio | probe s to {:.1}% full / screened | \
+         ratio | screening run cost |\n|---|---|---|---|---|---|---|---|\n",
         config.settings.fraction * 100.0,
         config.settings.keep * 100.0,
         config.budget_s / 3600.0,
-        config.seeds
+        config.seeds,
+        PRACTICAL_REGRET * 100.0,
+        PRACTICAL_REGRET * 100.0,
     );
     let (mut full_total, mut screened_total) = (0.0, 0.0);
+    let (mut full_near_total, mut screened_near_total) = (0.0, 0.0);
     for r in results {
         let target = r.final_regret(&r.full);
         let (full_s, screened_s) = (
@@ -208,8 +232,17 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
             let full: Vec<f64> = runs.iter().map(|r| r.full_trials as f64).collect();
             format!("{:.0} ({:.0})", median(&all), median(&full))
         };
+        let practical = PRACTICAL_REGRET.max(target);
+        let (full_near, screened_near) = (
+            r.probe_seconds_to(&r.full, practical),
+            r.probe_seconds_to(&r.screened, practical),
+        );
+        full_near_total += full_near;
+        screened_near_total += screened_near;
+        let costs: Vec<f64> = r.screened.iter().map(BudgetRun::screening_cost).collect();
         out.push_str(&format!(
-            "| {} | {:.2}% / {:.2}% | {} / {} | {:.0} / {:.0} | {:.2}× |\n",
+            "| {} | {:.2}% / {:.2}% | {} / {} | {:.0} / {:.0} | {:.2}× | {:.0} / {:.0} | {:.2}× | \
+             {:.2} |\n",
             r.name,
             target * 100.0,
             r.final_regret(&r.screened) * 100.0,
@@ -217,12 +250,18 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
             trials(&r.screened),
             full_s,
             screened_s,
-            full_s / screened_s
+            full_s / screened_s,
+            full_near,
+            screened_near,
+            full_near / screened_near,
+            median(&costs),
         ));
     }
     out.push_str(&format!(
-        "| all | | | {full_total:.0} / {screened_total:.0} | **{:.2}×** |\n",
-        full_total / screened_total
+        "| all | | | {full_total:.0} / {screened_total:.0} | **{:.2}×** | \
+         {full_near_total:.0} / {screened_near_total:.0} | **{:.2}×** | |\n",
+        full_total / screened_total,
+        full_near_total / screened_near_total
     ));
     out
 }
@@ -234,4 +273,28 @@ fn lower_median(mut values: Vec<f64>) -> f64 {
         .get(values.len().saturating_sub(1) / 2)
         .copied()
         .unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(probe_s: f64) -> Step {
+        Step {
+            spent_s: probe_s,
+            probe_s,
+            best: None,
+        }
+    }
+
+    #[test]
+    fn a_screening_run_costs_its_share_of_a_full_run() {
+        // Two screening runs of 10 s, one full run of 40 s.
+        let run = BudgetRun {
+            steps: vec![step(10.0), step(20.0), step(60.0)],
+            full_trials: 1,
+            screening_probe_s: 20.0,
+        };
+        assert!((run.screening_cost() - 0.25).abs() < 1e-12);
+    }
 }
