@@ -313,8 +313,7 @@ fn aligned_rows(
 /// One observation a surrogate is fitted on: point, target, extra noise.
 type Row = (Vec<f64>, f64, f64);
 
-/// A process through `rows`, thinned around `centre` (see
-/// [`thinned`]).
+/// A process through `rows`, thinned around `centre` (see [`thinned`]).
 fn fit_rows(rows: Vec<Row>, categories: &[Option<usize>], centre: Option<&[f64]>) -> Option<Gp> {
     let rows = thinned(rows, centre);
     let mut points = Vec::with_capacity(rows.len());
