@@ -1,12 +1,11 @@
 //! Servers left behind by a tuner that died (`kill -9`, power loss of the terminal, OOM killer).
 //!
 //! Every server runs in its own process group, so it outlives a tuner killed without warning.
-//! Before the spawn the launcher writes `server.pid` next to the server log with the marker the
-//! server's processes will carry in their environment (see [`tree`](super::tree)); right after
-//! the spawn it adds the group id, the leader's start time (clock ticks after boot) and the
-//! boot id; once the server is
-//! ready the record also lists every process of its tree, those that left the group with
-//! `setsid()` included. Pid and start time together still identify a process after a reboot or
+//! Before the spawn the launcher writes `server.pid` next to the server log with the boot id
+//! and the marker the server's processes will carry in their environment (see
+//! [`tree`](super::tree)); right after the spawn it adds the group id and the leader's start
+//! time (clock ticks after boot); once the server is ready the record also lists every process
+//! of its tree, those that left the group with `setsid()` included. Pid and start time together still identify a process after a reboot or
 //! once the pid is reused. A clean teardown removes the record. [`reclaim`] runs when a study
 //! starts or resumes: it tears down each recorded server's processes (the group, only while its
 //! leader is still the recorded process; each recorded descendant that is still the recorded

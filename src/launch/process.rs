@@ -88,13 +88,13 @@ impl ProcessLauncher {
         let scratch = Scratch::for_server(&spec.env)
             .map_err(|e| fail(FailureKind::Unknown, e.to_string()))?;
         let marker = Tree::new_marker();
-        let scratch_path = scratch.as_ref().map(|s| s.path().to_path_buf());
         let record_path = leftover::record_path(log_path);
-        // Written before the spawn: a tuner killed right after it still leaves the marker.
-        let _ = leftover::write(
-            &record_path,
-            &leftover::GroupRecord::before_spawn(marker.clone(), scratch_path.clone()),
+        let record = leftover::GroupRecord::before_spawn(
+            marker.clone(),
+            scratch.as_ref().map(|s| s.path().to_path_buf()),
         );
+        // Written before the spawn: a tuner killed right after it still leaves the marker.
+        let _ = leftover::write(&record_path, &record);
         let child = match start_process(spec, log_path, scratch.as_ref(), &marker) {
             Ok(child) => child,
             Err(message) => {
@@ -110,8 +110,8 @@ impl ProcessLauncher {
         let mut server = ProcessServer {
             pgid,
             child,
-            tree: Tree::new(Some(marker.clone()), leader),
-            record: self.record_group(pgid, record_path, scratch_path, marker),
+            tree: Tree::new(Some(marker), leader),
+            record: self.record_group(pgid, record_path, record),
             scratch,
             log: log_path.to_path_buf(),
             host: spec.host.clone(),
@@ -171,18 +171,16 @@ impl ProcessLauncher {
         Err(failure)
     }
 
-    /// Record the group and its temporary folder at `path` (the trial folder's record), so
-    /// that a later run can stop it and remove the folder should this tuner die before its
-    /// teardown; `None` (with a warning) when it cannot be recorded. A leader that has already
-    /// exited (a failed start) is recorded by its marker alone, which finds anything it left.
+    /// Add the group to `record` (written at `path` before the spawn), so that a later run can
+    /// stop it and remove its temporary folder should this tuner die before its teardown;
+    /// `None` (with a warning) when it cannot be recorded. A leader that has already exited (a
+    /// failed start) stays recorded by its marker alone, which finds anything it left.
     fn record_group(
         &self,
         pgid: i32,
         path: PathBuf,
-        scratch: Option<PathBuf>,
-        marker: String,
+        mut record: leftover::GroupRecord,
     ) -> Option<(PathBuf, leftover::GroupRecord)> {
-        let mut record = leftover::GroupRecord::before_spawn(marker, scratch);
         if let Some(running) = leftover::GroupRecord::of_running(pgid) {
             record.pgid = running.pgid;
             record.start_ticks = running.start_ticks;

@@ -92,7 +92,8 @@ impl Sampler for BoSampler {
             });
         }
         let categories = dims.categories();
-        let model = Model::fit(&sources, &categories);
+        let anchors = anchors(&sources);
+        let model = Model::fit(&sources, &categories, anchors.first().map(Vec::as_slice));
         let mut rng = call_rng(self.seed, trials.len(), 5);
         let mut search = Search {
             space,
@@ -106,7 +107,6 @@ impl Sampler for BoSampler {
             let u: Vec<f64> = (0..dims.len()).map(|_| rng.random()).collect();
             search.consider(&u);
         }
-        let anchors = anchors(&sources);
         for i in 0..ANCHORED_CANDIDATES {
             if let Some(anchor) = anchors.get(i % anchors.len().max(1)) {
                 let width = ANCHOR_WIDTHS[i % ANCHOR_WIDTHS.len()];
@@ -193,15 +193,14 @@ struct Model {
 }
 
 impl Model {
-    /// The models of the trials of `sources` (the study's own first).
-    fn fit(sources: &[Source], categories: &[Option<usize>]) -> Self {
+    /// The models of the trials of `sources` (the study's own first), each fitted on the
+    /// trials closest to `centre` (the best trial) when there are too many.
+    fn fit(sources: &[Source], categories: &[Option<usize>], centre: Option<&[f64]>) -> Self {
         let served: Vec<(&Source, &Observation)> = sources
             .iter()
             .flat_map(|s| s.observed.iter().map(move |o| (s, o)))
             .filter(|(_, o)| o.tier != Tier::ConfigFailure)
             .collect();
-        let centre = anchors(sources).into_iter().next();
-        let centre = centre.as_deref();
         let slos = broken_slos(&served)
             .iter()
             .filter_map(|slo| {
