@@ -108,6 +108,23 @@ pub fn cancel(id: u64) -> Result<(), String> {
     slurm("scancel", &[&id.to_string()]).map(|_| ())
 }
 
+/// Waits until none of `ids` is queued, running or completing (a cancelled job's processes
+/// may take Slurm's `KillWait` to stop), at most `timeout`; the ids still active then.
+pub fn wait_ended(ids: &[u64], timeout: Duration) -> Vec<u64> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        let active: Vec<u64> = ids
+            .iter()
+            .copied()
+            .filter(|&id| state(id) == Ok(JobState::Active))
+            .collect();
+        if active.is_empty() || std::time::Instant::now() >= deadline {
+            return active;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
 /// Jobs queued or running named `name` whose comment is `comment`.
 pub fn find(name: &str, comment: &str) -> Result<Vec<u64>, String> {
     let out = slurm("squeue", &["-h", "-n", name, "-o", "%i|%k"])?;

@@ -12,10 +12,14 @@ use crate::record::TrialRecord;
 use crate::space::StudySpec;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Metric name of the seconds from `sbatch` to the trial starting on its node: what Slurm adds.
 pub(crate) const JOB_START_S: &str = "job_start_s";
+
+/// How long a study waits for the leftover jobs it cancelled to end (Slurm's default
+/// `KillWait` is 30 s).
+const LEFTOVER_END_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// The file a job writes its trial's record to, in the trial's folder.
 const RECORD_FILE: &str = "record.json";
@@ -52,20 +56,35 @@ impl Jobs {
         })
     }
 
-    /// Cancel the jobs an earlier run of the study left queued or running; one line each.
+    /// Cancel the jobs an earlier run of the study left queued or running, and wait for them to
+    /// end, so none still writes into a trial folder the study reuses; one line each.
     pub fn cancel_leftovers(&self) -> Vec<String> {
-        match slurm::find(&self.name, &self.comment) {
-            Ok(ids) => ids
-                .into_iter()
-                .map(|id| match slurm::cancel(id) {
-                    Ok(()) => {
-                        format!("cancelled Slurm job {id}, left by an earlier run of the study")
-                    }
-                    Err(e) => format!("cannot cancel Slurm job {id}: {e}"),
-                })
-                .collect(),
-            Err(e) => vec![format!("cannot list the study's Slurm jobs: {e}")],
+        let ids = match slurm::find(&self.name, &self.comment) {
+            Ok(ids) => ids,
+            Err(e) => return vec![format!("cannot list the study's Slurm jobs: {e}")],
+        };
+        let mut notes = Vec::new();
+        let mut cancelled = Vec::new();
+        for id in ids {
+            match slurm::cancel(id) {
+                Ok(()) => {
+                    notes.push(format!(
+                        "cancelled Slurm job {id}, left by an earlier run of the study"
+                    ));
+                    cancelled.push(id);
+                }
+                Err(e) => notes.push(format!("cannot cancel Slurm job {id}: {e}")),
+            }
         }
+        let still = slurm::wait_ended(&cancelled, LEFTOVER_END_TIMEOUT);
+        if !still.is_empty() {
+            notes.push(format!(
+                "Slurm jobs {still:?} were still ending {} s after their cancel; \
+                 check them with `squeue` if a trial folder cannot be cleared",
+                LEFTOVER_END_TIMEOUT.as_secs()
+            ));
+        }
+        notes
     }
 
     /// Run trial `id` of `params` as a job (twice at most when the job itself fails).
@@ -186,17 +205,10 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Cancel `job` and wait (up to a minute) until Slurm reports it ended; false when it did not.
-fn cancel_and_wait(job: u64) -> bool {
+/// Cancel `job` and wait (up to a minute) until Slurm reports it ended.
+fn cancel_and_wait(job: u64) {
     let _ = slurm::cancel(job);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let active = matches!(slurm::state(job), Ok(JobState::Active));
-        if !active || Instant::now() >= deadline {
-            return !active;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    slurm::wait_ended(&[job], Duration::from_secs(60));
 }
 
 /// The record a job wrote into `workdir` after the tuner that submitted it stopped, if any.

@@ -182,3 +182,69 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
     assert_eq!(jobs_left(&study), Vec::<String>::new());
     assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());
 }
+
+#[test]
+fn a_study_waits_for_a_cancelled_leftover_job_to_end_before_its_first_trial() {
+    if !cluster() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let space = space(tmp.path(), 18800);
+    let study = std::path::absolute(tmp.path().join(STUDY)).unwrap();
+    // A job of this study left by a killed tuner, which takes seconds to stop when cancelled
+    // (as `infertune trial run` does while it stops its server and writes its logs).
+    let ended = tmp.path().join("leftover-ended");
+    let script = tmp.path().join("leftover.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/bash\ntrap 'sleep 3; date +%s.%N > {}; exit 0' TERM\n\
+             while true; do sleep 0.2; done\n",
+            ended.display()
+        ),
+    )
+    .unwrap();
+    let submitted = std::process::Command::new("sbatch")
+        .arg("--parsable")
+        .arg(format!("--job-name=infertune-{STUDY}"))
+        .arg(format!("--comment={}", study.display()))
+        .arg(format!(
+            "--output={}",
+            tmp.path().join("leftover.out").display()
+        ))
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(submitted.status.success(), "{submitted:?}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !tmp.path().join("leftover.out").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the leftover never ran"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let out = tune(&space, tmp.path(), &["--trials", "2"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("cancelled Slurm job"), "{stderr}");
+    let ended: f64 = std::fs::read_to_string(&ended)
+        .expect("the leftover ended on its own cancel")
+        .trim()
+        .parse()
+        .unwrap();
+    let submitted: Vec<f64> = records(&study)
+        .iter()
+        .filter_map(|r| Some(r.started_unix - r.metrics.get("job_start_s")?))
+        .collect();
+    assert!(!submitted.is_empty(), "no trial ran as a job");
+    let first_submitted = submitted.into_iter().fold(f64::INFINITY, f64::min);
+    assert!(
+        first_submitted > ended,
+        "a trial was submitted at {first_submitted}, before the cancelled leftover ended at {ended}"
+    );
+    assert_eq!(jobs_left(&study), Vec::<String>::new());
+}
