@@ -5,11 +5,12 @@
 //! and the marker the server's processes will carry in their environment (see
 //! [`tree`](super::tree)); right after the spawn it adds the group id and the leader's start
 //! time (clock ticks after boot); once the server is ready the record also lists every process
-//! of its tree, those that left the group with `setsid()` included. Pid and start time together still identify a process after a reboot or
-//! once the pid is reused. A clean teardown removes the record. [`reclaim`] runs when a study
-//! starts or resumes: it tears down each recorded server's processes (the group, only while its
-//! leader is still the recorded process; each recorded descendant that is still the recorded
-//! process; whatever carries the server's marker), and never touches anything else.
+//! of its tree, those that left the group with `setsid()` included. Pid and start time together
+//! still identify a process after a reboot or once the pid is reused. A clean teardown removes
+//! the record. [`reclaim`] runs when a study starts or resumes: it tears down each recorded
+//! server's processes (the group, only while its leader is still the recorded process; each
+//! recorded descendant that is still the recorded process; whatever carries the server's
+//! marker), and never touches anything else.
 //!
 //! Servers get no parent-death signal: it would reach only the leader (not the group's other
 //! members, nor the descendants that left it), it fires when the spawning *thread* ends rather
