@@ -46,7 +46,8 @@ pub(crate) struct TuneArgs {
     /// Folder holding study folders.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
-    /// Run every probe to the end, even once an SLO is certainly broken.
+    /// Run every probe to the end, even once an SLO is certainly broken or a screening run can
+    /// no longer go on to the full probe.
     #[arg(long)]
     pub no_prune: bool,
     /// An earlier study folder of the same engine whose trials seed the sampler (repeatable;

@@ -53,6 +53,9 @@ pub struct Target {
 pub struct LiveStats {
     /// Measured requests the run will send in total (0 when duration-bound).
     pub planned: u64,
+    /// Output tokens the measured requests may generate at most (the sum of their
+    /// `max_tokens`; 0 when duration-bound).
+    pub planned_output_tokens: u64,
     /// Measured requests finished (successfully or not).
     pub finished: u64,
     /// Measured requests that failed.
@@ -78,13 +81,16 @@ pub enum EarlyStop {
     Interrupted,
     /// The run can no longer meet an SLO; the explanation.
     Pruned(String),
+    /// A screening run can no longer score high enough to go on; the explanation. What it
+    /// measured so far still tells how good the config is.
+    Outranked(String),
 }
 
 impl std::fmt::Display for EarlyStop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EarlyStop::Interrupted => f.write_str("interrupted"),
-            EarlyStop::Pruned(reason) => f.write_str(reason),
+            EarlyStop::Pruned(reason) | EarlyStop::Outranked(reason) => f.write_str(reason),
         }
     }
 }

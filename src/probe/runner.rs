@@ -23,6 +23,15 @@ pub(crate) const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
 /// How often the pruning hook is consulted.
 const PRUNE_EVERY: Duration = Duration::from_millis(250);
 
+/// What a phase's requests add up to (zeros for a duration-bound phase).
+#[derive(Clone, Copy, Debug, Default)]
+struct Planned {
+    /// Measured requests.
+    requests: u64,
+    /// Their `max_tokens`: the most output tokens they can generate.
+    output_tokens: u64,
+}
+
 /// What every phase of a run shares.
 struct Phases<'a> {
     exchange: Arc<Exchange>,
@@ -85,27 +94,44 @@ pub(crate) async fn run(
         let mut warmed = Collector::new(workload.stream, &[], false);
         let shape = Shape::Closed { concurrency };
         let pruned = phases
-            .run(shape, feed, &mut warmed, 0, &mut |_| {}, false)
+            .run(
+                shape,
+                feed,
+                &mut warmed,
+                Planned::default(),
+                &mut |_| {},
+                false,
+            )
             .await?;
         if pruned.is_some() {
             return Ok(report(&collector, Some(&warmed), pruned));
         }
         warmup = Some(warmed);
     }
-    let feed = match plan.requests {
+    let (feed, planned) = match plan.requests {
         Some(n) => {
-            let requests = (0..n)
+            let requests: Vec<_> = (0..n)
                 .map(|_| planner.next_request())
                 .collect::<Result<_>>()?;
+            let planned = Planned {
+                requests: u64::from(n),
+                output_tokens: requests.iter().map(|r| u64::from(r.max_tokens)).sum(),
+            };
             let feed = Feed::prebuilt(requests, &target.model);
-            match plan.duration {
+            let feed = match plan.duration {
                 Some(duration) => feed.with_duration(duration),
                 None => feed,
-            }
+            };
+            (feed, planned)
         }
-        None => Feed::timed(planner, &target.model, plan.duration.unwrap_or_default()),
+        None => {
+            let duration = plan.duration.unwrap_or_default();
+            (
+                Feed::timed(planner, &target.model, duration),
+                Planned::default(),
+            )
+        }
     };
-    let planned = u64::from(plan.requests.unwrap_or(0));
     let pruned = phases
         .run(plan.shape, feed, &mut collector, planned, on_record, true)
         .await?;
@@ -120,7 +146,7 @@ impl Phases<'_> {
         shape: Shape,
         feed: Feed,
         collector: &mut Collector,
-        planned: u64,
+        planned: Planned,
         on_record: &mut (dyn FnMut(&RequestRecord) + Send),
         observed: bool,
     ) -> Result<Option<EarlyStop>> {
@@ -131,7 +157,7 @@ impl Phases<'_> {
         load::spawn(shape, Arc::new(feed), exchange, pool, tx, &mut tasks);
         let progress = self.options.progress.as_deref().filter(|_| observed);
         if let Some(progress) = progress {
-            progress.started(planned);
+            progress.started(planned.requests);
         }
         let mut tick = tokio::time::interval(PRUNE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -150,7 +176,11 @@ impl Phases<'_> {
                     None => break Ok(None),
                 },
                 _ = tick.tick(), if prune.is_some() => {
-                    let stats = collector.live_stats(planned, started.elapsed());
+                    let stats = collector.live_stats(
+                        planned.requests,
+                        planned.output_tokens,
+                        started.elapsed(),
+                    );
                     if let Some(reason) = prune.and_then(|hook| hook(&stats)) {
                         break Ok(Some(reason));
                     }

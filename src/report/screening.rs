@@ -1,8 +1,9 @@
 //! The report's screening section: how many configs a short probe screened, how many went on
-//! to the full probe, and the probe seconds spent at each fidelity.
+//! to the full probe, how many were cut short, and the probe seconds spent at each fidelity.
 
 use crate::export::Block;
 use crate::record::TrialRecord;
+use crate::study::outrank::was_cut;
 use std::collections::BTreeMap;
 
 /// The screening paragraph of `records`; `None` when no trial was a screening run.
@@ -12,6 +13,7 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         return None;
     }
     let promoted = records.iter().filter(|r| r.promoted_from.is_some()).count();
+    let cut = records.iter().filter(|r| was_cut(r)).count();
     // Fidelity in per mille, so that equal shares group together.
     let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
     for r in records {
@@ -28,8 +30,9 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         })
         .collect();
     Some(Block::Para(format!(
-        "{screened} config(s) screened with a short probe, {promoted} promoted to the full \
-         probe; only full-probe runs can win. Probe time: {}.",
+        "{screened} config(s) screened with a short probe ({cut} cut short once they could no \
+         longer go on), {promoted} promoted to the full probe; only full-probe runs can win. \
+         Probe time: {}.",
         spent.join(", ")
     )))
 }
@@ -53,25 +56,40 @@ mod tests {
     }
 
     #[test]
-    fn counts_screened_and_promoted_configs_and_sums_probe_seconds_by_fidelity() {
+    fn counts_screened_promoted_and_cut_configs_and_sums_probe_seconds_by_fidelity() {
         assert!(section(&[run(0, None, 4.0)]).is_none());
         let promoted = TrialRecord {
             promoted_from: Some(1),
             ..run(3, None, 4.5)
         };
+        let cut = TrialRecord {
+            outcome: Outcome::Pruned {
+                reason: "screening run outranked: output_throughput can reach at most 10".into(),
+            },
+            ..run(4, Some(0.25), 0.5)
+        };
+        let slo_pruned = TrialRecord {
+            outcome: Outcome::Pruned {
+                reason: "ttft:p99<=2000ms certainly broken".into(),
+            },
+            ..run(5, Some(0.25), 0.5)
+        };
         let records = [
             run(0, None, 4.0),
             run(1, Some(0.25), 1.0),
-            run(2, Some(0.25), 1.5),
+            run(2, Some(0.25), 0.5),
             promoted,
+            cut,
+            slo_pruned,
         ];
         let Some(Block::Para(text)) = section(&records) else {
             panic!("a screening paragraph")
         };
         assert_eq!(
             text,
-            "2 config(s) screened with a short probe, 1 promoted to the full probe; only \
-             full-probe runs can win. Probe time: 8.5 s at the full probe, 2.5 s at 25% of it."
+            "4 config(s) screened with a short probe (1 cut short once they could no longer go \
+             on), 1 promoted to the full probe; only full-probe runs can win. Probe time: 8.5 s \
+             at the full probe, 2.5 s at 25% of it."
         );
     }
 }

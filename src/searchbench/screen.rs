@@ -1,15 +1,17 @@
 //! Screening benchmark: the default sampler under a wall-clock budget (modelled start-up plus
 //! probe seconds, in virtual time), every config on the full probe against every new config
-//! screened first with the study's own rule ([`crate::study::screening`]). Only full-probe runs
-//! count as found, as only they can win a study. The two are compared by the probe seconds each
-//! spends before it is within the full-probe search's final median regret.
+//! screened first with the study's own rule ([`crate::study::screening`]), cut short where the
+//! study cuts it ([`crate::study::outrank`]). Only full-probe runs count as found, as only they
+//! can win a study. The two are compared by the probe seconds each spends before it is within
+//! the full-probe search's final median regret.
 
 use super::report::median;
 use super::{pool, Scenario};
-use crate::record::TrialRecord;
+use crate::record::{Outcome, TrialRecord, Violation};
 use crate::sampler::{from_name, DEFAULT_SAMPLER};
 use crate::space::ScreeningSettings;
-use crate::study::screening::promotes;
+use crate::study::outrank::Bar;
+use crate::study::screening::{promotes, promotion_bar};
 use anyhow::Context;
 
 /// How the comparison runs.
@@ -95,7 +97,14 @@ pub fn budgeted(
         let startup = scenario.evaluator.startup_seconds(&params);
         let mut record = scenario.trial_at(records.len(), params, fidelity);
         record.promoted_from = promoted_from;
-        let probe = record.metrics.get("duration_s").copied().unwrap_or(0.0);
+        let mut probe = record.metrics.get("duration_s").copied().unwrap_or(0.0);
+        if let Some(settings) = screening.filter(|_| !record.is_full_probe()) {
+            let bar = promotion_bar(settings, scenario.objective.slos(), &records)
+                .and_then(|score| Bar::of(scenario.objective.spec(), score));
+            if let Some(bar) = bar {
+                probe = cut_short(&mut record, probe, &bar);
+            }
+        }
         if last.spent_s + startup + probe > budget_s {
             return Ok(run);
         }
@@ -117,6 +126,27 @@ pub fn budgeted(
             }
         }
         run.steps.push(last);
+    }
+}
+
+/// Probe seconds of the screening run `record` (which lasted `seconds` in full) when the study
+/// cuts it short once it can no longer beat `bar`, and the record as the study keeps it then.
+/// The simulator's requests all reach their `max_tokens`, so its throughput times its duration
+/// is what the study bounds the run by; what a cut run measured so far is taken to be what it
+/// measures in full (a steady state).
+fn cut_short(record: &mut TrialRecord, seconds: f64, bar: &Bar) -> f64 {
+    let Some(value) = record.value.filter(|v| *v > 0.0) else {
+        return seconds;
+    };
+    match bar.cut_after(value * seconds) {
+        Some((cut, reason)) if cut < seconds => {
+            record.outcome = Outcome::Pruned {
+                reason: reason.clone(),
+            };
+            record.violations.push(Violation::Pruned { reason });
+            cut
+        }
+        _ => seconds,
     }
 }
 
@@ -285,6 +315,30 @@ mod tests {
             probe_s,
             best: None,
         }
+    }
+
+    #[test]
+    fn a_run_below_the_bar_is_cut_when_all_its_tokens_at_once_would_fall_short() {
+        let objective = crate::space::objective::ObjectiveSpec {
+            direction: Default::default(),
+            metric: "output_throughput".into(),
+            subject_to: Vec::new(),
+            secondary: None,
+            load_search: None,
+        };
+        let bar = Bar::of(&objective, 1000.0).unwrap();
+        let run = |value: f64| TrialRecord {
+            value: Some(value),
+            ..TrialRecord::new(1, Default::default(), Outcome::Feasible)
+        };
+        // 500 tok/s for 10 s: 5000 tokens, at most 1000 tok/s until 5 s have passed.
+        let mut slow = run(500.0);
+        assert!((cut_short(&mut slow, 10.0, &bar) - 5.0).abs() < 1e-9);
+        assert!(matches!(slow.outcome, Outcome::Pruned { .. }), "{slow:?}");
+        assert_eq!(slow.value, Some(500.0));
+        let mut fast = run(1200.0);
+        assert_eq!(cut_short(&mut fast, 10.0, &bar), 10.0);
+        assert_eq!(fast.outcome, Outcome::Feasible);
     }
 
     #[test]

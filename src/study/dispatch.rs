@@ -206,8 +206,10 @@ impl<'a> Study<'a> {
                 Ok(Next::Recorded)
             }
             Ok(params) => {
+                let fidelity = self.new_trial_fidelity(needs_baseline);
                 let id = TrialId {
-                    fidelity: self.new_trial_fidelity(needs_baseline),
+                    fidelity,
+                    promotion_bar: fidelity.and_then(|_| self.promotion_bar()),
                     ..id
                 };
                 let devices = self.devices_for(&params);

@@ -19,6 +19,7 @@ pub mod journal;
 pub mod lock;
 pub mod observer;
 mod open;
+pub(crate) mod outrank;
 mod pending;
 pub mod preflight;
 pub mod prober;

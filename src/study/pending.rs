@@ -26,6 +26,9 @@ pub(crate) struct Pending {
     /// The screening trial whose config this full-probe run promotes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub promoted_from: Option<u32>,
+    /// The score this screening run must beat to go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promotion_bar: Option<f64>,
     /// The resolved config.
     pub params: Params,
 }

@@ -1,10 +1,11 @@
-//! Screening in the search loop (`search.screening`): which fidelity a new trial runs at, and
-//! the promotions of screening runs that passed to the full probe. A promotion runs as soon as
+//! Screening in the search loop (`search.screening`): which fidelity a new trial runs at, the
+//! bar it must beat to go on (its probe stops once it cannot, see [`super::outrank`]), and the
+//! promotions of screening runs that passed to the full probe. A promotion runs as soon as
 //! its screening run passes [`super::screening::promotes`] (before the sampler is asked again),
 //! takes the next free slot, and does not count against `search.trials`.
 
 use super::dispatch::Study;
-use super::screening::awaiting_promotion;
+use super::screening::{awaiting_promotion, promotion_bar};
 use super::select::counts_as_config;
 use super::trial::TrialId;
 use crate::record::Params;
@@ -15,6 +16,13 @@ impl Study<'_> {
     pub(super) fn new_trial_fidelity(&self, baseline: bool) -> Option<f64> {
         let screening = self.space.search.screening.as_ref()?;
         (!baseline).then_some(screening.fraction)
+    }
+
+    /// The score a screening run started now must beat to go on, as the rung stands; `None`
+    /// without screening or while too few screening runs met their SLOs.
+    pub(super) fn promotion_bar(&self) -> Option<f64> {
+        let settings = self.space.search.screening.as_ref()?;
+        promotion_bar(settings, self.runner.objective.slos(), &self.records)
     }
 
     /// Configs started so far, journaled or in flight: what `search.trials` counts (neither

@@ -9,6 +9,7 @@
 //! moved by the median gap between the full and the screening run of the configs promoted so
 //! far.
 
+use super::outrank::was_cut;
 use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{promotion_gap, Slo, TrialRecord, Violation};
 use crate::space::ScreeningSettings;
@@ -74,6 +75,18 @@ pub fn promotes(
     Rung::of(settings, slos, records).passes(screened)
 }
 
+/// The score a new screening run must beat to go on, given the screening runs in `records`:
+/// as many of them as the best `keep` share of the rung (the new run included) holds must
+/// rank above it to keep it back, so the bar is the score of the last of those places among
+/// the runs that (nearly) met their SLOs; `None` while fewer met them.
+pub fn promotion_bar(
+    settings: &ScreeningSettings,
+    slos: &[Slo],
+    records: &[TrialRecord],
+) -> Option<f64> {
+    Rung::of(settings, slos, records).bar()
+}
+
 /// Screening runs of `records` that passed screening but have not run the full probe yet.
 pub fn awaiting_promotion<'r>(
     settings: &ScreeningSettings,
@@ -118,6 +131,24 @@ impl<'a> Rung<'a> {
         }
     }
 
+    /// See [`promotion_bar`].
+    fn bar(&self) -> Option<f64> {
+        let places = self.places(self.ranked.len());
+        let mut near: Vec<f64> = self
+            .ranked
+            .iter()
+            .filter(|(_, (near, _))| *near)
+            .map(|(_, (_, score))| *score)
+            .collect();
+        near.sort_by(|a, b| b.total_cmp(a));
+        near.get(places - 1).copied()
+    }
+
+    /// Places in the best `keep` share of a rung of `others` runs and one more.
+    fn places(&self, others: usize) -> usize {
+        ((self.keep * (others + 1) as f64).ceil() as usize).max(1)
+    }
+
     /// Whether `screened` (near-)meets the SLOs and ranks within the best `keep` share of the
     /// rung, itself included.
     fn passes(&self, screened: &TrialRecord) -> bool {
@@ -130,12 +161,11 @@ impl<'a> Rung<'a> {
             .filter(|(number, _)| *number != screened.number)
             .map(|(_, key)| *key)
             .collect();
-        let places = (self.keep * (others.len() + 1) as f64).ceil() as usize;
         let ahead = others
             .iter()
             .filter(|other| ranks_above(**other, own))
             .count();
-        ahead < places.max(1)
+        ahead < self.places(others.len())
     }
 }
 
@@ -148,14 +178,15 @@ pub fn full_probe_gap(slo: &Slo, records: &[TrialRecord]) -> f64 {
 }
 
 /// Whether a screening run served and (nearly) met `slos` once moved by `gaps`, and its score;
-/// `None` when it did not serve. A run pruned, or missing an SLO's measurement while it broke
-/// something, is not near.
+/// `None` when it did not serve. A run pruned on an SLO, or missing an SLO's measurement while
+/// it broke something, is not near.
 fn rank_key(record: &TrialRecord, slos: &[Slo], gaps: &[f64]) -> Option<(bool, f64)> {
     let score = record.score.filter(|s| s.is_finite())?;
-    let only_slos = record
-        .violations
-        .iter()
-        .all(|v| matches!(v, Violation::Slo { .. }));
+    // A run cut short as outranked ranks by what it measured: the cut changes no verdict.
+    let cut = was_cut(record);
+    let only_slos = record.violations.iter().all(|v| {
+        matches!(v, Violation::Slo { .. }) || cut && matches!(v, Violation::Pruned { .. })
+    });
     let near = only_slos
         && slos
             .iter()
@@ -231,6 +262,30 @@ mod tests {
         }
         // The first always goes on; afterwards a run goes on while it ranks in the best half.
         assert_eq!(promoted, [10.0, 20.0, 30.0, 25.0]);
+    }
+
+    #[test]
+    fn the_bar_is_the_score_a_new_run_must_beat_to_go_on() {
+        let slos = [tpot()];
+        let mut rung: Vec<TrialRecord> = [10.0, 5.0, 20.0, 1.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, score)| screened(i as u32, score, 40.0))
+            .collect();
+        // A breach counts in the rung (four others and the new run: three places) but sets
+        // no bar.
+        rung.push(screened(4, 50.0, 80.0));
+        assert_eq!(promotion_bar(&HALF, &slos, &rung), Some(5.0));
+        for (score, goes_on) in [(4.9, false), (5.1, true)] {
+            let mut with = rung.clone();
+            with.push(screened(5, score, 40.0));
+            assert_eq!(promotes(&HALF, &slos, &with[5], &with), goes_on, "{score}");
+        }
+        assert_eq!(
+            promotion_bar(&HALF, &slos, &rung[4..]),
+            None,
+            "none met the SLO"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::counted;
 use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
+use super::outrank::Bar;
 use super::pending;
 use super::prober::Prober;
 use super::prune;
@@ -85,6 +86,8 @@ pub(crate) struct TrialId {
     pub fidelity: Option<f64>,
     /// The screening trial whose config this full-probe run promotes.
     pub promoted_from: Option<u32>,
+    /// The score this screening run must beat to go on, as the rung stood when it started.
+    pub promotion_bar: Option<f64>,
 }
 
 impl TrialId {
@@ -96,6 +99,7 @@ impl TrialId {
             repeat_of: pending.repeat_of,
             fidelity: pending.fidelity,
             promoted_from: pending.promoted_from,
+            promotion_bar: pending.promotion_bar,
         }
     }
 
@@ -107,6 +111,7 @@ impl TrialId {
             repeat_of: self.repeat_of,
             fidelity: self.fidelity,
             promoted_from: self.promoted_from,
+            promotion_bar: self.promotion_bar,
             params,
         }
     }
@@ -119,6 +124,7 @@ impl TrialId {
             repeat_of,
             fidelity: None,
             promoted_from: None,
+            promotion_bar: None,
         }
     }
 }
@@ -141,6 +147,8 @@ enum Measured {
         score: Option<f64>,
         violations: Vec<Violation>,
         pruned: Option<String>,
+        /// Stopped as a screening run that could no longer go on: its value so far stands.
+        outranked: bool,
     },
 }
 
@@ -258,7 +266,10 @@ impl TrialRunner<'_> {
             Some(fraction) => screening_workload(&self.space.probe, fraction),
             None => self.space.probe.clone(),
         };
-        let measured = self.measure(&server.base_url(), &workload, &workdir);
+        let bar = id
+            .promotion_bar
+            .and_then(|score| Bar::of(self.objective.spec(), score));
+        let measured = self.measure(&server.base_url(), &workload, &workdir, bar);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
@@ -289,6 +300,7 @@ impl TrialRunner<'_> {
                     score,
                     violations,
                     pruned,
+                    outranked,
                 },
                 None,
             ) => {
@@ -297,7 +309,8 @@ impl TrialRunner<'_> {
                     None if violations.is_empty() => Outcome::Feasible,
                     None => Outcome::Infeasible,
                 };
-                let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
+                let probed =
+                    outranked || matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
                 TrialRecord {
                     metrics,
                     value: value.filter(|_| probed),
@@ -319,13 +332,14 @@ impl TrialRunner<'_> {
         }
     }
 
-    fn options(&self) -> RunOptions {
+    fn options(&self, bar: Option<Bar>) -> RunOptions {
         RunOptions {
             progress: None,
             prune: Some(prune::hook(
                 self.objective.slos(),
                 self.prune,
                 self.stop.clone(),
+                bar,
             )),
         }
     }
@@ -334,6 +348,7 @@ impl TrialRunner<'_> {
         &self,
         target: &Target,
         workload: &WorkloadSpec,
+        bar: Option<Bar>,
     ) -> anyhow::Result<ProbeReport> {
         let counter = self.backends.engine.output_token_counter();
         counted::probe(
@@ -342,24 +357,26 @@ impl TrialRunner<'_> {
             counter,
             target,
             workload,
-            self.options(),
+            self.options(bar),
         )
     }
 
     /// Probe the server at `base_url` with `workload` (searching the load over it where the
-    /// objective asks) and judge what it measured.
+    /// objective asks) and judge what it measured; a screening run stops once it can no longer
+    /// beat `bar`.
     fn measure(
         &self,
         base_url: &str,
         workload: &WorkloadSpec,
         workdir: &Path,
+        bar: Option<Bar>,
     ) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         if let Some(search) = &self.objective.spec().load_search {
             return self.measure_load(&target, search, workload, workdir);
         }
         let probing = Instant::now();
-        let mut report = match self.counted_probe(&target, workload) {
+        let mut report = match self.counted_probe(&target, workload, bar) {
             Ok(r) => r,
             Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
         };
@@ -367,10 +384,11 @@ impl TrialRunner<'_> {
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         write_probe_json(workdir, &report.json)?;
-        let pruned = match report.pruned {
+        let (pruned, outranked) = match report.pruned {
             Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
-            Some(EarlyStop::Pruned(reason)) => Some(reason),
-            None => None,
+            Some(EarlyStop::Pruned(reason)) => (Some(reason), false),
+            Some(EarlyStop::Outranked(reason)) => (Some(reason), true),
+            None => (None, false),
         };
         let judgement = judge_probe(self.objective, &report.metrics);
         let mut violations = judgement.violations;
@@ -381,6 +399,7 @@ impl TrialRunner<'_> {
             score: judgement.score,
             violations,
             pruned,
+            outranked,
         })
     }
 
@@ -397,7 +416,7 @@ impl TrialRunner<'_> {
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(workload, search.over, load)?;
-            let report = match self.counted_probe(target, &workload) {
+            let report = match self.counted_probe(target, &workload, None) {
                 Ok(r) => r,
                 Err(e) => {
                     probe_failure = Some(format!("probe at load {load}: {e:#}"));
@@ -409,7 +428,9 @@ impl TrialRunner<'_> {
                     interrupted = true;
                     return Ok(None);
                 }
-                Some(EarlyStop::Pruned(reason)) => Some(reason.clone()),
+                Some(EarlyStop::Pruned(reason) | EarlyStop::Outranked(reason)) => {
+                    Some(reason.clone())
+                }
                 None => None,
             };
             let mut violations = self.objective.violations(&report.metrics);
@@ -457,6 +478,7 @@ impl TrialRunner<'_> {
                 chosen.2.clone()
             },
             pruned: None,
+            outranked: false,
         })
     }
 }

@@ -1,12 +1,13 @@
 //! Screening at low fidelity against fakes: every config but the baseline first runs a short
 //! probe, those that pass run the full probe as a promotion, only full-probe runs win or are
-//! re-validated, and a resume promotes a screening run that passed exactly once.
+//! re-validated, a screening run that can no longer go on is cut short, and a resume promotes a
+//! screening run that passed exactly once.
 
 use crate::kit::study_fakes;
 
-use infertune::record::TrialRecord;
+use infertune::record::{Outcome, TrialRecord};
 use infertune::space::{ScreeningSettings, StudySpec};
-use infertune::study::screening::awaiting_promotion;
+use infertune::study::screening::{awaiting_promotion, promotion_bar};
 use infertune::study::{journal, StudyResult};
 use std::path::Path;
 use study_fakes::*;
@@ -140,12 +141,58 @@ fn screened_configs_record_their_fidelity_and_a_flattering_short_probe_never_win
     let screened = configs.iter().filter(|r| r.fidelity.is_some()).count();
     assert!(
         report.contains("## Screening")
-            && report.contains(&format!(
-                "{screened} config(s) screened with a short probe, {} promoted",
-                promotions.len()
-            )),
+            && report.contains(&format!("{screened} config(s) screened with a short probe"))
+            && report.contains(&format!("{} promoted to the full probe", promotions.len())),
         "{report}"
     );
+}
+
+/// Requests of a screening run of the fake space (a quarter of `PLANNED`).
+const SCREENING_REQUESTS: f64 = 50.0;
+
+#[test]
+fn a_screening_run_that_can_no_longer_go_on_is_cut_short_and_keeps_its_value() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = screened_space(16);
+    let records = run(&space, tmp.path(), false, None).records;
+    let slos = space.objective.slos();
+    let is_cut = |r: &TrialRecord| {
+        let reason = match &r.outcome {
+            Outcome::Pruned { reason } => reason.as_str(),
+            _ => "",
+        };
+        reason.starts_with("screening run outranked")
+    };
+    let mut cut = 0;
+    for r in records.iter().filter(|r| !r.is_full_probe()) {
+        // Trials run one at a time here: those numbered before it had landed when it started.
+        let before: Vec<TrialRecord> = records
+            .iter()
+            .filter(|o| o.number < r.number)
+            .cloned()
+            .collect();
+        let bar = promotion_bar(&ScreeningSettings::default(), &slos, &before);
+        let (in_full, _) = model(&r.params);
+        if is_cut(r) {
+            cut += 1;
+            let bar = bar.unwrap_or_else(|| panic!("trial {} cut without a bar", r.number));
+            assert!(
+                in_full < bar,
+                "trial {} could still go on: {in_full} ≥ {bar}",
+                r.number
+            );
+            assert!(r.metrics["completed"] < SCREENING_REQUESTS, "{r:?}");
+            assert!(r.value.is_some() && r.score.is_some(), "{r:?}");
+            assert_eq!(promotions_of(&records, r.number), 0);
+        } else if let (Some(bar), Outcome::Feasible | Outcome::Infeasible) = (bar, &r.outcome) {
+            assert!(
+                in_full >= bar,
+                "trial {} ran on below the bar {bar}",
+                r.number
+            );
+        }
+    }
+    assert!(cut >= 2, "{cut} screening runs cut short in {records:#?}");
 }
 
 #[test]

@@ -44,16 +44,18 @@ fn probe_requests(records: &[TrialRecord]) -> f64 {
 }
 
 /// Requests the same configs would have completed without screening: each screening run's
-/// config probed in full (or as far as a pruned run got), and no promotion on top; the
-/// baseline and the re-validation runs as they were.
+/// config probed in full (or as far as a run pruned on an SLO got; one cut short as it could
+/// no longer go on would have run in full), and no promotion on top; the baseline and the
+/// re-validation runs as they were.
 fn unscreened_requests(records: &[TrialRecord]) -> f64 {
     records
         .iter()
         .filter(|r| r.promoted_from.is_none())
         .filter_map(|r| {
             let completed = *r.metrics.get("completed")?;
-            let pruned = matches!(r.outcome, Outcome::Pruned { .. });
-            Some(if r.is_full_probe() || pruned {
+            let slo_pruned = matches!(&r.outcome, Outcome::Pruned { reason }
+                if !reason.starts_with("screening run outranked"));
+            Some(if r.is_full_probe() || slo_pruned {
                 completed
             } else {
                 FULL_PROBE_REQUESTS

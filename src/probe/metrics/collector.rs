@@ -129,9 +129,15 @@ impl Collector {
     }
 
     /// A snapshot for the pruning hook.
-    pub(crate) fn live_stats(&self, planned: u64, elapsed: Duration) -> LiveStats {
+    pub(crate) fn live_stats(
+        &self,
+        planned: u64,
+        planned_output_tokens: u64,
+        elapsed: Duration,
+    ) -> LiveStats {
         let mut live = self.live.clone().unwrap_or_default();
         live.planned = planned;
+        live.planned_output_tokens = planned_output_tokens;
         live.elapsed = elapsed;
         live
     }

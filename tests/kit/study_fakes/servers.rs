@@ -18,6 +18,8 @@ use std::time::Duration;
 pub const OOM_ABOVE: i64 = 200;
 /// Requests each fake probe plans.
 pub const PLANNED: u64 = 200;
+/// Requests the fake prober completes per (reported) second.
+const REQUESTS_PER_S: f64 = 40.0;
 
 /// Renders `--name value` flags.
 pub struct FakeEngine;
@@ -169,7 +171,8 @@ pub fn model(params: &Params) -> (f64, f64) {
 
 /// Probes by the fake model: the workload's requests (`PLANNED` in [`super::space`]) whose
 /// TTFTs rise to the model's p99, calling the pruning hook after each one, at 40 requests a
-/// (reported) second. Counts the requests it "sent".
+/// (reported) second, with as many output tokens planned as the model's throughput makes in
+/// that time. Counts the requests it "sent".
 #[derive(Default)]
 pub struct FakeProber {
     pub registry: Registry,
@@ -205,6 +208,7 @@ impl Prober for FakeProber {
         };
         let mut stats = LiveStats {
             planned,
+            planned_output_tokens: (tput * planned as f64 / REQUESTS_PER_S) as u64,
             ..LiveStats::default()
         };
         let mut pruned = None;
@@ -216,6 +220,7 @@ impl Prober for FakeProber {
                 .or_default()
                 .push(p99 * (0.5 + 0.5 * rise));
             stats.finished += 1;
+            stats.elapsed = Duration::from_secs_f64(stats.finished as f64 / REQUESTS_PER_S);
             self.requests_sent.fetch_add(1, Ordering::SeqCst);
             if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
                 pruned = Some(reason);
@@ -232,7 +237,7 @@ impl Prober for FakeProber {
                 "output_throughput".to_string(),
                 tput * done / planned as f64,
             ),
-            ("duration_s".to_string(), done / 40.0),
+            ("duration_s".to_string(), done / REQUESTS_PER_S),
             (
                 "p99_ttft_ms".to_string(),
                 stats

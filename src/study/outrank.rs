@@ -1,0 +1,137 @@
+//! Cutting a screening run short once it can no longer go on to the full probe.
+//!
+//! A screening run goes on only when its score beats the rung's bar
+//! ([`super::screening::promotion_bar`], known when the run starts). Where the objective is a
+//! throughput of a request-bound probe, a run in progress can reach at most what all its
+//! planned requests would give if they completed the moment after the check, every one at its
+//! `max_tokens`: the run lasts at least the time elapsed. Once that bound is below the bar, the
+//! rest of the probe cannot change the verdict and is saved. The run is recorded as pruned
+//! with what it measured so far, so it still counts in the rung and the sampler learns from it.
+
+use crate::probe::LiveStats;
+use crate::record::{Outcome, TrialRecord};
+use crate::space::objective::{Direction, ObjectiveSpec};
+
+/// How the reason of a cut screening run begins.
+const OUTRANKED: &str = "screening run outranked";
+
+/// True when `record` is a screening run cut short as it could no longer go on.
+pub(crate) fn was_cut(record: &TrialRecord) -> bool {
+    matches!(&record.outcome, Outcome::Pruned { reason } if reason.starts_with(OUTRANKED))
+}
+
+/// The score a screening run must beat, on a metric a run in progress can bound.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Bar {
+    metric: Bounded,
+    score: f64,
+}
+
+/// A throughput metric and what it counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bounded {
+    /// `output_throughput`: output tokens per second.
+    OutputTokens,
+    /// `request_throughput`: completed requests per second.
+    Requests,
+}
+
+impl Bar {
+    /// The bar `score` of `objective`; `None` where the objective is not a maximised output or
+    /// request throughput, whose final value a run in progress cannot bound.
+    pub(crate) fn of(objective: &ObjectiveSpec, score: f64) -> Option<Bar> {
+        if objective.direction != Direction::Maximize || objective.load_search.is_some() {
+            return None;
+        }
+        let metric = match objective.metric.trim() {
+            "output_throughput" => Bounded::OutputTokens,
+            "request_throughput" => Bounded::Requests,
+            _ => return None,
+        };
+        (score.is_finite() && score > 0.0).then_some(Bar { metric, score })
+    }
+
+    /// Why the run of `stats` can no longer beat the bar, or `None` while it still might (or
+    /// the run is duration-bound).
+    pub(crate) fn outranked(&self, stats: &LiveStats) -> Option<String> {
+        let planned = match self.metric {
+            Bounded::OutputTokens => stats.planned_output_tokens,
+            Bounded::Requests => stats.planned,
+        };
+        let elapsed = stats.elapsed.as_secs_f64();
+        (planned > 0 && elapsed > 0.0 && planned as f64 / elapsed < self.score)
+            .then(|| self.reason(planned as f64, elapsed))
+    }
+
+    /// When a run whose planned requests add up to `planned` units (output tokens or requests)
+    /// can no longer beat the bar: the seconds after which it is cut, and why.
+    pub(crate) fn cut_after(&self, planned: f64) -> Option<(f64, String)> {
+        let seconds = planned / self.score;
+        (seconds.is_finite() && seconds > 0.0).then(|| (seconds, self.reason(planned, seconds)))
+    }
+
+    fn reason(&self, planned: f64, elapsed: f64) -> String {
+        let name = match self.metric {
+            Bounded::OutputTokens => "output_throughput",
+            Bounded::Requests => "request_throughput",
+        };
+        format!(
+            "{OUTRANKED}: {name} can reach at most {:.1} after {elapsed:.1} s, below \
+             the {:.1} it needs to go on to the full probe",
+            planned / elapsed,
+            self.score
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn objective(metric: &str) -> ObjectiveSpec {
+        ObjectiveSpec {
+            direction: Direction::Maximize,
+            metric: metric.into(),
+            subject_to: Vec::new(),
+            secondary: None,
+            load_search: None,
+        }
+    }
+
+    fn stats(planned: u64, tokens: u64, elapsed_s: f64) -> LiveStats {
+        LiveStats {
+            planned,
+            planned_output_tokens: tokens,
+            elapsed: Duration::from_secs_f64(elapsed_s),
+            ..LiveStats::default()
+        }
+    }
+
+    #[test]
+    fn a_run_is_outranked_once_all_its_tokens_at_once_would_fall_short() {
+        let bar = Bar::of(&objective("output_throughput"), 1000.0).unwrap();
+        // 10 000 tokens planned: at most 1000 tok/s until 10 s have passed.
+        assert_eq!(bar.outranked(&stats(40, 10_000, 9.9)), None);
+        let why = bar.outranked(&stats(40, 10_000, 10.5)).unwrap();
+        assert!(why.contains("at most 952.4 after 10.5 s"), "{why}");
+        let requests = Bar::of(&objective("request_throughput"), 4.0).unwrap();
+        assert_eq!(requests.outranked(&stats(40, 10_000, 9.9)), None);
+        assert!(requests.outranked(&stats(40, 10_000, 10.1)).is_some());
+    }
+
+    #[test]
+    fn nothing_is_bounded_without_planned_requests_or_a_bounded_objective() {
+        let bar = Bar::of(&objective("output_throughput"), 1000.0).unwrap();
+        assert_eq!(bar.outranked(&stats(0, 0, 600.0)), None, "duration-bound");
+        for metric in ["goodput", "p99_ttft_ms", "output_throughput / 2"] {
+            assert_eq!(Bar::of(&objective(metric), 1000.0), None, "{metric}");
+        }
+        let minimised = ObjectiveSpec {
+            direction: Direction::Minimize,
+            ..objective("output_throughput")
+        };
+        assert_eq!(Bar::of(&minimised, 1000.0), None);
+        assert_eq!(Bar::of(&objective("output_throughput"), 0.0), None);
+    }
+}
