@@ -73,6 +73,10 @@ struct Args {
     /// Share of screened configs that go on to the full probe.
     #[arg(long, default_value_t = ScreeningSettings::default().keep)]
     screen_keep: f64,
+    /// Compare screening with every scenario's closed-loop probe lengthened to this many waves
+    /// of its concurrency (0: the scenarios' own probes).
+    #[arg(long, default_value_t = 0)]
+    screen_waves: u32,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -221,10 +225,19 @@ fn screening(
             keep: args.screen_keep,
         },
     };
+    let lengthened;
+    let (scenarios, note) = match args.screen_waves {
+        0 => (scenarios, String::new()),
+        waves => {
+            lengthened = sim::scenarios_with_waves(&args.scenarios, waves)?;
+            let note = format!("Every probe lengthened to {waves} waves of its concurrency. ");
+            (lengthened.as_slice(), note)
+        }
+    };
     let compared = scenarios
         .iter()
         .zip(results)
         .map(|(scenario, result)| screen::compare(scenario, result.optimum, &config))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(format!("\n{}", screen::table(&compared, &config)))
+    Ok(format!("\n{note}{}", screen::table(&compared, &config)))
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::record::Violation;
+use crate::record::{Value, Violation};
 use crate::space::objective::ObjectiveSpec;
 use crate::space::StudySpec;
 use std::path::Path;
@@ -175,4 +175,32 @@ fn the_optuna_comparison_line_bounds_censored_medians() {
         report::versus(&[row("bo", 1.0, false)], "bo", "optuna-tpe", "x"),
         None
     );
+}
+
+#[test]
+fn a_lengthened_scenario_probes_as_many_waves_as_asked() {
+    let dir = Path::new(SCENARIOS);
+    let own = sim::scenario(&dir.join("qwen2.5-7b-h100-chat.yaml")).unwrap();
+    let long = sim::scenarios_with_waves(dir, 8)
+        .unwrap()
+        .into_iter()
+        .find(|s| s.name == own.name)
+        .unwrap();
+    assert_ne!(
+        own.fingerprint, long.fingerprint,
+        "cached as another scenario"
+    );
+    let params = Params::from([
+        ("block_size".to_string(), Value::Int(16)),
+        ("enable_chunked_prefill".to_string(), Value::Bool(true)),
+        ("enable_prefix_caching".to_string(), Value::Bool(true)),
+        ("gpu_memory_utilization".to_string(), Value::Float(0.9)),
+        ("kv_cache_dtype".to_string(), Value::Str("auto".into())),
+        ("max_model_len".to_string(), Value::Int(8192)),
+        ("max_num_batched_tokens".to_string(), Value::Int(2048)),
+        ("max_num_seqs".to_string(), Value::Int(128)),
+    ]);
+    let completed = |s: &Scenario| s.trial(0, params.clone()).metrics["completed"];
+    // 128 clients: three waves in the scenario's own probe, eight lengthened.
+    assert_eq!((completed(&own), completed(&long)), (384.0, 1024.0));
 }
