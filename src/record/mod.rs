@@ -16,6 +16,7 @@ pub use fidelity::promotion_gap;
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
+pub(crate) use trial::OUTRANKED;
 pub use trial::{Outcome, TrialRecord};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;

@@ -3,6 +3,9 @@
 use super::{legacy, FailureKind, MetricMap, Params, Violation};
 use serde::{Deserialize, Serialize};
 
+/// How the reason of a screening run cut short as it could no longer go on begins.
+pub(crate) const OUTRANKED: &str = "screening run outranked";
+
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
@@ -122,6 +125,11 @@ impl TrialRecord {
     /// True when the trial ran the full probe (not a screening run): only such trials can win.
     pub fn is_full_probe(&self) -> bool {
         self.fidelity.is_none_or(|f| f >= 1.0)
+    }
+
+    /// True for a screening run cut short as it could no longer go on to the full probe.
+    pub fn was_outranked(&self) -> bool {
+        matches!(&self.outcome, Outcome::Pruned { reason } if reason.starts_with(OUTRANKED))
     }
 
     /// The violations as reports and CSV show them, separated by `; `.

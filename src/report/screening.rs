@@ -3,7 +3,6 @@
 
 use crate::export::Block;
 use crate::record::TrialRecord;
-use crate::study::outrank::was_cut;
 use std::collections::BTreeMap;
 
 /// The screening paragraph of `records`; `None` when no trial was a screening run.
@@ -13,7 +12,7 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         return None;
     }
     let promoted = records.iter().filter(|r| r.promoted_from.is_some()).count();
-    let cut = records.iter().filter(|r| was_cut(r)).count();
+    let cut = records.iter().filter(|r| r.was_outranked()).count();
     // Fidelity in per mille, so that equal shares group together.
     let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
     for r in records {

@@ -9,16 +9,8 @@
 //! with what it measured so far, so it still counts in the rung and the sampler learns from it.
 
 use crate::probe::LiveStats;
-use crate::record::{Outcome, TrialRecord};
+use crate::record::OUTRANKED;
 use crate::space::objective::{Direction, ObjectiveSpec};
-
-/// How the reason of a cut screening run begins.
-const OUTRANKED: &str = "screening run outranked";
-
-/// True when `record` is a screening run cut short as it could no longer go on.
-pub(crate) fn was_cut(record: &TrialRecord) -> bool {
-    matches!(&record.outcome, Outcome::Pruned { reason } if reason.starts_with(OUTRANKED))
-}
 
 /// The score a screening run must beat, on a metric a run in progress can bound.
 #[derive(Clone, Debug, PartialEq)]

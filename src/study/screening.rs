@@ -9,7 +9,6 @@
 //! moved by the median gap between the full and the screening run of the configs promoted so
 //! far.
 
-use super::outrank::was_cut;
 use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{promotion_gap, Slo, TrialRecord, Violation};
 use crate::space::ScreeningSettings;
@@ -183,7 +182,7 @@ pub fn full_probe_gap(slo: &Slo, records: &[TrialRecord]) -> f64 {
 fn rank_key(record: &TrialRecord, slos: &[Slo], gaps: &[f64]) -> Option<(bool, f64)> {
     let score = record.score.filter(|s| s.is_finite())?;
     // A run cut short as outranked ranks by what it measured: the cut changes no verdict.
-    let cut = was_cut(record);
+    let cut = record.was_outranked();
     let only_slos = record.violations.iter().all(|v| {
         matches!(v, Violation::Slo { .. }) || cut && matches!(v, Violation::Pruned { .. })
     });

@@ -156,13 +156,6 @@ fn a_screening_run_that_can_no_longer_go_on_is_cut_short_and_keeps_its_value() {
     let space = screened_space(16);
     let records = run(&space, tmp.path(), false, None).records;
     let slos = space.objective.slos();
-    let is_cut = |r: &TrialRecord| {
-        let reason = match &r.outcome {
-            Outcome::Pruned { reason } => reason.as_str(),
-            _ => "",
-        };
-        reason.starts_with("screening run outranked")
-    };
     let mut cut = 0;
     for r in records.iter().filter(|r| !r.is_full_probe()) {
         // Trials run one at a time here: those numbered before it had landed when it started.
@@ -173,7 +166,7 @@ fn a_screening_run_that_can_no_longer_go_on_is_cut_short_and_keeps_its_value() {
             .collect();
         let bar = promotion_bar(&ScreeningSettings::default(), &slos, &before);
         let (in_full, _) = model(&r.params);
-        if is_cut(r) {
+        if r.was_outranked() {
             cut += 1;
             let bar = bar.unwrap_or_else(|| panic!("trial {} cut without a bar", r.number));
             assert!(

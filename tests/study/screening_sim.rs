@@ -53,8 +53,7 @@ fn unscreened_requests(records: &[TrialRecord]) -> f64 {
         .filter(|r| r.promoted_from.is_none())
         .filter_map(|r| {
             let completed = *r.metrics.get("completed")?;
-            let slo_pruned = matches!(&r.outcome, Outcome::Pruned { reason }
-                if !reason.starts_with("screening run outranked"));
+            let slo_pruned = matches!(r.outcome, Outcome::Pruned { .. }) && !r.was_outranked();
             Some(if r.is_full_probe() || slo_pruned {
                 completed
             } else {
