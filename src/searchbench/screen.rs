@@ -319,14 +319,7 @@ mod tests {
 
     #[test]
     fn a_run_below_the_bar_is_cut_when_all_its_tokens_at_once_would_fall_short() {
-        let objective = crate::space::objective::ObjectiveSpec {
-            direction: Default::default(),
-            metric: "output_throughput".into(),
-            subject_to: Vec::new(),
-            secondary: None,
-            load_search: None,
-        };
-        let bar = Bar::of(&objective, 1000.0).unwrap();
+        let bar = Bar::maximised("output_throughput", 1000.0).unwrap();
         let run = |value: f64| TrialRecord {
             value: Some(value),
             ..TrialRecord::new(1, Default::default(), Outcome::Feasible)

@@ -28,6 +28,16 @@ enum Bounded {
     Requests,
 }
 
+impl Bounded {
+    /// The metric's name in probe results and objectives.
+    fn name(self) -> &'static str {
+        match self {
+            Bounded::OutputTokens => "output_throughput",
+            Bounded::Requests => "request_throughput",
+        }
+    }
+}
+
 impl Bar {
     /// The bar `score` of `objective`; `None` where the objective is not a maximised output or
     /// request throughput, whose final value a run in progress cannot bound.
@@ -35,12 +45,23 @@ impl Bar {
         if objective.direction != Direction::Maximize || objective.load_search.is_some() {
             return None;
         }
-        let metric = match objective.metric.trim() {
-            "output_throughput" => Bounded::OutputTokens,
-            "request_throughput" => Bounded::Requests,
-            _ => return None,
-        };
+        let metric = [Bounded::OutputTokens, Bounded::Requests]
+            .into_iter()
+            .find(|m| m.name() == objective.metric.trim())?;
         (score.is_finite() && score > 0.0).then_some(Bar { metric, score })
+    }
+
+    /// A bar of `score` on the maximised `metric` (`None` as in [`Bar::of`]).
+    #[cfg(test)]
+    pub(crate) fn maximised(metric: &str, score: f64) -> Option<Bar> {
+        let objective = ObjectiveSpec {
+            direction: Direction::Maximize,
+            metric: metric.into(),
+            subject_to: Vec::new(),
+            secondary: None,
+            load_search: None,
+        };
+        Bar::of(&objective, score)
     }
 
     /// Why the run of `stats` can no longer beat the bar, or `None` while it still might (or
@@ -63,13 +84,10 @@ impl Bar {
     }
 
     fn reason(&self, planned: f64, elapsed: f64) -> String {
-        let name = match self.metric {
-            Bounded::OutputTokens => "output_throughput",
-            Bounded::Requests => "request_throughput",
-        };
         format!(
-            "{OUTRANKED}: {name} can reach at most {:.1} after {elapsed:.1} s, below \
+            "{OUTRANKED}: {} can reach at most {:.1} after {elapsed:.1} s, below \
              the {:.1} it needs to go on to the full probe",
+            self.metric.name(),
             planned / elapsed,
             self.score
         )
@@ -80,16 +98,6 @@ impl Bar {
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    fn objective(metric: &str) -> ObjectiveSpec {
-        ObjectiveSpec {
-            direction: Direction::Maximize,
-            metric: metric.into(),
-            subject_to: Vec::new(),
-            secondary: None,
-            load_search: None,
-        }
-    }
 
     fn stats(planned: u64, tokens: u64, elapsed_s: f64) -> LiveStats {
         LiveStats {
@@ -102,28 +110,31 @@ mod tests {
 
     #[test]
     fn a_run_is_outranked_once_all_its_tokens_at_once_would_fall_short() {
-        let bar = Bar::of(&objective("output_throughput"), 1000.0).unwrap();
+        let bar = Bar::maximised("output_throughput", 1000.0).unwrap();
         // 10 000 tokens planned: at most 1000 tok/s until 10 s have passed.
         assert_eq!(bar.outranked(&stats(40, 10_000, 9.9)), None);
         let why = bar.outranked(&stats(40, 10_000, 10.5)).unwrap();
         assert!(why.contains("at most 952.4 after 10.5 s"), "{why}");
-        let requests = Bar::of(&objective("request_throughput"), 4.0).unwrap();
+        let requests = Bar::maximised("request_throughput", 4.0).unwrap();
         assert_eq!(requests.outranked(&stats(40, 10_000, 9.9)), None);
         assert!(requests.outranked(&stats(40, 10_000, 10.1)).is_some());
     }
 
     #[test]
     fn nothing_is_bounded_without_planned_requests_or_a_bounded_objective() {
-        let bar = Bar::of(&objective("output_throughput"), 1000.0).unwrap();
+        let bar = Bar::maximised("output_throughput", 1000.0).unwrap();
         assert_eq!(bar.outranked(&stats(0, 0, 600.0)), None, "duration-bound");
         for metric in ["goodput", "p99_ttft_ms", "output_throughput / 2"] {
-            assert_eq!(Bar::of(&objective(metric), 1000.0), None, "{metric}");
+            assert_eq!(Bar::maximised(metric, 1000.0), None, "{metric}");
         }
         let minimised = ObjectiveSpec {
             direction: Direction::Minimize,
-            ..objective("output_throughput")
+            metric: "output_throughput".into(),
+            subject_to: Vec::new(),
+            secondary: None,
+            load_search: None,
         };
         assert_eq!(Bar::of(&minimised, 1000.0), None);
-        assert_eq!(Bar::of(&objective("output_throughput"), 0.0), None);
+        assert_eq!(Bar::maximised("output_throughput", 0.0), None);
     }
 }

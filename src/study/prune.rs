@@ -171,14 +171,7 @@ mod tests {
 
     #[test]
     fn a_screening_run_is_cut_once_outranked_unless_pruning_is_off() {
-        let objective = crate::space::objective::ObjectiveSpec {
-            direction: Default::default(),
-            metric: "request_throughput".into(),
-            subject_to: Vec::new(),
-            secondary: None,
-            load_search: None,
-        };
-        let bar = || Bar::of(&objective, 2.0);
+        let bar = || Bar::maximised("request_throughput", 2.0);
         // 4 planned requests after 3 s: at most 1.3 requests a second.
         let late = LiveStats {
             elapsed: std::time::Duration::from_secs(3),
