@@ -70,6 +70,9 @@ pub fn run(
         open::check_resumable(&options.dir)?;
     }
     let objective = super::preflight::objective(space)?;
+    if let Some(warning) = super::screening::probe_warning(space) {
+        backends.observer.warning(&warning);
+    }
     let meta = StudyMeta {
         warm_start: options.warm_start.clone(),
         ..meta_for(space, &options.dir)

@@ -11,7 +11,7 @@
 
 use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{promotion_gap, Slo, TrialRecord, Violation};
-use crate::space::ScreeningSettings;
+use crate::space::{ScreeningSettings, StudySpec};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -59,6 +59,46 @@ pub fn screening_workload(full: &WorkloadSpec, fraction: f64) -> WorkloadSpec {
         load,
         ..full.clone()
     }
+}
+
+/// The warning of [`short_probe_warning`] for the probe and screening of `space`, if any.
+pub fn probe_warning(space: &StudySpec) -> Option<String> {
+    let settings = space.search.screening?;
+    short_probe_warning(&space.probe, &settings)
+}
+
+/// A warning when a screening run of `full` must send more than `settings.fraction` of it: a
+/// closed loop's run sends at least one wave of its concurrency, so on a probe of only a few
+/// waves every screened config costs a large share of a full probe and screening saves little.
+pub fn short_probe_warning(full: &WorkloadSpec, settings: &ScreeningSettings) -> Option<String> {
+    let LoadSpec::Closed {
+        concurrency,
+        requests: Some(requests),
+        ..
+    } = &full.load
+    else {
+        return None;
+    };
+    let LoadSpec::Closed {
+        requests: Some(screened),
+        ..
+    } = screening_workload(full, settings.fraction).load
+    else {
+        return None;
+    };
+    let asked = (f64::from(*requests) * settings.fraction).ceil() as u32;
+    if screened <= asked || screened >= *requests {
+        return None;
+    }
+    let wanted = (f64::from(*concurrency) / settings.fraction).ceil() as u32;
+    Some(format!(
+        "search.screening: a screening run sends {screened} of the probe's {requests} requests \
+         ({:.0}%, one wave of its concurrency {concurrency}), not the {:.0}% asked, so screening \
+         saves little here; set probe.load.requests to at least {wanted} for screening to pay, \
+         or leave screening off",
+        100.0 * f64::from(screened) / f64::from(*requests),
+        100.0 * settings.fraction,
+    ))
 }
 
 /// True when the screening run `screened` goes on to the full probe: it served, met `slos`
@@ -211,6 +251,27 @@ mod tests {
 
     fn tpot() -> Slo {
         "tpot:p99<=50ms".parse().unwrap()
+    }
+
+    #[test]
+    fn a_probe_too_short_for_its_fraction_is_warned_of_with_the_length_that_pays() {
+        let settings = ScreeningSettings::default();
+        let warning =
+            short_probe_warning(&WorkloadSpec::closed_random(64, 16, 192, 384), &settings).unwrap();
+        assert!(
+            warning.contains("sends 192 of the probe's 384 requests (50%"),
+            "{warning}"
+        );
+        assert!(warning.contains("at least 768"), "{warning}");
+        assert_eq!(
+            short_probe_warning(&WorkloadSpec::closed_random(64, 16, 16, 384), &settings),
+            None
+        );
+        // A probe of a single wave is screened in full: nothing to screen, nothing to warn.
+        assert_eq!(
+            short_probe_warning(&WorkloadSpec::closed_random(64, 16, 384, 384), &settings),
+            None
+        );
     }
 
     /// A screening run of config `config` scoring `score` with `tpot_ms` p99 TPOT.

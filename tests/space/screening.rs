@@ -68,3 +68,34 @@ fn a_bad_screening_setting_is_refused_where_it_is_written() {
         assert_eq!(text.lines().count(), 1, "one error, one line: {text}");
     }
 }
+
+/// `infertune check` on the fixture with `screening: {value}`.
+fn check_screened(value: &str) -> assert_cmd::assert::Assert {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = space_with(tmp.path(), value);
+    assert_cmd::Command::cargo_bin("infertune")
+        .unwrap()
+        .args([
+            "check",
+            "--space",
+            path.to_str().unwrap(),
+            "--samples",
+            "200",
+        ])
+        .assert()
+}
+
+#[test]
+fn check_warns_when_the_probe_is_too_short_for_screening_to_pay() {
+    use predicates::prelude::*;
+    // The fixture's probe: 40 requests at concurrency 16; a quarter is less than one wave.
+    check_screened("true")
+        .success()
+        .stderr(predicate::str::contains(
+        "a screening run sends 16 of the probe's 40 requests (40%, one wave of its concurrency \
+         16), not the 25% asked",
+    ));
+    check_screened("{fraction: 0.5}")
+        .success()
+        .stderr(predicate::str::contains("screening run sends").not());
+}
