@@ -61,6 +61,8 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --all-targets -- -D warnings
+step "cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 step "cargo test"
 # Benchmarks (benches/, scripts/bench-*.sh) are linted above but not run here: they measure.
 cargo test --lib --bins --tests --no-fail-fast

@@ -41,7 +41,7 @@ pub struct GroupRecord {
     /// The server's temporary folder, removed once the group is gone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scratch: Option<PathBuf>,
-    /// The value of [`MARKER_VAR`](super::tree::MARKER_VAR) in the server's environment
+    /// The value of `MARKER_VAR` in the server's environment
     /// (absent from records written before servers were marked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marker: Option<String>,

@@ -1,6 +1,6 @@
 //! Is a port taken? Checked before a spawn (port-busy) and after a teardown (port freed), by
 //! reading the socket table or binding, never by connecting. Ports are reserved for a trial
-//! across tuners with [`reserve`].
+//! across tuners with `reserve`.
 
 use super::sockets;
 use nix::errno::Errno;
@@ -73,7 +73,7 @@ pub fn wait_free(host: &str, port: u16, deadline: Instant) -> bool {
 ///
 /// Binding a port to test it and releasing it again is a race: two tuners started a moment
 /// apart pick the same port, and the second one's server fails to bind it. A lease holds an
-/// exclusive `flock` on a file named after the port in [`LEASE_DIR`], so a tuner that holds it
+/// exclusive `flock` on a file named after the port in `LEASE_DIR`, so a tuner that holds it
 /// from allocation until its server is gone never shares the port with another tuner. The files
 /// stay (removing one would race with a tuner locking it); the locks go with their holders,
 /// killed ones included.

@@ -3,7 +3,7 @@
 //! A server's child that calls `setsid()` (a daemon, a Ray worker, a double-forking launch
 //! wrapper) is out of reach of a signal to the group, and once its parent exits it is a child of
 //! init, so the parent links no longer lead to it either. Each server therefore gets a marker in
-//! its environment, [`MARKER_VAR`] set to a value no other server has, which every descendant
+//! its environment, `MARKER_VAR` set to a value no other server has, which every descendant
 //! inherits across forks, `setsid()` and `exec`. A server's tree is the processes that carry
 //! its marker, plus every descendant (by parent link) of those and of the processes recorded
 //! earlier, which also covers a child started with a cleared environment while its parent

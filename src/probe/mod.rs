@@ -61,7 +61,7 @@ pub struct LiveStats {
     /// Measured requests that failed.
     pub failed: u64,
     /// Per-request latencies (ms) of successful requests so far; only those with one value
-    /// per request ([`Latency::per_request`]) are kept.
+    /// per request (`Latency::per_request`) are kept.
     pub latencies_ms: BTreeMap<Latency, Vec<f64>>,
     /// Time since the first measured send.
     pub elapsed: Duration,

@@ -24,7 +24,7 @@ const READ_LIMIT: usize = 4096;
 const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 
 /// When one connection's latest bytes arrived, kept as nanoseconds after `base` (plus one,
-/// so 0 means unset); and what an [`super::watcher`] thread saw waiting on the socket.
+/// so 0 means unset); and what a `watcher` thread saw waiting on the socket.
 #[derive(Debug)]
 pub struct Stamps {
     base: Instant,

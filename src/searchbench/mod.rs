@@ -4,7 +4,7 @@
 //! A scenario is a space, an [`Evaluator`] (config → metrics, or a start-up failure) and the
 //! study's own [`Objective`]: each trial is scored and recorded exactly as the tune loop records
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
-//! simulator in virtual time ([`sim::SimEvaluator`]).
+//! simulator in virtual time (`sim::SimEvaluator`).
 
 pub mod optuna;
 pub mod plot;

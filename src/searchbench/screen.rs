@@ -1,7 +1,7 @@
 //! Screening benchmark: the default sampler under a wall-clock budget (modelled start-up plus
 //! probe seconds, in virtual time), every config on the full probe against every new config
 //! screened first with the study's own rule ([`crate::study::screening`]), cut short where the
-//! study cuts it ([`crate::study::outrank`]). Only full-probe runs count as found, as only they
+//! study cuts it (`crate::study::outrank`). Only full-probe runs count as found, as only they
 //! can win a study. The two are compared by the probe seconds each spends before it is within
 //! the full-probe search's final median regret.
 

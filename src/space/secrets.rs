@@ -83,7 +83,7 @@ impl Secrets {
     }
 
     /// `text` in pieces: a text equal to a secret is that secret; otherwise every occurrence of
-    /// a secret of at least [`MIN_SUBSTRING`] characters (the longest where two start together).
+    /// a secret of at least `MIN_SUBSTRING` characters (the longest where two start together).
     pub fn split<'a>(&'a self, text: &'a str) -> Vec<Piece<'a>> {
         if let Some(whole) = self.list.iter().find(|s| s.value == text) {
             return vec![Piece::Secret(whole)];

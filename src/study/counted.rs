@@ -10,7 +10,7 @@ use crate::probe::{ProbeReport, RunOptions, Target, WorkloadSpec};
 pub(crate) const SERVER_OUTPUT_TOKENS: &str = "server_output_tokens";
 
 /// Runs `workload` with `prober`; when `counter` names the engine's output-token counter and
-/// it can be read before and after, adds [`SERVER_OUTPUT_TOKENS`] to the metrics. A counter
+/// it can be read before and after, adds `SERVER_OUTPUT_TOKENS` to the metrics. A counter
 /// that cannot be read is a warning to `observer` and leaves the metric out.
 pub fn probe(
     prober: &dyn Prober,

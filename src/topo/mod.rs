@@ -1,11 +1,11 @@
 //! Host topology: NUMA nodes, CPUs, memory, accelerators and binding candidates.
 //!
-//! [`Topology::discover`] reads the running host; [`Topology::from_root`] reads a sysfs/procfs
+//! `Topology::discover` reads the running host; [`Topology::from_root`] reads a sysfs/procfs
 //! tree under any folder and takes a [`CommandRunner`], so tests use fixture trees and
 //! captured vendor-tool outputs. [`Topology::candidates`] proposes numactl bindings for an
 //! instance whose accelerator sits on a given node, and [`resolve_numa_candidates`] turns a
 //! `numa` parameter (`candidates: auto` or an explicit list) into the values a sampler picks;
-//! [`numactl_prefix`] turns a chosen value back into the launch prefix.
+//! `numactl_prefix` turns a chosen value back into the launch prefix.
 
 pub(crate) mod accel;
 mod binding;
