@@ -62,7 +62,7 @@ pub fn screening_workload(full: &WorkloadSpec, fraction: f64) -> WorkloadSpec {
 }
 
 /// The warning of [`short_probe_warning`] for the probe and screening of `space`, if any.
-pub fn probe_warning(space: &StudySpec) -> Option<String> {
+pub(crate) fn probe_warning(space: &StudySpec) -> Option<String> {
     let settings = space.search.screening?;
     short_probe_warning(&space.probe, &settings)
 }
@@ -70,7 +70,10 @@ pub fn probe_warning(space: &StudySpec) -> Option<String> {
 /// A warning when a screening run of `full` must send more than `settings.fraction` of it: a
 /// closed loop's run sends at least one wave of its concurrency, so on a probe of only a few
 /// waves every screened config costs a large share of a full probe and screening saves little.
-pub fn short_probe_warning(full: &WorkloadSpec, settings: &ScreeningSettings) -> Option<String> {
+pub(crate) fn short_probe_warning(
+    full: &WorkloadSpec,
+    settings: &ScreeningSettings,
+) -> Option<String> {
     let LoadSpec::Closed {
         concurrency,
         requests: Some(requests),
@@ -87,7 +90,7 @@ pub fn short_probe_warning(full: &WorkloadSpec, settings: &ScreeningSettings) ->
         return None;
     };
     let asked = (f64::from(*requests) * settings.fraction).ceil() as u32;
-    if screened <= asked || screened >= *requests {
+    if screened <= asked {
         return None;
     }
     let wanted = (f64::from(*concurrency) / settings.fraction).ceil() as u32;
@@ -267,11 +270,11 @@ mod tests {
             short_probe_warning(&WorkloadSpec::closed_random(64, 16, 16, 384), &settings),
             None
         );
-        // A probe of a single wave is screened in full: nothing to screen, nothing to warn.
-        assert_eq!(
-            short_probe_warning(&WorkloadSpec::closed_random(64, 16, 384, 384), &settings),
-            None
-        );
+        // A probe of a single wave is screened in full: screening only adds runs.
+        let whole = short_probe_warning(&WorkloadSpec::closed_random(64, 16, 384, 384), &settings);
+        assert!(whole
+            .unwrap()
+            .contains("sends 384 of the probe's 384 requests (100%"));
     }
 
     /// A screening run of config `config` scoring `score` with `tpot_ms` p99 TPOT.
