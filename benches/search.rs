@@ -74,8 +74,9 @@ struct Args {
     #[arg(long, default_value_t = ScreeningSettings::default().keep)]
     screen_keep: f64,
     /// Compare screening with every scenario's closed-loop probe lengthened to this many waves
-    /// of its concurrency (0: the scenarios' own probes).
-    #[arg(long, default_value_t = 0)]
+    /// of its concurrency (0: the scenarios' own probes, two or three waves, on which a
+    /// screening run is a whole wave and `tune` warns that screening saves little).
+    #[arg(long, default_value_t = 8)]
     screen_waves: u32,
     #[arg(long, hide = true)]
     bench: bool,

@@ -5,14 +5,15 @@
 # another scenario (TARGET=PRIOR pairs; priors may also come from the scenarios' priors/ folder);
 # then `bo` under an 8-hour budget (virtual start-up plus probe seconds) with every config on the
 # full probe against every new config screened first (search.screening), compared by the probe
-# seconds each needs to reach the full-probe search's final regret (--screen-waves N lengthens
-# every probe to N waves of its concurrency for that comparison: screening is for long probes).
+# seconds each needs to reach the full-probe search's final regret, on every probe lengthened to
+# --screen-waves waves of its concurrency (default 8; 0 keeps the scenarios' own two or three
+# waves, too short for screening to pay: `tune` warns of such probes).
 # Usage: scripts/bench-search.sh [--no-optuna] [--profile bench|dev] [--seeds 20] [--trials 80]
 #          [--samplers random,qmc,grid,pso,tpe,bo] [--optuna-samplers tpe,cmaes]
 #          [--reference-draws 20000] [--fresh-reference] [--scenarios DIR] [--threads N]
 #          [--out DIR] [--warm-start TARGET=PRIOR,...] [--prior-trials 40] [--transfer-weight 0.5]
 #          [--screen-hours 8 (0 skips)] [--screen-seeds N] [--screen-fraction 0.25] [--screen-keep 0.33]
-#          [--screen-waves N]
+#          [--screen-waves 8]
 # Optuna runs from the venv scripts/provision-optuna.sh makes (provisioned here on first use;
 # --no-optuna skips it). --profile picks the cargo profile (default: bench; dev reuses the
 # test build, which is optimised, when a release build is too slow to make).
