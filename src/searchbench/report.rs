@@ -25,7 +25,7 @@ pub struct Summary {
     pub vs_random: Option<f64>,
     /// Whether random's median is censored, making `vs_random` an upper bound.
     pub random_censored: bool,
-    /// Median relative regret after `REGRET_AT` trials.
+    /// Median relative regret after 20 trials (`REGRET_AT`).
     pub median_regret_at: f64,
     /// Runs that got within the tolerance, and all runs.
     pub reached: (usize, usize),

@@ -1,5 +1,5 @@
 //! Pruning: stop a probe as soon as an SLO can no longer hold, whatever the remaining requests do
-//! (and a screening run once it can no longer go on, see `super::outrank`).
+//! (and a screening run once it can no longer go on, see the `outrank` module).
 //!
 //! With `P` planned requests and `f` failed so far, a statistic of a per-request latency is
 //! computed over at most `n = P − f` samples (ITL pools every gap, so it is never pruned on). A
