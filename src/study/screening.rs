@@ -70,10 +70,7 @@ pub(crate) fn probe_warning(space: &StudySpec) -> Option<String> {
 /// A warning when a screening run of `full` must send more than `settings.fraction` of it: a
 /// closed loop's run sends at least one wave of its concurrency, so on a probe of only a few
 /// waves every screened config costs a large share of a full probe and screening saves little.
-pub(crate) fn short_probe_warning(
-    full: &WorkloadSpec,
-    settings: &ScreeningSettings,
-) -> Option<String> {
+fn short_probe_warning(full: &WorkloadSpec, settings: &ScreeningSettings) -> Option<String> {
     let LoadSpec::Closed {
         concurrency,
         requests: Some(requests),
