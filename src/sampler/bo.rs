@@ -42,6 +42,12 @@ const REFINE_WIDTHS: [f64; 3] = [0.05, 0.02, 0.008];
 /// on the edge of the SLO region, so the last few per cent are found in a small neighbourhood.
 const INCUMBENT_CANDIDATES: usize = 128;
 const INCUMBENT_WIDTHS: [f64; 3] = [0.005, 0.015, 0.04];
+/// Candidates that redraw one numeric parameter of the best trial across its whole range (the
+/// others moved slightly) per proposal, and the widths of that slight move: a better corner may
+/// lie far along one axis (a small token budget beside a larger batch), where neither local
+/// perturbations nor uniform draws in every dimension reach.
+const AXIS_CANDIDATES: usize = 128;
+const AXIS_WIDTHS: [f64; 3] = [0.01, 0.03, 0.08];
 /// SLO-model margin of a met bound with no log-ratio (e.g. `error_rate<=0%` at 0), and the
 /// largest margin learnt either way (a breach without a measurement counts as this far).
 const FEASIBLE_MARGIN: f64 = -0.1;
@@ -78,7 +84,7 @@ impl BoSampler {
 
 impl Sampler for BoSampler {
     fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
-        let dims = Dims::of(space);
+        let dims = Dims::for_model(space);
         check_dims(dims.len())?;
         let tried = Tried::of(trials);
         let sources = [
@@ -120,6 +126,15 @@ impl Sampler for BoSampler {
             }
             for u in category_switches(best, &categories) {
                 search.consider(&u);
+            }
+            let numeric: Vec<usize> = (0..dims.len())
+                .filter(|&d| categories[d].is_none())
+                .collect();
+            for i in 0..AXIS_CANDIDATES {
+                let width = AXIS_WIDTHS[i % AXIS_WIDTHS.len()];
+                if let Some(u) = axis_move(best, &numeric, width, &categories, &mut rng) {
+                    search.consider(&u);
+                }
             }
         }
         for width in REFINE_WIDTHS {
@@ -449,6 +464,23 @@ fn category_switches(x: &[f64], categories: &[Option<usize>]) -> Vec<Vec<f64>> {
         }
     }
     out
+}
+
+/// A copy of `x` perturbed by `width` with one of the `numeric` dimensions drawn uniformly;
+/// `None` when there is no numeric dimension.
+fn axis_move(
+    x: &[f64],
+    numeric: &[usize],
+    width: f64,
+    categories: &[Option<usize>],
+    rng: &mut ChaCha8Rng,
+) -> Option<Vec<f64>> {
+    if numeric.is_empty() {
+        return None;
+    }
+    let mut y = perturb(x, width, categories, rng);
+    y[numeric[rng.random_range(0..numeric.len())]] = rng.random();
+    Some(y)
 }
 
 /// A copy of `x` moved by a Gaussian of width `width` in numeric dimensions; each categorical

@@ -5,6 +5,7 @@
 //! the same proposals. Proposals are resolved by the space (never rejected by it) and never equal
 //! a config already tried.
 
+mod batch_inputs;
 mod bo;
 mod gp;
 mod grid;

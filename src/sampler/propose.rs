@@ -2,6 +2,7 @@
 //! per-call random stream, and the bounded sample-then-reject loop that makes every proposal
 //! resolvable by the space and untried.
 
+use super::batch_inputs::BatchInputs;
 use crate::record::{Params, TrialRecord, Value};
 use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind};
 use rand::SeedableRng;
@@ -12,8 +13,12 @@ use std::collections::{BTreeMap, HashSet};
 pub(crate) const MAX_ATTEMPTS: usize = 2000;
 
 /// The parameters a sampler chooses, in declaration order; a config is a point of `[0, 1]^len`.
+/// A model's encoding may append inputs derived from the batching parameters.
 pub(crate) struct Dims<'a> {
     defs: Vec<&'a ParamDef>,
+    derived: Option<BatchInputs>,
+    /// Whether choices of increasing numbers count as numeric (see [`is_ordinal`]).
+    ordinal_choices: bool,
 }
 
 impl<'a> Dims<'a> {
@@ -24,19 +29,41 @@ impl<'a> Dims<'a> {
             .iter()
             .filter(|p| p.kind.from_unit(0.5).is_some())
             .collect();
-        Dims { defs }
+        Dims {
+            defs,
+            derived: None,
+            ordinal_choices: false,
+        }
     }
 
-    /// Number of dimensions.
+    /// The dimensions of `space` as a regression model sees them: the inputs derived from its
+    /// batching (see [`BatchInputs`]) after the parameters' own, and choices of increasing
+    /// numbers numeric.
+    pub(crate) fn for_model(space: &'a dyn Feasibility) -> Self {
+        let mut dims = Dims::of(space);
+        dims.derived = space
+            .batching()
+            .and_then(|batching| BatchInputs::of(&batching, &dims.defs));
+        dims.ordinal_choices = true;
+        dims
+    }
+
+    /// Number of dimensions (parameters; derived inputs are not counted).
     pub(crate) fn len(&self) -> usize {
         self.defs.len()
     }
 
-    /// Number of categories of each dimension (choices, bools, NUMA lists); `None` for numeric.
+    /// Number of categories of each encoded input (choices, bools, NUMA lists); `None` for
+    /// numeric ones and derived inputs.
     pub(crate) fn categories(&self) -> Vec<Option<usize>> {
+        let derived = self.derived.as_ref().map_or(0, BatchInputs::count);
         self.defs
             .iter()
-            .map(|def| category_count(&def.kind))
+            .map(|def| match &def.kind {
+                kind if self.ordinal_choices && is_ordinal(kind) => None,
+                kind => category_count(kind),
+            })
+            .chain(std::iter::repeat_n(None, derived))
             .collect()
     }
 
@@ -45,7 +72,8 @@ impl<'a> Dims<'a> {
         &self.defs
     }
 
-    /// The sampled (unresolved) config at `u`; coordinates outside `[0, 1]` are clamped.
+    /// The sampled (unresolved) config at `u`; coordinates outside `[0, 1]` are clamped, and
+    /// derived inputs after the parameters' coordinates are ignored.
     pub(crate) fn decode(&self, u: &[f64]) -> Params {
         self.defs
             .iter()
@@ -57,9 +85,11 @@ impl<'a> Dims<'a> {
             .collect()
     }
 
-    /// Coordinates of `params`; NaN where a parameter is absent (inactive) or out of its domain.
+    /// Coordinates of `params`, then its derived inputs; NaN where a parameter is absent
+    /// (inactive) or out of its domain.
     pub(crate) fn encode(&self, params: &Params) -> Vec<f64> {
-        self.defs
+        let mut x: Vec<f64> = self
+            .defs
             .iter()
             .map(|def| {
                 params
@@ -67,8 +97,24 @@ impl<'a> Dims<'a> {
                     .and_then(|v| def.kind.to_unit(v))
                     .unwrap_or(f64::NAN)
             })
-            .collect()
+            .collect();
+        if let Some(derived) = &self.derived {
+            derived.encode(params, &mut x);
+        }
+        x
     }
+}
+
+/// Whether `kind` is a choice of more than two increasing numbers (tensor-parallel or world
+/// sizes): its values are ordered, so a model measures the distance between two of them by
+/// their positions rather than counting every pair as equally unlike. Two values are as far
+/// apart either way.
+fn is_ordinal(kind: &ParamKind) -> bool {
+    let ParamKind::Choice { values } = kind else {
+        return false;
+    };
+    let numbers: Vec<f64> = values.iter().filter_map(Value::as_f64).collect();
+    numbers.len() == values.len() && numbers.len() > 2 && numbers.windows(2).all(|w| w[0] < w[1])
 }
 
 /// Number of values of a categorical parameter; `None` for numeric ones.

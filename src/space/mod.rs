@@ -1,5 +1,6 @@
 //! Search spaces: the YAML schema, typed parameters, constraint expressions and engine rule packs.
 
+mod batching;
 mod encode;
 pub mod error;
 pub mod executor;
@@ -16,6 +17,7 @@ pub mod secrets;
 pub mod version;
 mod yaml;
 
+pub use batching::Batching;
 pub use error::SpaceError;
 pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 
@@ -272,6 +274,10 @@ pub trait Feasibility: Sync {
     /// Complete a sampled config (consts, derived values, inactive conditionals dropped),
     /// then apply constraints and the rule pack. Returns the full config or why it is refused.
     fn resolve(&self, sampled: &Params) -> Result<Params, Rejection>;
+    /// How a config's batch forms under the probe, where the space knows it.
+    fn batching(&self) -> Option<Batching> {
+        None
+    }
 }
 
 impl StudySpec {

@@ -3,7 +3,9 @@
 
 use super::expr;
 use super::rules;
-use super::{Feasibility, NumaCandidates, ParamDef, ParamKind, Rejection, StudySpec};
+use super::{
+    batching, Batching, Feasibility, NumaCandidates, ParamDef, ParamKind, Rejection, StudySpec,
+};
 use crate::record::{Params, Value};
 
 impl Feasibility for StudySpec {
@@ -15,6 +17,10 @@ impl Feasibility for StudySpec {
         let mut config = self.complete(sampled)?;
         self.apply_rules(&mut config)?;
         Ok(config)
+    }
+
+    fn batching(&self) -> Option<Batching> {
+        batching::of(self)
     }
 }
 
