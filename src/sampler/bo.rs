@@ -7,9 +7,13 @@
 //! it maximises the probability of feasibility alone. The score model learns from every trial
 //! that served (an SLO-breaking trial still measured its throughput), the SLO model from the
 //! shortfall of each breach (feasible trials sit just below zero), so the search is drawn
-//! towards the edge of the feasible region where the best configs lie. The acquisition is
-//! maximised over a seeded random and local candidate set (the closest around the best trial),
-//! then refined by rounds of shrinking perturbations around the leading candidates.
+//! towards the edge of the feasible region where the best configs lie. The models see each
+//! config as its parameters' coordinates, a choice of increasing numbers (tensor-parallel sizes)
+//! as ordered, plus inputs derived from the engine's batch cap and the probe's client count
+//! (see [`super::batch_inputs`]). The acquisition is maximised over a seeded random and local
+//! candidate set (the closest around the best trial, and copies of it with one numeric
+//! parameter redrawn across its range), then refined by rounds of shrinking perturbations
+//! around the leading candidates.
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
@@ -697,5 +701,25 @@ mod tests {
             .ask(&line(), &trials)
             .unwrap();
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn an_axis_move_redraws_one_numeric_dimension() {
+        let categories = [None, Some(2), None, None];
+        let x = [0.5, 0.25, 0.5, 0.5];
+        let mut rng = call_rng(1, 0, 0);
+        let mut redrawn = [0usize; 4];
+        for _ in 0..200 {
+            let y = axis_move(&x, &[0, 2, 3], 0.0, &categories, &mut rng).unwrap();
+            assert_eq!(y[1], x[1], "a categorical dimension stays");
+            let moved: Vec<usize> = (0..4).filter(|&d| y[d] != x[d]).collect();
+            assert_eq!(moved.len(), 1, "{y:?}");
+            redrawn[moved[0]] += 1;
+        }
+        assert!(
+            redrawn[0] > 40 && redrawn[2] > 40 && redrawn[3] > 40,
+            "{redrawn:?}"
+        );
+        assert_eq!(axis_move(&x, &[], 0.0, &categories, &mut rng), None);
     }
 }

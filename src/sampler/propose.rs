@@ -245,3 +245,57 @@ impl Rejections {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampler::testkit::mixed_space;
+    use crate::space::Batching;
+
+    #[test]
+    fn a_model_sees_increasing_numeric_choices_as_ordered() {
+        let space = mixed_space();
+        let block_size = |dims: &Dims| {
+            let d = dims.defs().iter().position(|d| d.name == "block_size");
+            dims.categories()[d.unwrap()]
+        };
+        assert_eq!(block_size(&Dims::of(&space)), Some(3));
+        assert_eq!(block_size(&Dims::for_model(&space)), None);
+        let choice = |values: Vec<Value>| ParamKind::Choice { values };
+        assert!(is_ordinal(&choice(vec![
+            Value::Int(1),
+            Value::Int(2),
+            Value::Int(8)
+        ])));
+        assert!(!is_ordinal(&choice(vec![Value::Int(16), Value::Int(32)])));
+        assert!(!is_ordinal(&choice(vec![
+            Value::Int(4),
+            Value::Int(2),
+            Value::Int(1)
+        ])));
+        let strings = vec![
+            Value::Str("a".into()),
+            Value::Str("b".into()),
+            Value::Str("c".into()),
+        ];
+        assert!(!is_ordinal(&choice(strings)));
+    }
+
+    #[test]
+    fn batch_inputs_follow_the_parameters_and_decoding_ignores_them() {
+        let space = mixed_space().with_batching(Batching {
+            batch_cap: "max_num_seqs".into(),
+            step_tokens: Some("max_num_batched_tokens".into()),
+            clients: 64,
+        });
+        let (plain, model) = (Dims::of(&space), Dims::for_model(&space));
+        assert_eq!(model.len(), plain.len(), "derived inputs are not sampled");
+        assert_eq!(model.categories().len(), plain.len() + 2);
+        let u = vec![0.3; plain.len()];
+        let params = plain.decode(&u);
+        let x = model.encode(&params);
+        assert_eq!(x.len(), plain.len() + 2);
+        assert_eq!(x[..plain.len()], plain.encode(&params)[..]);
+        assert_eq!(model.decode(&x), params);
+    }
+}

@@ -1,7 +1,7 @@
 //! Test fixtures: spaces with every parameter kind, conditionals and constraints, and records.
 
 use crate::record::{FailureKind, Outcome, Params, TrialRecord, Value};
-use crate::space::{Feasibility, ParamDef, ParamKind, Rejection};
+use crate::space::{Batching, Feasibility, ParamDef, ParamKind, Rejection};
 use std::sync::Arc;
 
 /// A predicate over a config.
@@ -147,6 +147,7 @@ pub(crate) type ResolveFn = dyn Fn(&Params) -> Result<Params, Rejection> + Send 
 pub(crate) struct FnSpace {
     parameters: Vec<ParamDef>,
     resolve: Box<ResolveFn>,
+    batching: Option<Batching>,
 }
 
 impl FnSpace {
@@ -158,6 +159,15 @@ impl FnSpace {
         FnSpace {
             parameters,
             resolve: Box::new(resolve),
+            batching: None,
+        }
+    }
+
+    /// The space, its batch formed as `batching` says.
+    pub fn with_batching(self, batching: Batching) -> Self {
+        FnSpace {
+            batching: Some(batching),
+            ..self
         }
     }
 }
@@ -169,6 +179,10 @@ impl Feasibility for FnSpace {
 
     fn resolve(&self, sampled: &Params) -> Result<Params, Rejection> {
         (self.resolve)(sampled)
+    }
+
+    fn batching(&self) -> Option<Batching> {
+        self.batching.clone()
     }
 }
 

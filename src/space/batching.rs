@@ -55,3 +55,57 @@ pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
         clients,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(name: &str) -> StudySpec {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/searchbench/scenarios");
+        StudySpec::load(&dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn each_engine_names_its_batch_cap_and_the_probe_its_clients() {
+        let chat = scenario("qwen2.5-7b-h100-chat.yaml");
+        let expected = Batching {
+            batch_cap: "max_num_seqs".into(),
+            step_tokens: Some("max_num_batched_tokens".into()),
+            clients: 128,
+        };
+        assert_eq!(of(&chat), Some(expected));
+        let mindie = of(&scenario("mindie-qwen1.5-7b-910b4.yaml")).unwrap();
+        assert_eq!(mindie.batch_cap, "maxBatchSize");
+        assert_eq!(
+            mindie.step_tokens, None,
+            "MindIE prefills in batches of its own"
+        );
+    }
+
+    #[test]
+    fn no_batching_without_a_searched_cap_or_a_bound_on_requests_in_flight() {
+        let mut open = scenario("qwen2.5-7b-h100-chat.yaml");
+        open.probe.load = LoadSpec::Open {
+            rate: 4.0,
+            burstiness: 1.0,
+            max_concurrency: None,
+            requests: Some(100),
+            duration: None,
+        };
+        assert_eq!(of(&open), None);
+        if let LoadSpec::Open {
+            max_concurrency, ..
+        } = &mut open.probe.load
+        {
+            *max_concurrency = Some(32);
+        }
+        assert_eq!(of(&open).map(|b| b.clients), Some(32));
+        let mut custom = scenario("qwen2.5-7b-h100-chat.yaml");
+        custom.engine.kind = EngineKind::Custom;
+        assert_eq!(of(&custom), None);
+        let mut fixed = scenario("qwen2.5-7b-h100-chat.yaml");
+        fixed.parameters.retain(|p| p.name != "max_num_seqs");
+        assert_eq!(of(&fixed), None);
+    }
+}
