@@ -18,7 +18,7 @@
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
 use super::kernel::{failure_probability, reflect, squared_distance};
-use super::prior::{Prior, Source};
+use super::prior::{checked_noise, kendall_tau, Prior, Source, TRUST_CHECK_TRIALS};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
@@ -91,17 +91,16 @@ impl Sampler for BoSampler {
         let dims = Dims::for_model(space);
         check_dims(dims.len())?;
         let tried = Tried::of(trials);
-        let sources = [
-            Source::of(&dims, trials, 0.0),
-            Source::of(&dims, &self.prior.trials, self.prior.extra_noise()),
-        ];
+        let categories = dims.categories();
+        let own = Source::of(&dims, trials, 0.0);
+        let prior = checked_prior(&dims, &own, &self.prior, &categories);
+        let sources = [own, prior];
         let informative = sources[0].observed.len() + sources[1].observed.len();
         if informative < STARTUP_TRIALS || dims.len() == 0 {
             return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
                 dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
             });
         }
-        let categories = dims.categories();
         let anchors = anchors(&sources);
         let model = Model::fit(&sources, &categories, anchors.first().map(Vec::as_slice));
         let mut rng = call_rng(self.seed, trials.len(), 5);
@@ -287,6 +286,41 @@ impl Model {
         } else {
             value
         }
+    }
+}
+
+/// The trials of `prior` as the study's own trials bear them out: once the study has
+/// [`TRUST_CHECK_TRIALS`] scored trials, a score model of the prior alone ranks them, and the
+/// rank agreement sets the prior aside, keeps its weight or confirms it (see [`checked_noise`]).
+fn checked_prior<'a>(
+    dims: &Dims,
+    own: &Source,
+    prior: &'a Prior,
+    categories: &[Option<usize>],
+) -> Source<'a> {
+    let scored = |s: &Source| -> Vec<Row> {
+        s.observed
+            .iter()
+            .filter(|o| o.tier != Tier::ConfigFailure && o.score.is_finite())
+            .map(|o| (o.x.clone(), s.log_score(o), 0.0))
+            .collect()
+    };
+    let unchecked = Source::of(dims, &prior.trials, prior.extra_noise());
+    let own_rows = scored(own);
+    if own_rows.len() < TRUST_CHECK_TRIALS || unchecked.observed.is_empty() {
+        return unchecked;
+    }
+    let Some(model) = fit_rows(scored(&unchecked), categories, None) else {
+        return unchecked;
+    };
+    let predicted: Vec<f64> = own_rows
+        .iter()
+        .map(|(x, _, _)| model.predict(x).0)
+        .collect();
+    let actual: Vec<f64> = own_rows.iter().map(|(_, y, _)| *y).collect();
+    match checked_noise(prior.extra_noise(), kendall_tau(&predicted, &actual)) {
+        Some(noise) => Source::of(dims, &prior.trials, noise),
+        None => Source::of(dims, &[], 0.0),
     }
 }
 
@@ -721,5 +755,39 @@ mod tests {
             "{redrawn:?}"
         );
         assert_eq!(axis_move(&x, &[], 0.0, &categories, &mut rng), None);
+    }
+
+    #[test]
+    fn a_prior_that_ranks_the_studys_trials_wrongly_is_set_aside() {
+        let space = line();
+        let dims = Dims::for_model(&space);
+        let categories = dims.categories();
+        let scored = |n: usize, score: fn(f64) -> f64| -> Vec<TrialRecord> {
+            (0..n)
+                .map(|i| {
+                    let x = (i as f64 + 0.5) / n as f64;
+                    feasible(at(x, 0.5), score(x))
+                })
+                .collect()
+        };
+        let own = scored(TRUST_CHECK_TRIALS, |x| 100.0 + 50.0 * x);
+        let own = Source::of(&dims, &own, 0.0);
+        let prior = |score: fn(f64) -> f64| Prior {
+            trials: scored(12, score),
+            weight: 0.5,
+        };
+        let (alike, unlike) = (prior(|x| 300.0 + 90.0 * x), prior(|x| 400.0 - 90.0 * x));
+        let kept = checked_prior(&dims, &own, &alike, &categories);
+        assert_eq!(kept.observed.len(), 12);
+        assert!(
+            kept.extra_noise < alike.extra_noise(),
+            "confirmed: trusted more"
+        );
+        let dropped = checked_prior(&dims, &own, &unlike, &categories);
+        assert!(dropped.observed.is_empty());
+        let early = Source::of(&dims, &[], 0.0);
+        let unchecked = checked_prior(&dims, &early, &unlike, &categories);
+        assert_eq!(unchecked.observed.len(), 12, "too early to judge");
+        assert_eq!(unchecked.extra_noise, unlike.extra_noise());
     }
 }

@@ -30,6 +30,51 @@ impl Prior {
     }
 }
 
+/// Served trials of the study's own before a prior is checked against them.
+pub(crate) const TRUST_CHECK_TRIALS: usize = 4;
+/// Rank agreement (Kendall's τ) between a prior's model and the study's own scores below which
+/// the prior is set aside, and from which it is trusted almost as the study's own trials.
+const SET_ASIDE_BELOW: f64 = 0.2;
+const CONFIRMED_FROM: f64 = 0.5;
+/// Noise variance (standardised units) of a confirmed prior's trials.
+const CONFIRMED_NOISE: f64 = 0.1;
+
+/// The noise variance a prior's trials add once its model ranked the study's own trials with
+/// agreement `tau` (Kendall's τ), starting from `noise`; `None` sets the prior aside. A prior
+/// that orders the study's trials no better than chance (another model, another workload)
+/// would only mislead; one that orders them well (another card of the same family) is worth
+/// more than its weight says.
+pub(crate) fn checked_noise(noise: f64, tau: f64) -> Option<f64> {
+    if tau < SET_ASIDE_BELOW {
+        None
+    } else if tau >= CONFIRMED_FROM {
+        Some(noise.min(CONFIRMED_NOISE))
+    } else {
+        Some(noise)
+    }
+}
+
+/// Kendall's τ between `predicted` and `actual` (pairs tied in either count for neither side);
+/// 0 without an untied pair.
+pub(crate) fn kendall_tau(predicted: &[f64], actual: &[f64]) -> f64 {
+    let (mut agree, mut disagree) = (0.0, 0.0);
+    for i in 0..predicted.len().min(actual.len()) {
+        for j in 0..i {
+            let sign = (predicted[i] - predicted[j]) * (actual[i] - actual[j]);
+            if sign > 0.0 {
+                agree += 1.0;
+            } else if sign < 0.0 {
+                disagree += 1.0;
+            }
+        }
+    }
+    if agree + disagree > 0.0 {
+        (agree - disagree) / (agree + disagree)
+    } else {
+        0.0
+    }
+}
+
 /// Noise variance (standardised units) a screening run adds: a short probe measures less
 /// precisely, and its gap to the full probe varies from config to config.
 const SCREENED_NOISE: f64 = 0.05;
@@ -89,5 +134,23 @@ impl<'a> Source<'a> {
         } else {
             self.extra_noise
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_agreement_sets_aside_keeps_or_confirms_a_prior() {
+        assert_eq!(kendall_tau(&[1.0, 2.0, 3.0], &[10.0, 20.0, 30.0]), 1.0);
+        assert_eq!(kendall_tau(&[1.0, 2.0, 3.0], &[30.0, 20.0, 10.0]), -1.0);
+        assert_eq!(kendall_tau(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
+        let tau = kendall_tau(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]);
+        assert!((tau - 4.0 / 6.0).abs() < 1e-12, "{tau}");
+        assert_eq!(checked_noise(1.0, 0.0), None);
+        assert_eq!(checked_noise(1.0, 0.3), Some(1.0));
+        assert_eq!(checked_noise(1.0, 0.8), Some(CONFIRMED_NOISE));
+        assert_eq!(checked_noise(0.0, 0.8), Some(0.0), "a weight of 1 stays");
     }
 }
