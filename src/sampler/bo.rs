@@ -305,7 +305,7 @@ fn checked_prior<'a>(
             .map(|o| (o.x.clone(), s.log_score(o), 0.0))
             .collect()
     };
-    let unchecked = Source::of(dims, &prior.trials, prior.extra_noise());
+    let mut unchecked = Source::of(dims, &prior.trials, prior.extra_noise());
     let own_rows = scored(own);
     if own_rows.len() < TRUST_CHECK_TRIALS || unchecked.observed.is_empty() {
         return unchecked;
@@ -318,8 +318,11 @@ fn checked_prior<'a>(
         .map(|(x, _, _)| model.predict(x).0)
         .collect();
     let actual: Vec<f64> = own_rows.iter().map(|(_, y, _)| *y).collect();
-    match checked_noise(prior.extra_noise(), kendall_tau(&predicted, &actual)) {
-        Some(noise) => Source::of(dims, &prior.trials, noise),
+    match checked_noise(unchecked.extra_noise, kendall_tau(&predicted, &actual)) {
+        Some(noise) => {
+            unchecked.extra_noise = noise;
+            unchecked
+        }
         None => Source::of(dims, &[], 0.0),
     }
 }
