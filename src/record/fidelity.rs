@@ -9,7 +9,40 @@ pub fn promotion_gap(
     records: &[TrialRecord],
     measure: impl Fn(&TrialRecord) -> Option<f64>,
 ) -> f64 {
-    let mut gaps: Vec<f64> = records
+    middle(promotion_gaps(records, measure))
+}
+
+/// How far the gaps of [`promotion_gap`] stray from their median: the median absolute
+/// deviation, the resolution at which screening runs rank configs on the full probe's scale;
+/// 0 before three promoted configs.
+pub fn promotion_gap_spread(
+    records: &[TrialRecord],
+    measure: impl Fn(&TrialRecord) -> Option<f64>,
+) -> f64 {
+    let gaps = promotion_gaps(records, measure);
+    if gaps.len() < 3 {
+        return 0.0;
+    }
+    let centre = middle(gaps.clone());
+    middle(gaps.iter().map(|gap| (gap - centre).abs()).collect())
+}
+
+/// A score on a log scale (throughputs span orders of magnitude), sign kept.
+pub fn squash(score: f64) -> f64 {
+    score.signum() * score.abs().ln_1p()
+}
+
+/// The score whose [`squash`] is `squashed`.
+pub fn unsquash(squashed: f64) -> f64 {
+    squashed.signum() * squashed.abs().exp_m1()
+}
+
+/// Full-probe reading minus screening reading of `measure`, per promoted config of `records`.
+fn promotion_gaps(
+    records: &[TrialRecord],
+    measure: impl Fn(&TrialRecord) -> Option<f64>,
+) -> Vec<f64> {
+    records
         .iter()
         .filter(|full| full.is_full_probe())
         .filter_map(|full| {
@@ -18,7 +51,11 @@ pub fn promotion_gap(
             Some(measure(full)? - measure(screened)?)
         })
         .filter(|gap| gap.is_finite())
-        .collect();
-    gaps.sort_by(f64::total_cmp);
-    gaps.get(gaps.len() / 2).copied().unwrap_or(0.0)
+        .collect()
+}
+
+/// The median of `values` (the upper middle one for an even count); 0 for none.
+fn middle(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
 }

@@ -12,7 +12,7 @@ mod value;
 mod violation;
 
 pub use failure::FailureKind;
-pub use fidelity::promotion_gap;
+pub use fidelity::{promotion_gap, promotion_gap_spread, squash, unsquash};
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};

@@ -3,8 +3,7 @@
 
 use super::history::{observations, Observation};
 use super::propose::Dims;
-use crate::record::promotion_gap;
-use crate::record::TrialRecord;
+use crate::record::{promotion_gap, squash, TrialRecord};
 
 /// Trials of earlier studies of the same engine and how far to trust them.
 #[derive(Clone, Debug, Default)]
@@ -78,11 +77,6 @@ pub(crate) fn kendall_tau(predicted: &[f64], actual: &[f64]) -> f64 {
 /// Noise variance (standardised units) a screening run adds: a short probe measures less
 /// precisely, and its gap to the full probe varies from config to config.
 const SCREENED_NOISE: f64 = 0.05;
-
-/// A score on a log scale (throughputs span orders of magnitude), sign kept.
-pub(crate) fn squash(score: f64) -> f64 {
-    score.signum() * score.abs().ln_1p()
-}
 
 /// The informative trials of one study, as a model-based sampler learns from them.
 pub(crate) struct Source<'a> {

@@ -8,9 +8,17 @@
 //! run met its SLOs is therefore judged on the full probe's scale: each SLO's measurement is
 //! moved by the median gap between the full and the screening run of the configs promoted so
 //! far.
+//!
+//! Nor can a short probe rank configs finer than the gap in score varies from config to config:
+//! two configs a screening run reads 0.01% apart may read 0.01% apart the other way on the full
+//! probe. A run within that resolution of the bar (the gap's median absolute deviation over the
+//! promoted configs, on a log scale) ties with it and goes on, so a search that has closed in on
+//! the optimum does not turn its best configs away on a coin toss.
 
 use crate::probe::{LoadSpec, WorkloadSpec};
-use crate::record::{promotion_gap, Slo, TrialRecord, Violation};
+use crate::record::{
+    promotion_gap, promotion_gap_spread, squash, unsquash, Slo, TrialRecord, Violation,
+};
 use crate::space::{ScreeningSettings, StudySpec};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -117,7 +125,8 @@ pub fn promotes(
 /// The score a new screening run must beat to go on, given the screening runs in `records`:
 /// as many of them as the best `keep` share of the rung (the new run included) holds must
 /// rank above it to keep it back, so the bar is the score of the last of those places among
-/// the runs that (nearly) met their SLOs; `None` while fewer met them.
+/// the runs that (nearly) met their SLOs, less the resolution within which a run ties with it;
+/// `None` while fewer met them.
 pub fn promotion_bar(
     settings: &ScreeningSettings,
     slos: &[Slo],
@@ -149,6 +158,8 @@ struct Rung<'a> {
     gaps: Vec<f64>,
     /// Trial number and rank key of each screening run that served.
     ranked: Vec<(u32, (bool, f64))>,
+    /// Difference of squashed scores within which two screening runs rank alike.
+    tie: f64,
 }
 
 impl<'a> Rung<'a> {
@@ -167,6 +178,7 @@ impl<'a> Rung<'a> {
             slos,
             gaps,
             ranked,
+            tie: promotion_gap_spread(records, |r| r.score.map(squash)),
         }
     }
 
@@ -180,7 +192,8 @@ impl<'a> Rung<'a> {
             .map(|(_, (_, score))| *score)
             .collect();
         near.sort_by(|a, b| b.total_cmp(a));
-        near.get(places - 1).copied()
+        near.get(places - 1)
+            .map(|bar| unsquash(squash(*bar) - self.tie))
     }
 
     /// Places in the best `keep` share of a rung of `others` runs and one more.
@@ -189,11 +202,13 @@ impl<'a> Rung<'a> {
     }
 
     /// Whether `screened` (near-)meets the SLOs and ranks within the best `keep` share of the
-    /// rung, itself included.
+    /// rung, itself included, or ties with the last place in it.
     fn passes(&self, screened: &TrialRecord) -> bool {
-        let Some(own) = rank_key(screened, self.slos, &self.gaps).filter(|(near, _)| *near) else {
+        let Some((_, score)) = rank_key(screened, self.slos, &self.gaps).filter(|(near, _)| *near)
+        else {
             return false;
         };
+        let own = (true, unsquash(squash(score) + self.tie));
         let others: Vec<(bool, f64)> = self
             .ranked
             .iter()
@@ -387,6 +402,38 @@ mod tests {
         let safe = screened(3, 90.0, 38.0);
         records.push(safe.clone());
         assert!(promotes(&HALF, &slos, &safe, &records));
+    }
+
+    #[test]
+    fn a_run_within_the_screening_resolution_of_the_bar_ties_with_it_and_goes_on() {
+        let slos = [tpot()];
+        let mut records: Vec<TrialRecord> = [100.0, 200.0, 300.0]
+            .into_iter()
+            .enumerate()
+            .map(|(i, score)| screened(i as u32, score, 40.0))
+            .collect();
+        let runs_before_any_promotion = records.clone();
+        // The full probe reads these configs 9–10% higher, the gap varying by about 0.85%.
+        for (from, full) in [(0, 110.0), (1, 222.0), (2, 327.0)] {
+            let mut promoted = run(3 + from, i64::from(from), full, 45.0, None);
+            promoted.promoted_from = Some(from);
+            records.push(promoted);
+        }
+        // Three screening runs and a new one: two places, the second held by 200.
+        let bar = promotion_bar(&HALF, &slos, &records).unwrap();
+        assert!(
+            (bar - (201.0 * (-0.0085f64).exp() - 1.0)).abs() < 0.1,
+            "{bar}"
+        );
+        for (score, goes_on) in [(199.0, true), (195.0, false)] {
+            let mut with = records.clone();
+            with.push(screened(6, score, 40.0));
+            assert_eq!(promotes(&HALF, &slos, &with[6], &with), goes_on, "{score}");
+        }
+        // Before the resolution is known, 199 ranks below 200 and stays behind.
+        let mut unresolved = runs_before_any_promotion;
+        unresolved.push(screened(6, 199.0, 40.0));
+        assert!(!promotes(&HALF, &slos, &unresolved[3], &unresolved));
     }
 
     #[test]
