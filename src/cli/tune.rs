@@ -65,7 +65,8 @@ pub(crate) struct TuneArgs {
     pub executor: Option<ExecutorArg>,
     /// Screen every config but the baseline with a short probe first and run the full probe
     /// only for those ranking in the best `search.screening.keep` share (a third unless set) of
-    /// the configs screened so far (turns `search.screening` on).
+    /// the configs screened so far (turns `search.screening` on); while most would go on,
+    /// screening pauses and new configs run the full probe.
     /// FRACTION is the share of the probe a screening run sends, in (0, 1); without it, the
     /// space's `search.screening.fraction`, else 0.25. Only full-probe runs can win.
     #[arg(long, value_name = "FRACTION", num_args = 0..=1, value_parser = screening_fraction)]

@@ -55,7 +55,7 @@ fn promotion_gaps(
 }
 
 /// The median of `values` (the upper middle one for an even count); 0 for none.
-fn middle(mut values: Vec<f64>) -> f64 {
+pub(crate) fn middle(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values.get(values.len() / 2).copied().unwrap_or(0.0)
 }

@@ -12,6 +12,7 @@ mod value;
 mod violation;
 
 pub use failure::FailureKind;
+pub(crate) use fidelity::middle;
 pub use fidelity::{promotion_gap, promotion_gap_spread, squash, unsquash};
 pub use latency::Latency;
 pub use slo::SloOp;

@@ -127,6 +127,21 @@ impl TrialRecord {
         self.fidelity.is_none_or(|f| f >= 1.0)
     }
 
+    /// True for a config the sampler proposed and a server ran (or tried to): not the baseline,
+    /// a re-validation repeat, a promotion, nor a config refused before launch.
+    pub fn is_launched_search_config(&self) -> bool {
+        !self.baseline
+            && self.repeat_of.is_none()
+            && self.promoted_from.is_none()
+            && !matches!(self.outcome, Outcome::Rejected { .. })
+    }
+
+    /// In a study with screening, true for a search config probed in full straight away, as
+    /// screening did not pay then (see `study::screening`).
+    pub fn skipped_screening(&self) -> bool {
+        self.is_full_probe() && self.is_launched_search_config()
+    }
+
     /// True for a screening run cut short as it could no longer go on to the full probe.
     pub fn was_outranked(&self) -> bool {
         matches!(&self.outcome, Outcome::Pruned { reason } if reason.starts_with(OUTRANKED))

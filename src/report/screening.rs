@@ -1,5 +1,6 @@
 //! The report's screening section: how many configs a short probe screened, how many went on
-//! to the full probe, how many were cut short, and the probe seconds spent at each fidelity.
+//! to the full probe, how many were cut short, how many were probed in full straight away while
+//! screening did not pay, and the probe seconds spent at each fidelity.
 
 use crate::export::Block;
 use crate::record::TrialRecord;
@@ -13,6 +14,13 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
     }
     let promoted = records.iter().filter(|r| r.promoted_from.is_some()).count();
     let cut = records.iter().filter(|r| r.was_outranked()).count();
+    let skipped = match records.iter().filter(|r| r.skipped_screening()).count() {
+        0 => String::new(),
+        n => format!(
+            "; {n} probed in full straight away, as most screened configs went on then and \
+             screening cost more probe time than it saved"
+        ),
+    };
     // Fidelity in per mille, so that equal shares group together.
     let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
     for r in records {
@@ -30,8 +38,8 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         .collect();
     Some(Block::Para(format!(
         "{screened} config(s) screened with a short probe ({cut} cut short once they could no \
-         longer go on), {promoted} promoted to the full probe; only full-probe runs can win. \
-         Probe time: {}.",
+         longer go on), {promoted} promoted to the full probe{skipped}; only full-probe runs \
+         can win. Probe time: {}.",
         spent.join(", ")
     )))
 }
@@ -73,8 +81,12 @@ mod tests {
             },
             ..run(5, Some(0.25), 0.5)
         };
-        let records = [
-            run(0, None, 4.0),
+        let baseline = TrialRecord {
+            baseline: true,
+            ..run(0, None, 4.0)
+        };
+        let mut records = vec![
+            baseline,
             run(1, Some(0.25), 1.0),
             run(2, Some(0.25), 0.5),
             promoted,
@@ -89,6 +101,17 @@ mod tests {
             "4 config(s) screened with a short probe (1 cut short once they could no longer go \
              on), 1 promoted to the full probe; only full-probe runs can win. Probe time: 8.5 s \
              at the full probe, 2.5 s at 25% of it."
+        );
+        records.push(run(6, None, 4.0));
+        let Some(Block::Para(text)) = section(&records) else {
+            panic!("a screening paragraph")
+        };
+        assert!(
+            text.contains(
+                "1 promoted to the full probe; 1 probed in full straight away, as most screened \
+                 configs went on then and screening cost more probe time than it saved;"
+            ),
+            "{text}"
         );
     }
 }

@@ -221,8 +221,8 @@ pub struct SearchSettings {
     pub warm_start: Vec<WarmStartEntry>,
     /// How far the trials of `warm_start` are trusted, in `(0, 1]`.
     pub transfer_weight: f64,
-    /// Screen every new config with a short probe first (`None`: every trial runs the full
-    /// probe).
+    /// Screen new configs with a short probe first while that pays (`None`: every trial runs
+    /// the full probe).
     pub screening: Option<ScreeningSettings>,
 }
 

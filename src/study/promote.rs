@@ -5,17 +5,56 @@
 //! takes the next free slot, and does not count against `search.trials`.
 
 use super::dispatch::Study;
-use super::screening::{awaiting_promotion, promotion_bar};
+use super::screening::{awaiting_promotion, promotion_bar, screening_pays};
 use super::select::counts_as_config;
 use super::trial::TrialId;
 use crate::record::Params;
 
 impl Study<'_> {
     /// Share of the full probe that a new search trial sends: the screening fraction, except for
-    /// the baseline, which always runs the full probe; `None` (the full probe) without screening.
+    /// the baseline, which always runs the full probe, and while screening does not pay
+    /// ([`screening_pays`]); `None` (the full probe) without screening.
+    /// A note goes to the observer when screening pauses or resumes.
     pub(super) fn new_trial_fidelity(&self, baseline: bool) -> Option<f64> {
         let screening = self.space.search.screening.as_ref()?;
-        (!baseline).then_some(screening.fraction)
+        if baseline {
+            return None;
+        }
+        let pays = screening_pays(screening, self.runner.objective.slos(), &self.records);
+        if self
+            .last_config_screened()
+            .is_some_and(|screened| screened != pays)
+        {
+            self.backends.observer.note(if pays {
+                "screening resumed: most new configs would stop at the screening probe again"
+            } else {
+                "screening paused: most new configs would go on to the full probe, so a \
+                 screening run costs more probe time than it saves; new configs run the full \
+                 probe until screening filters again"
+            });
+        }
+        pays.then_some(screening.fraction)
+    }
+
+    /// Whether the search config started last (journaled or in flight) was screened; `None`
+    /// before any.
+    fn last_config_screened(&self) -> Option<bool> {
+        let journaled = self
+            .records
+            .iter()
+            .filter(|r| r.is_launched_search_config())
+            .map(|r| (r.number, r.fidelity.is_some()));
+        let flying = self
+            .flights
+            .flying()
+            .iter()
+            .filter(|f| !f.id.baseline && f.id.repeat_of.is_none())
+            .filter(|f| f.id.promoted_from.is_none())
+            .map(|f| (f.id.number, f.id.fidelity.is_some()));
+        journaled
+            .chain(flying)
+            .max_by_key(|(number, _)| *number)
+            .map(|(_, screened)| screened)
     }
 
     /// The score a screening run started now must beat to go on, as the rung stands; `None`

@@ -1,13 +1,14 @@
 //! Screening at low fidelity against fakes: every config but the baseline first runs a short
 //! probe, those that pass run the full probe as a promotion, only full-probe runs win or are
-//! re-validated, a screening run that can no longer go on is cut short, and a resume promotes a
-//! screening run that passed exactly once.
+//! re-validated, a screening run that can no longer go on is cut short, a resume promotes a
+//! screening run that passed exactly once, and new configs are probed in full straight away
+//! while screening does not pay.
 
 use crate::kit::study_fakes;
 
 use infertune::record::{Outcome, TrialRecord};
 use infertune::space::{ScreeningSettings, StudySpec};
-use infertune::study::screening::{awaiting_promotion, promotion_bar};
+use infertune::study::screening::{awaiting_promotion, promotion_bar, screening_pays};
 use infertune::study::{journal, StudyResult};
 use std::path::Path;
 use study_fakes::*;
@@ -23,6 +24,16 @@ fn screened_space(trials: u32) -> StudySpec {
 
 /// Run `space` in `dir` with a prober whose short probes report `gain` times the throughput.
 fn run(space: &StudySpec, dir: &Path, resume: bool, gain: Option<f64>) -> StudyResult {
+    run_noting(space, dir, resume, gain).0
+}
+
+/// [`run`], and the notes the study gave.
+fn run_noting(
+    space: &StudySpec,
+    dir: &Path,
+    resume: bool,
+    gain: Option<f64>,
+) -> (StudyResult, Vec<String>) {
     let mut rig = Rig::new(space);
     rig.prober.short_probe_gain = gain;
     let mut sampler = FakeSampler {
@@ -31,7 +42,8 @@ fn run(space: &StudySpec, dir: &Path, resume: bool, gain: Option<f64>) -> StudyR
     let options = options(dir.to_path_buf(), resume, true);
     let result = infertune::study::run(space, &mut sampler, rig.backends(), &options).unwrap();
     assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
-    result
+    let notes = rig.notes.0.lock().unwrap().clone();
+    (result, notes)
 }
 
 fn probe_seconds(records: &[TrialRecord]) -> f64 {
@@ -198,6 +210,53 @@ fn screening_spends_fewer_probe_seconds_than_the_same_study_without_it() {
         probe_seconds(&full.records),
     );
     assert!(short < long, "{short} s screened vs {long} s in full");
+}
+
+#[test]
+fn once_most_screened_configs_go_on_new_configs_are_probed_in_full_straight_away() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("all-go-on");
+    let mut space = screened_space(30);
+    // Every screening run goes on: each costs its probe on top of the full one.
+    space.search.screening = Some(ScreeningSettings {
+        keep: 1.0,
+        ..ScreeningSettings::default()
+    });
+    let (result, notes) = run_noting(&space, &dir, false, None);
+    let records = &result.records;
+    let settings = space.search.screening.unwrap();
+    let slos = space.objective.slos();
+    let mut straight_away = 0;
+    let mut switches = Vec::new();
+    let mut screened_last = true;
+    for (i, r) in records.iter().enumerate() {
+        if !r.is_launched_search_config() {
+            continue;
+        }
+        let pays = screening_pays(&settings, &slos, &records[..i]);
+        assert_eq!(r.fidelity.is_some(), pays, "trial {}", r.number);
+        straight_away += usize::from(!pays);
+        if pays != screened_last {
+            switches.push(if pays { "resumed" } else { "paused" });
+        }
+        screened_last = pays;
+    }
+    // One note each time screening pauses or resumes.
+    let noted: Vec<&str> = notes
+        .iter()
+        .filter_map(|n| n.strip_prefix("screening "))
+        .filter_map(|n| n.split(':').next())
+        .collect();
+    assert_eq!(noted, switches, "{notes:#?}");
+    assert!(
+        straight_away >= 3,
+        "{straight_away} configs probed in full straight away in {records:#?}"
+    );
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        report.contains(&format!("{straight_away} probed in full straight away")),
+        "{report}"
+    );
 }
 
 /// A screened study of 10 configs without re-validation, run to its end in `dir`, and its

@@ -1,7 +1,7 @@
 //! Screening with the real binary on the simulator: `tune --screening` screens every config
-//! but the baseline with a short probe, probes fewer requests than its configs would take in
-//! full, crowns a full-probe run, and a tuner killed (`kill -9`) around a screening run that
-//! passed resumes to exactly one full-probe run of it.
+//! but the baseline with a short probe while screening pays, probes fewer requests than its
+//! configs would take in full, crowns a full-probe run, and a tuner killed (`kill -9`) around a
+//! screening run that passed resumes to exactly one full-probe run of it.
 
 use crate::kit::e2e_sim_common;
 
@@ -11,7 +11,7 @@ use e2e_sim_common::{
 };
 use infertune::record::{Outcome, Slo, TrialRecord};
 use infertune::space::{ScreeningSettings, StudySpec};
-use infertune::study::screening::awaiting_promotion;
+use infertune::study::screening::{awaiting_promotion, screening_pays};
 use std::path::Path;
 
 /// Search trials asked (baseline and the fixture's three enqueued configs included).
@@ -124,13 +124,12 @@ fn tune_with_screening_probes_fewer_requests_and_crowns_a_full_probe_run() {
         .iter()
         .filter(|r| !r.baseline && r.ready_s.is_some());
     assert!(launched.clone().count() >= 5);
+    let (settings, slos) = (ScreeningSettings::default(), slos_of(&space));
     for r in launched {
-        assert_eq!(
-            r.fidelity,
-            Some(0.25),
-            "trial {} was not screened",
-            r.number
-        );
+        // Screened while screening pays, as judged on the trials journaled before it.
+        let pays = screening_pays(&settings, &slos, &screened[..r.number as usize]);
+        let fidelity = pays.then_some(0.25);
+        assert_eq!(r.fidelity, fidelity, "trial {}", r.number);
     }
     let winner = out
         .lines()

@@ -12,10 +12,11 @@ use infertune::space::{
     Constraint, EngineKind, EngineSection, Feasibility, LaunchSection, ParamDef, ParamKind,
     Rejection, RuleSettings, SearchSettings, StudySpec,
 };
-use infertune::study::{Backends, StopFlag, StudyOptions};
+use infertune::study::{Backends, StopFlag, StudyObserver, StudyOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
+use std::sync::Mutex;
 use std::time::Duration;
 
 mod servers;
@@ -186,6 +187,17 @@ pub struct Rig {
     pub engine: FakeEngine,
     pub launcher: FakeLauncher,
     pub prober: FakeProber,
+    pub notes: Notes,
+}
+
+/// An observer that keeps the study's notes.
+#[derive(Default)]
+pub struct Notes(pub Mutex<Vec<String>>);
+
+impl StudyObserver for Notes {
+    fn note(&self, text: &str) {
+        self.0.lock().unwrap().push(text.to_string());
+    }
 }
 
 impl Rig {
@@ -205,6 +217,7 @@ impl Rig {
                 fail_above: None,
                 short_probe_gain: None,
             },
+            notes: Notes::default(),
         }
     }
 
@@ -214,7 +227,7 @@ impl Rig {
             engine: &self.engine,
             launcher: &self.launcher,
             prober: &self.prober,
-            observer: &infertune::study::Silent,
+            observer: &self.notes,
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Screening at low fidelity: successive halving over the probe length with ASHA's
 //! asynchronous promotion rule. Every new config first runs a short probe (`fraction` of the
 //! full one); when it lands, it goes on to the full probe only if it ranks among the best
-//! `keep` share of every screening run so far. Only full-probe runs can win.
+//! `keep` share of every screening run so far. Only full-probe runs can win. While most new
+//! configs would go on, screening pauses ([`screening_pays`]).
 //!
 //! A short probe reads latencies systematically lower (or higher) than the full one: a
 //! closed loop's batch drains sooner, fewer waves of prefills interfere. Whether a screening
@@ -19,7 +20,11 @@ use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{
     promotion_gap, promotion_gap_spread, squash, unsquash, Slo, TrialRecord, Violation,
 };
+
+mod payoff;
+
 use crate::space::{ScreeningSettings, StudySpec};
+pub use payoff::screening_pays;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -156,7 +161,10 @@ struct Rung<'a> {
     slos: &'a [Slo],
     /// Each SLO's gap from a screening run's reading to the full probe's.
     gaps: Vec<f64>,
-    /// Trial number and rank key of each screening run that served.
+    /// Score gap (squashed) from a screening run's reading to the full probe's.
+    score_gap: f64,
+    /// Trial number and rank key of each screening run that served (and of each new config
+    /// that went straight to the full probe, see [`Rung::key`]).
     ranked: Vec<(u32, (bool, f64))>,
     /// Difference of squashed scores within which two screening runs rank alike.
     tie: f64,
@@ -164,22 +172,35 @@ struct Rung<'a> {
 
 impl<'a> Rung<'a> {
     fn of(settings: &ScreeningSettings, slos: &'a [Slo], records: &[TrialRecord]) -> Self {
-        let gaps: Vec<f64> = slos
-            .iter()
-            .map(|slo| full_probe_gap(slo, records))
-            .collect();
-        let ranked = records
-            .iter()
-            .filter(|r| !r.is_full_probe())
-            .filter_map(|r| Some((r.number, rank_key(r, slos, &gaps)?)))
-            .collect();
-        Rung {
+        let mut rung = Rung {
             keep: settings.keep,
             slos,
-            gaps,
-            ranked,
+            gaps: slos
+                .iter()
+                .map(|slo| full_probe_gap(slo, records))
+                .collect(),
+            score_gap: promotion_gap(records, |r| r.score.map(squash)),
+            ranked: Vec::new(),
             tie: promotion_gap_spread(records, |r| r.score.map(squash)),
+        };
+        rung.ranked = records
+            .iter()
+            .filter(|r| !r.is_full_probe() || r.skipped_screening())
+            .filter_map(|r| Some((r.number, rung.key(r)?)))
+            .collect();
+        rung
+    }
+
+    /// Whether `record` (nearly) met the SLOs on the full probe's scale, and its score on the
+    /// screening scale: a new config that went straight to the full probe ranks by its full
+    /// probe moved back by the median gap, as if it had been screened; `None` when it did not
+    /// serve.
+    fn key(&self, record: &TrialRecord) -> Option<(bool, f64)> {
+        if !record.is_full_probe() {
+            return rank_key(record, self.slos, &self.gaps);
         }
+        let (near, score) = rank_key(record, self.slos, &vec![0.0; self.slos.len()])?;
+        Some((near, unsquash(squash(score) - self.score_gap)))
     }
 
     /// See [`promotion_bar`].
@@ -204,8 +225,7 @@ impl<'a> Rung<'a> {
     /// Whether `screened` (near-)meets the SLOs and ranks within the best `keep` share of the
     /// rung, itself included, or ties with the last place in it.
     fn passes(&self, screened: &TrialRecord) -> bool {
-        let Some((_, score)) = rank_key(screened, self.slos, &self.gaps).filter(|(near, _)| *near)
-        else {
+        let Some((_, score)) = self.key(screened).filter(|(near, _)| *near) else {
             return false;
         };
         let own = (true, unsquash(squash(score) + self.tie));
