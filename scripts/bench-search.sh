@@ -4,8 +4,10 @@
 # (CSV + SVG) and trials-to-3%; then `bo` cold against `bo` warm-started from a search on
 # another scenario (TARGET=PRIOR pairs; priors may also come from the scenarios' priors/ folder);
 # then `bo` under an 8-hour budget (virtual start-up plus probe seconds) with every config on the
-# full probe against every new config screened first (search.screening), compared by the probe
-# seconds each needs to reach the full-probe search's final regret, on every probe lengthened to
+# full probe against new configs screened first while that pays (search.screening), compared by
+# the probe seconds each needs to reach the full-probe search's final regret (exactly, and give
+# or take the probe's resolution, measured by rerunning the final configs with other draws of
+# the simulator's noise), on every probe lengthened to
 # --screen-waves waves of its concurrency (default 8; 0 keeps the scenarios' own two or three
 # waves, too short for screening to pay: `tune` warns of such probes).
 # Usage: scripts/bench-search.sh [--no-optuna] [--profile bench|dev] [--seeds 20] [--trials 80]

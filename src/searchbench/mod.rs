@@ -31,6 +31,13 @@ pub trait Evaluator: Sync {
     fn evaluate(&self, params: &Params, fidelity: Option<f64>)
         -> Result<MetricMap, StartupFailure>;
 
+    /// The metrics of a rerun of the full probe of `params`, number `rerun` (1, 2, …): another
+    /// draw of whatever noise a run has, so that a probe's resolution shows (the first run's
+    /// metrics where nothing is drawn).
+    fn rerun(&self, params: &Params, _rerun: u64) -> Result<MetricMap, StartupFailure> {
+        self.evaluate(params, None)
+    }
+
     /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
     fn startup_seconds(&self, _params: &Params) -> f64 {
         0.0
@@ -99,6 +106,16 @@ impl Scenario {
             fidelity,
             ..TrialRecord::new(number, params, outcome)
         }
+    }
+}
+
+impl Scenario {
+    /// The objective value that rerun `rerun` of the full probe of `params` measures; `None`
+    /// when it does not start or breaks an SLO.
+    pub fn rerun_value(&self, params: &Params, rerun: u64) -> Option<f64> {
+        let metrics = self.evaluator.rerun(params, rerun).ok()?;
+        let judgement = judge_probe(&self.objective, &metrics);
+        judgement.value.filter(|_| judgement.violations.is_empty())
     }
 }
 

@@ -1,17 +1,17 @@
 //! Screening benchmark: the default sampler under a wall-clock budget (modelled start-up plus
-//! probe seconds, in virtual time), every config on the full probe against every new config
-//! screened first with the study's own rule ([`crate::study::screening`]), cut short where the
+//! probe seconds, in virtual time), every config on the full probe against new configs
+//! screened first with the study's own rules ([`crate::study::screening`]), cut short where the
 //! study cuts it (`crate::study::outrank`). Only full-probe runs count as found, as only they
 //! can win a study. The two are compared by the probe seconds each spends before it is within
 //! the full-probe search's final median regret.
 
 use super::report::median;
 use super::{pool, Scenario};
-use crate::record::{Outcome, TrialRecord, Violation};
+use crate::record::{Outcome, Params, TrialRecord, Violation};
 use crate::sampler::{from_name, DEFAULT_SAMPLER};
 use crate::space::ScreeningSettings;
 use crate::study::outrank::Bar;
-use crate::study::screening::{promotes, promotion_bar};
+use crate::study::screening::{promotes, promotion_bar, screening_pays};
 use anyhow::Context;
 
 /// How the comparison runs.
@@ -47,6 +47,8 @@ pub struct BudgetRun {
     pub full_trials: usize,
     /// Probe seconds of the screening runs.
     pub screening_probe_s: f64,
+    /// The config of the best feasible full-probe value at the end.
+    pub best_params: Option<Params>,
 }
 
 /// One scenario's comparison.
@@ -58,13 +60,15 @@ pub struct ScreenResult {
     pub optimum: f64,
     /// Searches probing every config in full.
     pub full: Vec<BudgetRun>,
-    /// Searches screening every new config first.
+    /// Searches screening new configs first while that pays.
     pub screened: Vec<BudgetRun>,
+    /// Regret difference the probe cannot resolve (see [`resolution`]).
+    pub resolution: f64,
 }
 
 /// A search of `scenario` with the default sampler and `seed` that stops before a trial would
-/// overrun `budget_s`; with `screening`, every new config runs the screening probe first and
-/// the full probe right after when it passes.
+/// overrun `budget_s`; with `screening`, new configs run the screening probe first while that
+/// pays, and the full probe right after when they pass.
 pub fn budgeted(
     scenario: &Scenario,
     seed: u64,
@@ -77,6 +81,7 @@ pub fn budgeted(
         steps: Vec::new(),
         full_trials: 0,
         screening_probe_s: 0.0,
+        best_params: None,
     };
     let mut last = Step {
         spent_s: 0.0,
@@ -91,7 +96,11 @@ pub fn budgeted(
                 let params = sampler
                     .ask(&*scenario.space, &records)
                     .with_context(|| format!("{}: at trial {}", scenario.name, records.len()))?;
-                (params, screening.map(|s| s.fraction), None)
+                let slos = scenario.objective.slos();
+                let fidelity = screening
+                    .filter(|s| screening_pays(s, slos, &records))
+                    .map(|s| s.fraction);
+                (params, fidelity, None)
             }
         };
         let startup = scenario.evaluator.startup_seconds(&params);
@@ -108,12 +117,16 @@ pub fn budgeted(
         if last.spent_s + startup + probe > budget_s {
             return Ok(run);
         }
+        record.wall_s = startup + probe;
         last.spent_s += startup + probe;
         last.probe_s += probe;
         if record.is_full_probe() {
             run.full_trials += 1;
             if let (true, Some(v)) = (record.is_feasible(), record.value) {
-                last.best = Some(last.best.map_or(v, |b| b.max(v)));
+                if last.best.is_none_or(|b| v > b) {
+                    last.best = Some(v);
+                    run.best_params = Some(record.params.clone());
+                }
             }
         } else {
             run.screening_probe_s += probe;
@@ -144,6 +157,7 @@ fn cut_short(record: &mut TrialRecord, seconds: f64, bar: &Bar) -> f64 {
                 reason: reason.clone(),
             };
             record.violations.push(Violation::Pruned { reason });
+            record.metrics.insert("duration_s".to_string(), cut);
             cut
         }
         _ => seconds,
@@ -177,12 +191,54 @@ pub fn compare(
         .chain(&screened)
         .filter_map(|r| r.steps.last().and_then(|s| s.best))
         .fold(optimum, f64::max);
+    let finals: Vec<(f64, &Params)> = full
+        .iter()
+        .chain(&screened)
+        .filter_map(|r| Some((r.steps.last()?.best?, r.best_params.as_ref()?)))
+        .collect();
     Ok(ScreenResult {
         name: scenario.name.clone(),
         optimum: found,
+        resolution: resolution(scenario, &finals) / found,
         full,
         screened,
     })
+}
+
+/// Reruns of the full probe that [`resolution`] compares configs on.
+const RERUNS: u64 = 4;
+
+/// The largest difference in value (first runs) between the best of `finals` (value and
+/// config) and another of them that some rerun of the full probe (another draw of the engine's
+/// noise, the same draw for both) measures at least as high: below it, which config is better
+/// depends on the run. 0 when the reruns rank the best above every other.
+fn resolution(scenario: &Scenario, finals: &[(f64, &Params)]) -> f64 {
+    let Some(&(top, best)) = finals.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+        return 0.0;
+    };
+    let best_reruns: Vec<Option<f64>> = (1..=RERUNS)
+        .map(|rerun| scenario.rerun_value(best, rerun))
+        .collect();
+    let overtakes = |params: &Params| {
+        (1..=RERUNS).zip(&best_reruns).any(|(rerun, best_rerun)| {
+            match (scenario.rerun_value(params, rerun), best_rerun) {
+                (Some(v), Some(b)) => v >= *b,
+                (Some(_), None) => true,
+                (None, _) => false,
+            }
+        })
+    };
+    let mut distinct: Vec<(f64, &Params)> = Vec::new();
+    for &(value, params) in finals {
+        if params != best && distinct.iter().all(|(_, p)| *p != params) {
+            distinct.push((value, params));
+        }
+    }
+    distinct
+        .iter()
+        .filter(|(_, params)| overtakes(params))
+        .map(|(value, _)| top - value)
+        .fold(0.0, f64::max)
 }
 
 /// Regret within which two configs are as good as each other in practice: a real probe's
@@ -231,15 +287,19 @@ impl ScreenResult {
     }
 }
 
-/// The comparisons as a Markdown table, with the ratio over all scenarios.
+/// The comparisons as a Markdown table, with the ratios over all scenarios.
 pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
     let mut out = format!(
         "Screening ({:.0}% of the probe, best {:.0}% go on) under a {:.1} h budget per search, \
-         {} seeds: probe seconds until within the full-probe search's final median regret, and \
-         until within {:.1}% of the optimum; a screening run's probe seconds over a full run's.\n\n\
-         | scenario | final regret full / screened | trials (full probes) full / screened | \
-         probe s to that regret full / screened | ratio | probe s to {:.1}% full / screened | \
-         ratio | screening run cost |\n|---|---|---|---|---|---|---|---|\n",
+         {} seeds: probe seconds until within the full-probe search's final median regret \
+         (exactly, and give or take the probe's resolution: the largest regret difference \
+         between two final configs that one of {RERUNS} reruns of the full probe ranks the \
+         other way), and until within {:.1}% of the optimum; a screening run's probe seconds \
+         over a full run's.\n\n\
+         | scenario | final regret full / screened | probe resolution | trials (full probes) \
+         full / screened | probe s to that regret full / screened | ratio | probe s to it give \
+         or take the resolution | ratio | probe s to {:.1}% | ratio | screening run cost |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|\n",
         config.settings.fraction * 100.0,
         config.settings.keep * 100.0,
         config.budget_s / 3600.0,
@@ -247,52 +307,46 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
         PRACTICAL_REGRET * 100.0,
         PRACTICAL_REGRET * 100.0,
     );
-    let (mut full_total, mut screened_total) = (0.0, 0.0);
-    let (mut full_near_total, mut screened_near_total) = (0.0, 0.0);
+    let mut totals = [(0.0, 0.0); 3];
     for r in results {
         let target = r.final_regret(&r.full);
-        let (full_s, screened_s) = (
-            r.probe_seconds_to(&r.full, target),
-            r.probe_seconds_to(&r.screened, target),
-        );
-        full_total += full_s;
-        screened_total += screened_s;
+        let targets = [target, target + r.resolution, PRACTICAL_REGRET.max(target)];
+        let mut cells = Vec::new();
+        for (total, to) in totals.iter_mut().zip(targets) {
+            let (full, screened) = (
+                r.probe_seconds_to(&r.full, to),
+                r.probe_seconds_to(&r.screened, to),
+            );
+            total.0 += full;
+            total.1 += screened;
+            cells.push(format!(
+                "{full:.0} / {screened:.0} | {:.2}×",
+                full / screened
+            ));
+        }
         let trials = |runs: &[BudgetRun]| {
             let all: Vec<f64> = runs.iter().map(|r| r.steps.len() as f64).collect();
             let full: Vec<f64> = runs.iter().map(|r| r.full_trials as f64).collect();
             format!("{:.0} ({:.0})", median(&all), median(&full))
         };
-        let practical = PRACTICAL_REGRET.max(target);
-        let (full_near, screened_near) = (
-            r.probe_seconds_to(&r.full, practical),
-            r.probe_seconds_to(&r.screened, practical),
-        );
-        full_near_total += full_near;
-        screened_near_total += screened_near;
         let costs: Vec<f64> = r.screened.iter().map(BudgetRun::screening_cost).collect();
         out.push_str(&format!(
-            "| {} | {:.2}% / {:.2}% | {} / {} | {:.0} / {:.0} | {:.2}× | {:.0} / {:.0} | {:.2}× | \
-             {:.2} |\n",
+            "| {} | {:.3}% / {:.3}% | {:.3}% | {} / {} | {} | {:.2} |\n",
             r.name,
             target * 100.0,
             r.final_regret(&r.screened) * 100.0,
+            r.resolution * 100.0,
             trials(&r.full),
             trials(&r.screened),
-            full_s,
-            screened_s,
-            full_s / screened_s,
-            full_near,
-            screened_near,
-            full_near / screened_near,
+            cells.join(" | "),
             median(&costs),
         ));
     }
-    out.push_str(&format!(
-        "| all | | | {full_total:.0} / {screened_total:.0} | **{:.2}×** | \
-         {full_near_total:.0} / {screened_near_total:.0} | **{:.2}×** | |\n",
-        full_total / screened_total,
-        full_near_total / screened_near_total
-    ));
+    let all: Vec<String> = totals
+        .iter()
+        .map(|(full, screened)| format!("{full:.0} / {screened:.0} | **{:.2}×**", full / screened))
+        .collect();
+    out.push_str(&format!("| all | | | | {} | |\n", all.join(" | ")));
     out
 }
 
@@ -307,7 +361,10 @@ fn lower_median(mut values: Vec<f64>) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::scenario_of;
+    use super::super::{Evaluator, StartupFailure};
     use super::*;
+    use crate::record::{MetricMap, Value};
 
     fn step(probe_s: f64) -> Step {
         Step {
@@ -334,6 +391,57 @@ mod tests {
         assert_eq!(fast.outcome, Outcome::Feasible);
     }
 
+    /// Output throughput by config `x`: the first run's, then each rerun's.
+    struct Reruns(Vec<(f64, [f64; RERUNS as usize])>);
+
+    impl Reruns {
+        fn metrics(&self, params: &Params, rerun: usize) -> MetricMap {
+            let Some(Value::Int(x)) = params.get("x") else {
+                panic!("{params:?}")
+            };
+            let (first, reruns) = self.0[*x as usize];
+            let mut metrics = super::super::tests::metrics(1000.0, 384.0);
+            let value = if rerun == 0 { first } else { reruns[rerun - 1] };
+            metrics.insert("output_throughput".into(), value);
+            metrics
+        }
+    }
+
+    impl Evaluator for Reruns {
+        fn evaluate(&self, params: &Params, _: Option<f64>) -> Result<MetricMap, StartupFailure> {
+            Ok(self.metrics(params, 0))
+        }
+
+        fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {
+            Ok(self.metrics(params, rerun as usize))
+        }
+    }
+
+    fn config(x: i64) -> Params {
+        Params::from([("x".to_string(), Value::Int(x))])
+    }
+
+    #[test]
+    fn the_resolution_is_the_largest_lead_a_rerun_can_overturn() {
+        let rerun_overtakes = vec![
+            (100.0, [100.0; 4]),
+            (99.9, [99.8, 100.1, 99.9, 99.9]),
+            (99.0, [98.0, 99.5, 98.0, 98.0]),
+        ];
+        let (best, second, third) = (config(0), config(1), config(2));
+        let finals = [
+            (100.0, &best),
+            (99.9, &second),
+            (99.0, &third),
+            (99.9, &second),
+        ];
+        let scenario = scenario_of("output_throughput", Box::new(Reruns(rerun_overtakes)));
+        assert!((resolution(&scenario, &finals) - 0.1).abs() < 1e-9);
+        let best_stays_ahead = vec![(100.0, [100.0; 4]), (99.9, [99.8; 4]), (99.0, [99.5; 4])];
+        let scenario = scenario_of("output_throughput", Box::new(Reruns(best_stays_ahead)));
+        assert_eq!(resolution(&scenario, &finals), 0.0);
+    }
+
     #[test]
     fn a_screening_run_costs_its_share_of_a_full_run() {
         // Two screening runs of 10 s, one full run of 40 s.
@@ -341,6 +449,7 @@ mod tests {
             steps: vec![step(10.0), step(20.0), step(60.0)],
             full_trials: 1,
             screening_probe_s: 20.0,
+            best_params: None,
         };
         assert!((run.screening_cost() - 0.25).abs() < 1e-12);
     }

@@ -59,6 +59,21 @@ impl SimEvaluator {
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect()
     }
+
+    /// A simulated run of `engine_params` under `workload` with the engine's noise from `seed`.
+    fn simulate(
+        &self,
+        engine_params: &Params,
+        workload: &WorkloadSpec,
+        seed: u64,
+    ) -> Result<MetricMap, StartupFailure> {
+        crate::sim::eval(&self.deployment, engine_params, workload, seed).map_err(|f| {
+            StartupFailure {
+                kind: f.kind,
+                message: f.message,
+            }
+        })
+    }
 }
 
 impl Evaluator for SimEvaluator {
@@ -85,16 +100,17 @@ impl Evaluator for SimEvaluator {
             Some(share) => screening_workload(&self.workload, share),
             None => self.workload.clone(),
         };
-        let result = crate::sim::eval(&self.deployment, &engine_params, &workload, ENGINE_SEED)
-            .map_err(|f| StartupFailure {
-                kind: f.kind,
-                message: f.message,
-            });
+        let result = self.simulate(&engine_params, &workload, ENGINE_SEED);
         self.memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(key, result.clone());
         result
+    }
+
+    fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {
+        let engine_params = self.engine_params(params);
+        self.simulate(&engine_params, &self.workload, ENGINE_SEED + rerun)
     }
 
     fn startup_seconds(&self, params: &Params) -> f64 {

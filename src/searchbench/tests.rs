@@ -16,6 +16,11 @@ impl Evaluator for Fixed {
 }
 
 fn scenario(metric: &str, answer: Result<MetricMap, StartupFailure>) -> Scenario {
+    scenario_of(metric, Box::new(Fixed(answer)))
+}
+
+/// The 7B chat scenario's space and SLOs, maximising `metric` as `evaluator` measures it.
+pub(super) fn scenario_of(metric: &str, evaluator: Box<dyn Evaluator>) -> Scenario {
     let space = StudySpec::load(&Path::new(SCENARIOS).join("qwen2.5-7b-h100-chat.yaml")).unwrap();
     let spec = ObjectiveSpec {
         metric: metric.into(),
@@ -25,12 +30,13 @@ fn scenario(metric: &str, answer: Result<MetricMap, StartupFailure>) -> Scenario
         name: space.name.clone(),
         fingerprint: String::new(),
         space: Box::new(space),
-        evaluator: Box::new(Fixed(answer)),
+        evaluator,
         objective: Objective::new(&spec).unwrap(),
     }
 }
 
-fn metrics(ttft_ms: f64, completed: f64) -> MetricMap {
+/// Metrics of a probe that meets the scenario's SLOs unless `ttft_ms` breaks them.
+pub(super) fn metrics(ttft_ms: f64, completed: f64) -> MetricMap {
     [
         ("output_throughput", 900.0),
         ("p99_ttft_ms", ttft_ms),
