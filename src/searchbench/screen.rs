@@ -62,7 +62,8 @@ pub struct ScreenResult {
     pub full: Vec<BudgetRun>,
     /// Searches screening new configs first while that pays.
     pub screened: Vec<BudgetRun>,
-    /// Regret difference the probe cannot resolve (see [`resolution`]).
+    /// Regret difference the probe cannot resolve: the largest lead of the best final config
+    /// over another that a rerun of the full probe overturns.
     pub resolution: f64,
 }
 

@@ -13,8 +13,8 @@ use crate::record::Params;
 impl Study<'_> {
     /// Share of the full probe that a new search trial sends: the screening fraction, except for
     /// the baseline, which always runs the full probe, and while screening does not pay
-    /// ([`screening_pays`]); `None` (the full probe) without screening.
-    /// A note goes to the observer when screening pauses or resumes.
+    /// ([`screening_pays`]); `None` (the full probe) without screening. The observer is told
+    /// when screening pauses or resumes.
     pub(super) fn new_trial_fidelity(&self, baseline: bool) -> Option<f64> {
         let screening = self.space.search.screening.as_ref()?;
         if baseline {

@@ -20,13 +20,13 @@ use crate::probe::{LoadSpec, WorkloadSpec};
 use crate::record::{
     promotion_gap, promotion_gap_spread, squash, unsquash, Slo, TrialRecord, Violation,
 };
+use crate::space::{ScreeningSettings, StudySpec};
+use std::collections::HashSet;
+use std::time::Duration;
 
 mod payoff;
 
-use crate::space::{ScreeningSettings, StudySpec};
 pub use payoff::screening_pays;
-use std::collections::HashSet;
-use std::time::Duration;
 
 /// How far (log-ratio, about 5%) a screening run may miss an SLO, on the full probe's scale,
 /// and still go on: the gap varies from config to config, and the full probe judges.

@@ -20,10 +20,10 @@ const WINDOW: usize = 12;
 const MIN_PROMOTIONS: usize = 3;
 
 /// True when the next new config should run a screening run first: always until the study has
-/// [`MIN_PROMOTIONS`] promoted configs and [`WINDOW`] new configs that served; after that, while
-/// a screening run's median probe seconds plus the share of the last [`WINDOW`] new configs
-/// that pass screening (as the rung stands now) times a full probe's median seconds stays below
-/// a full probe's.
+/// three promoted configs and twelve new configs that served; after that, while a screening
+/// run's median probe seconds plus the share of the last twelve new configs that pass
+/// screening (as the rung stands now) times a full probe's median seconds stays below a full
+/// probe's.
 pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[TrialRecord]) -> bool {
     let promotions = records.iter().filter(|r| r.promoted_from.is_some()).count();
     if promotions < MIN_PROMOTIONS {
