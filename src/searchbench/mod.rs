@@ -107,9 +107,7 @@ impl Scenario {
             ..TrialRecord::new(number, params, outcome)
         }
     }
-}
 
-impl Scenario {
     /// The objective value that rerun `rerun` of the full probe of `params` measures; `None`
     /// when it does not start or breaks an SLO.
     pub fn rerun_value(&self, params: &Params, rerun: u64) -> Option<f64> {

@@ -118,7 +118,6 @@ pub fn budgeted(
         if last.spent_s + startup + probe > budget_s {
             return Ok(run);
         }
-        record.wall_s = startup + probe;
         last.spent_s += startup + probe;
         last.probe_s += probe;
         if record.is_full_probe() {
