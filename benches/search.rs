@@ -73,6 +73,9 @@ struct Args {
     /// Share of screened configs that go on to the full probe.
     #[arg(long, default_value_t = ScreeningSettings::default().keep)]
     screen_keep: f64,
+    /// Configs that pass screening go on to the full probe in place (`promote_in_place`).
+    #[arg(long)]
+    screen_in_place: bool,
     /// Compare screening with every scenario's closed-loop probe lengthened to this many waves
     /// of its concurrency (0: the scenarios' own probes, two or three waves, on which a
     /// screening run is a whole wave and `tune` warns that screening saves little).
@@ -224,6 +227,7 @@ fn screening(
         settings: ScreeningSettings {
             fraction: args.screen_fraction,
             keep: args.screen_keep,
+            in_place: args.screen_in_place,
         },
     };
     let lengthened;

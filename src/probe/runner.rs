@@ -78,6 +78,7 @@ pub(crate) async fn run(
             metrics,
             pruned,
             json,
+            snapshot: None,
         }
     };
     let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
@@ -108,34 +109,89 @@ pub(crate) async fn run(
         }
         warmup = Some(warmed);
     }
-    let (feed, planned) = match plan.requests {
-        Some(n) => {
-            let requests: Vec<_> = (0..n)
-                .map(|_| planner.next_request())
-                .collect::<Result<_>>()?;
-            let planned = Planned {
-                requests: u64::from(n),
-                output_tokens: requests.iter().map(|r| u64::from(r.max_tokens)).sum(),
-            };
-            let feed = Feed::prebuilt(requests, &target.model);
-            let feed = match plan.duration {
-                Some(duration) => feed.with_duration(duration),
-                None => feed,
-            };
-            (feed, planned)
-        }
-        None => {
-            let duration = plan.duration.unwrap_or_default();
-            (
-                Feed::timed(planner, &target.model, duration),
+    let Some(n) = plan.requests else {
+        let duration = plan.duration.unwrap_or_default();
+        let feed = Feed::timed(planner, &target.model, duration);
+        let pruned = phases
+            .run(
+                plan.shape,
+                feed,
+                &mut collector,
                 Planned::default(),
+                on_record,
+                true,
             )
+            .await?;
+        return Ok(report(&collector, warmup.as_ref(), pruned));
+    };
+    let mut requests: Vec<_> = (0..n)
+        .map(|_| planner.next_request())
+        .collect::<Result<_>>()?;
+    let planned = Planned::of(&requests);
+    let prebuilt = |requests| {
+        let feed = Feed::prebuilt(requests, &target.model);
+        match plan.duration {
+            Some(duration) => feed.with_duration(duration),
+            None => feed,
         }
     };
+    let checkpoint = options
+        .checkpoint
+        .as_ref()
+        .filter(|c| plan.duration.is_none() && c.after < u64::from(n));
+    let mut snapshot = None;
+    if let Some(checkpoint) = checkpoint {
+        let rest = requests.split_off(checkpoint.after as usize);
+        let first = Planned::of(&requests);
+        let pruned = phases
+            .run(
+                plan.shape,
+                prebuilt(requests),
+                &mut collector,
+                first,
+                on_record,
+                true,
+            )
+            .await?;
+        let at_checkpoint = report(&collector, warmup.as_ref(), pruned.clone());
+        if pruned.is_some() {
+            return Ok(at_checkpoint);
+        }
+        let goes_on = (checkpoint.judge)(&at_checkpoint);
+        if !goes_on {
+            return Ok(ProbeReport {
+                pruned: Some(EarlyStop::AtCheckpoint),
+                snapshot: Some(Box::new(at_checkpoint.clone())),
+                ..at_checkpoint
+            });
+        }
+        snapshot = Some(Box::new(at_checkpoint));
+        requests = rest;
+    }
     let pruned = phases
-        .run(plan.shape, feed, &mut collector, planned, on_record, true)
+        .run(
+            plan.shape,
+            prebuilt(requests),
+            &mut collector,
+            planned,
+            on_record,
+            true,
+        )
         .await?;
-    Ok(report(&collector, warmup.as_ref(), pruned))
+    Ok(ProbeReport {
+        snapshot,
+        ..report(&collector, warmup.as_ref(), pruned)
+    })
+}
+
+impl Planned {
+    /// What `requests` add up to.
+    fn of(requests: &[crate::probe::dataset::PlannedRequest]) -> Planned {
+        Planned {
+            requests: requests.len() as u64,
+            output_tokens: requests.iter().map(|r| u64::from(r.max_tokens)).sum(),
+        }
+    }
 }
 
 impl Phases<'_> {

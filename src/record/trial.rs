@@ -59,6 +59,11 @@ pub struct TrialRecord {
     /// For the full-probe run of a config that passed screening: the screening trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub promoted_from: Option<u32>,
+    /// For such a run: it went on from its screening run's checkpoint on the same server, so
+    /// it had no start-up of its own, its server log and probe are in that trial's folder, and
+    /// its probe includes the screening run's requests.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continued: bool,
 }
 
 /// The outcome of a trial.
@@ -119,12 +124,22 @@ impl TrialRecord {
             job_id: None,
             fidelity: None,
             promoted_from: None,
+            continued: false,
         }
     }
 
     /// True when the trial ran the full probe (not a screening run): only such trials can win.
     pub fn is_full_probe(&self) -> bool {
         self.fidelity.is_none_or(|f| f >= 1.0)
+    }
+
+    /// The number of the trial whose folder holds this run's server log and probe: the
+    /// screening run's for a full probe that went on from it.
+    pub fn folder_number(&self) -> u32 {
+        match self.promoted_from {
+            Some(screened) if self.continued => screened,
+            _ => self.number,
+        }
     }
 
     /// True for a config the sampler proposed and a server ran (or tried to): not the baseline,

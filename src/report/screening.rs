@@ -1,6 +1,7 @@
 //! The report's screening section: how many configs a short probe screened, how many went on
 //! to the full probe, how many were cut short, how many were probed in full straight away while
-//! screening did not pay, and the probe seconds spent at each fidelity.
+//! screening did not pay, and the probe seconds spent at each fidelity (a promotion in place
+//! counted for the requests it added to its screening run).
 
 use crate::export::Block;
 use crate::record::TrialRecord;
@@ -21,12 +22,20 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
              screening cost more probe time than it saved"
         ),
     };
+    let in_place = match records.iter().filter(|r| r.continued).count() {
+        0 => String::new(),
+        n => format!(" ({n} in place, going on from the screening run on its server)"),
+    };
+    let probed = |r: &TrialRecord| r.metrics.get("duration_s").copied().unwrap_or(0.0);
     // Fidelity in per mille, so that equal shares group together.
     let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
     for r in records {
         let share = r.fidelity.unwrap_or(1.0);
-        let probed = r.metrics.get("duration_s").copied().unwrap_or(0.0);
-        *seconds.entry((share * 1000.0).round() as u32).or_default() += probed;
+        let already = records
+            .iter()
+            .find(|s| r.continued && r.promoted_from == Some(s.number))
+            .map_or(0.0, probed);
+        *seconds.entry((share * 1000.0).round() as u32).or_default() += probed(r) - already;
     }
     let spent: Vec<String> = seconds
         .iter()
@@ -38,7 +47,7 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         .collect();
     Some(Block::Para(format!(
         "{screened} config(s) screened with a short probe ({cut} cut short once they could no \
-         longer go on), {promoted} promoted to the full probe{skipped}; only full-probe runs \
+         longer go on), {promoted} promoted to the full probe{in_place}{skipped}; only full-probe runs \
          can win. Probe time: {}.",
         spent.join(", ")
     )))
@@ -111,6 +120,27 @@ mod tests {
                 "1 promoted to the full probe; 1 probed in full straight away, as most screened \
                  configs went on then and screening cost more probe time than it saved;"
             ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_promotion_in_place_counts_only_the_requests_it_added() {
+        let in_place = TrialRecord {
+            promoted_from: Some(1),
+            continued: true,
+            ..run(2, None, 4.0)
+        };
+        let records = [run(1, Some(0.25), 1.0), in_place];
+        let Some(Block::Para(text)) = section(&records) else {
+            panic!("a screening paragraph")
+        };
+        assert!(
+            text.contains("1 promoted to the full probe (1 in place, going on from the screening run on its server);"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Probe time: 3.0 s at the full probe, 1.0 s at 25% of it."),
             "{text}"
         );
     }

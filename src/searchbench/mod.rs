@@ -31,6 +31,14 @@ pub trait Evaluator: Sync {
     fn evaluate(&self, params: &Params, fidelity: Option<f64>)
         -> Result<MetricMap, StartupFailure>;
 
+    /// The metrics of the full probe of `params` that went on from its screening run of
+    /// `fidelity` at that run's checkpoint, on the same server (the full probe's where the two
+    /// do not differ).
+    fn went_on(&self, params: &Params, fidelity: f64) -> Result<MetricMap, StartupFailure> {
+        let _ = fidelity;
+        self.evaluate(params, None)
+    }
+
     /// The metrics of a rerun of the full probe of `params`, number `rerun` (1, 2, …): another
     /// draw of whatever noise a run has, so that a probe's resolution shows (the first run's
     /// metrics where nothing is drawn).
@@ -78,8 +86,32 @@ impl Scenario {
     /// [`Scenario::trial`] under a screening probe sending `fidelity` of the probe (`None`:
     /// the full probe), recorded with that fidelity.
     pub fn trial_at(&self, number: usize, params: Params, fidelity: Option<f64>) -> TrialRecord {
+        let measured = self.evaluator.evaluate(&params, fidelity);
+        self.record_of(number, params, fidelity, measured)
+    }
+
+    /// Trial `number`: the full probe of `params` that went on from `screened`, its screening
+    /// run, at that run's checkpoint.
+    pub fn went_on_at(&self, number: usize, screened: &TrialRecord) -> TrialRecord {
+        let fidelity = screened.fidelity.unwrap_or(1.0);
+        let measured = self.evaluator.went_on(&screened.params, fidelity);
+        TrialRecord {
+            promoted_from: Some(screened.number),
+            continued: true,
+            ..self.record_of(number, screened.params.clone(), None, measured)
+        }
+    }
+
+    /// The record of trial `number` of `params` at `fidelity` that `measured` these metrics.
+    fn record_of(
+        &self,
+        number: usize,
+        params: Params,
+        fidelity: Option<f64>,
+        measured: Result<MetricMap, StartupFailure>,
+    ) -> TrialRecord {
         let number = u32::try_from(number).unwrap_or(u32::MAX);
-        let metrics = match self.evaluator.evaluate(&params, fidelity) {
+        let metrics = match measured {
             Ok(metrics) => metrics,
             Err(failure) => {
                 let outcome = Outcome::Failed {
@@ -108,11 +140,20 @@ impl Scenario {
         }
     }
 
+    /// The objective value of the full probe of `params`; `None` when it does not start or
+    /// breaks an SLO.
+    pub fn full_value(&self, params: &Params) -> Option<f64> {
+        self.feasible_value(self.evaluator.evaluate(params, None))
+    }
+
     /// The objective value that rerun `rerun` of the full probe of `params` measures; `None`
     /// when it does not start or breaks an SLO.
     pub fn rerun_value(&self, params: &Params, rerun: u64) -> Option<f64> {
-        let metrics = self.evaluator.rerun(params, rerun).ok()?;
-        let judgement = judge_probe(&self.objective, &metrics);
+        self.feasible_value(self.evaluator.rerun(params, rerun))
+    }
+
+    fn feasible_value(&self, measured: Result<MetricMap, StartupFailure>) -> Option<f64> {
+        let judgement = judge_probe(&self.objective, &measured.ok()?);
         judgement.value.filter(|_| judgement.violations.is_empty())
     }
 }

@@ -12,7 +12,7 @@ use crate::sim::Deployment;
 use crate::space::objective::Direction;
 use crate::space::{EngineKind, StudySpec, Target};
 use crate::study::score::Objective;
-use crate::study::screening::screening_workload;
+use crate::study::screening::{checkpoint_after, screening_workload};
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -29,7 +29,7 @@ pub(crate) struct SimEvaluator {
     workload: WorkloadSpec,
     /// Parameters the engine receives (those not marked `internal`).
     passed: Vec<String>,
-    /// Evaluations by config and fidelity.
+    /// Evaluations by config and kind of run.
     memo: Mutex<HashMap<String, Result<MetricMap, StartupFailure>>>,
 }
 
@@ -67,12 +67,38 @@ impl SimEvaluator {
         workload: &WorkloadSpec,
         seed: u64,
     ) -> Result<MetricMap, StartupFailure> {
-        crate::sim::eval(&self.deployment, engine_params, workload, seed).map_err(|f| {
-            StartupFailure {
-                kind: f.kind,
-                message: f.message,
-            }
-        })
+        crate::sim::eval(&self.deployment, engine_params, workload, seed).map_err(startup_failure)
+    }
+}
+
+impl SimEvaluator {
+    /// `run` of the engine parameters of `params`, remembered under `what` (the run's kind).
+    fn remembered(
+        &self,
+        params: &Params,
+        what: &str,
+        run: impl FnOnce(&Params) -> Result<MetricMap, StartupFailure>,
+    ) -> Result<MetricMap, StartupFailure> {
+        let engine_params = self.engine_params(params);
+        let key = format!(
+            "{}@{what}",
+            serde_json::to_string(&engine_params).unwrap_or_default()
+        );
+        let memo = |m: &Mutex<HashMap<String, _>>| {
+            m.lock()
+                .unwrap_or_else(|e: std::sync::PoisonError<_>| e.into_inner())
+                .get(&key)
+                .cloned()
+        };
+        if let Some(known) = memo(&self.memo) {
+            return known;
+        }
+        let result = run(&engine_params);
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, result.clone());
+        result
     }
 }
 
@@ -82,30 +108,34 @@ impl Evaluator for SimEvaluator {
         params: &Params,
         fidelity: Option<f64>,
     ) -> Result<MetricMap, StartupFailure> {
-        let engine_params = self.engine_params(params);
-        let key = format!(
-            "{}@{fidelity:?}",
-            serde_json::to_string(&engine_params).unwrap_or_default()
-        );
-        let memo = |m: &Mutex<HashMap<_, _>>| {
-            m.lock()
-                .unwrap_or_else(|e: std::sync::PoisonError<_>| e.into_inner())
-                .get(&key)
-                .cloned()
-        };
-        if let Some(known) = memo(&self.memo) {
-            return known;
-        }
         let workload = match fidelity {
             Some(share) => screening_workload(&self.workload, share),
             None => self.workload.clone(),
         };
-        let result = self.simulate(&engine_params, &workload, ENGINE_SEED);
-        self.memo
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, result.clone());
-        result
+        self.remembered(params, &format!("{fidelity:?}"), |engine_params| {
+            self.simulate(engine_params, &workload, ENGINE_SEED)
+        })
+    }
+
+    fn went_on(&self, params: &Params, fidelity: f64) -> Result<MetricMap, StartupFailure> {
+        let Some(after) = checkpoint_after(&self.workload, fidelity) else {
+            return self.evaluate(params, None);
+        };
+        self.remembered(
+            params,
+            &format!("went on from {fidelity}"),
+            |engine_params| {
+                crate::sim::eval::eval_with_checkpoint(
+                    &self.deployment,
+                    engine_params,
+                    &self.workload,
+                    ENGINE_SEED,
+                    Some(after),
+                )
+                .map(|run| run.full)
+                .map_err(startup_failure)
+            },
+        )
     }
 
     fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {
@@ -115,6 +145,13 @@ impl Evaluator for SimEvaluator {
 
     fn startup_seconds(&self, params: &Params) -> f64 {
         crate::sim::eval::startup_seconds(&self.deployment, &self.engine_params(params))
+    }
+}
+
+fn startup_failure(failure: crate::sim::config::SimFailure) -> StartupFailure {
+    StartupFailure {
+        kind: failure.kind,
+        message: failure.message,
     }
 }
 

@@ -37,13 +37,40 @@ pub fn eval(
     workload: &WorkloadSpec,
     seed: u64,
 ) -> Result<MetricMap, SimFailure> {
+    Ok(eval_with_checkpoint(deployment, params, workload, seed, None)?.full)
+}
+
+/// The metrics of a simulated run, and of the same run part-way through.
+#[derive(Clone, Debug)]
+pub struct Checkpointed {
+    /// The metrics once the checkpoint's count of measured requests had finished (`None`: no
+    /// checkpoint, or the run never got there).
+    pub at_checkpoint: Option<MetricMap>,
+    /// The metrics of the whole run.
+    pub full: MetricMap,
+}
+
+/// [`eval`] of a probe with a checkpoint after `checkpoint` measured requests, as the probe runs
+/// one ([`crate::probe::Checkpoint`]): those requests run alone until they have all finished,
+/// their metrics are read, and the rest of the requests follow.
+pub fn eval_with_checkpoint(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+    checkpoint: Option<u64>,
+) -> Result<Checkpointed, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let engine = SimEngine::start(deployment, params, seed)?;
     let collector = Collector::new(true, &workload.slo, false);
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
+    run.checkpoint = checkpoint;
     run.drive();
-    Ok(run.collector.metrics())
+    Ok(Checkpointed {
+        at_checkpoint: run.at_checkpoint,
+        full: run.collector.metrics(),
+    })
 }
 
 /// One run's client side and clock.
@@ -66,6 +93,9 @@ struct Run {
     /// The instant virtual time 0 stands for in the measured requests' records.
     epoch: Instant,
     collector: Collector,
+    /// Measured requests that run alone before the checkpoint.
+    checkpoint: Option<u64>,
+    at_checkpoint: Option<MetricMap>,
 }
 
 impl Run {
@@ -93,6 +123,8 @@ impl Run {
             events: Vec::new(),
             epoch: Instant::now(),
             collector,
+            checkpoint: None,
+            at_checkpoint: None,
         };
         match load {
             Load::Closed { concurrency } => {
@@ -130,8 +162,9 @@ impl Run {
         // Arrivals held back by an open loop's concurrency cap will be sent: they count.
         let sent = (self.tracks.len() + self.backlog.len()) as u64;
         let warm = u64::from(self.limits.warmup);
-        if let Some(n) = self.limits.requests {
-            if sent >= warm + u64::from(n) {
+        let before_checkpoint = self.checkpoint.filter(|_| self.at_checkpoint.is_none());
+        if let Some(n) = before_checkpoint.or(self.limits.requests.map(u64::from)) {
+            if sent >= warm + n {
                 return false;
             }
         }
@@ -246,6 +279,24 @@ impl Run {
                     self.send(due);
                 }
             }
+        }
+        let finished = self.collector.completed + self.collector.failed;
+        if self.at_checkpoint.is_none() && self.checkpoint.is_some_and(|k| finished >= k) {
+            self.at_checkpoint = Some(self.collector.metrics());
+            self.restart_load(at_ns);
+        }
+    }
+
+    /// Starts the load again at `at_ns` once the checkpoint's requests have all finished: the
+    /// clients of a closed loop, the arrivals of an open one.
+    fn restart_load(&mut self, at_ns: u64) {
+        self.issues.clear();
+        let clients = match self.load {
+            Load::Closed { concurrency } => concurrency,
+            Load::Open { .. } => 1,
+        };
+        for _ in 0..clients {
+            self.issues.push(Reverse(at_ns));
         }
     }
 }

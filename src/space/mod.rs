@@ -234,6 +234,9 @@ pub struct ScreeningSettings {
     pub fraction: f64,
     /// Share of the screened configs that go on to the full probe, in `(0, 1]` (ASHA's `1/η`).
     pub keep: f64,
+    /// A config that passes goes on to the full probe in place: on the screening run's server,
+    /// with the rest of the probe's requests (`promote_in_place`; trials on this host only).
+    pub in_place: bool,
 }
 
 impl Default for ScreeningSettings {
@@ -241,6 +244,7 @@ impl Default for ScreeningSettings {
         ScreeningSettings {
             fraction: 0.25,
             keep: 1.0 / 3.0,
+            in_place: false,
         }
     }
 }

@@ -209,7 +209,8 @@ impl<'a> Study<'a> {
                 let fidelity = self.new_trial_fidelity(needs_baseline);
                 let id = TrialId {
                     fidelity,
-                    promotion_bar: fidelity.and_then(|_| self.promotion_bar()),
+                    gate: fidelity.and_then(|_| self.gate()),
+                    continues: fidelity.is_some() && self.promotes_in_place(),
                     ..id
                 };
                 let devices = self.devices_for(&params);
@@ -359,6 +360,13 @@ impl<'a> Study<'a> {
                     baseline::check_started(&record, &trial_dir)?;
                 }
                 self.append(*record)?;
+                Ok(true)
+            }
+            TrialRun::WentOn { screened, full } => {
+                self.lost_in_a_row = 0;
+                self.append(*screened)?;
+                let number = self.next_number();
+                self.append(TrialRecord { number, ..*full })?;
                 Ok(true)
             }
             TrialRun::Interrupted => {

@@ -75,7 +75,8 @@ impl<'a> Exporter<'a> {
     /// The launch of `record`, in its trial folder.
     fn launch(&self, record: &TrialRecord) -> anyhow::Result<LaunchSpec> {
         let number = record.number;
-        let workdir = std::path::absolute(self.dir.join(format!("trial-{number}")))?;
+        let folder = record.folder_number();
+        let workdir = std::path::absolute(self.dir.join(format!("trial-{folder}")))?;
         let slot = Slot {
             port: self.space.launch.port,
             devices: Vec::new(),

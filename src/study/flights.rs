@@ -53,6 +53,11 @@ impl Flights {
         }
     }
 
+    /// True when trials run as Slurm jobs.
+    pub fn on_slurm(&self) -> bool {
+        self.jobs.is_some()
+    }
+
     /// Slots in all.
     pub fn slots(&self) -> u32 {
         self.slots
@@ -109,18 +114,19 @@ impl Flights {
     ) {
         self.free.retain(|s| *s != seat.slot);
         self.flying.push(Flying {
-            id,
+            id: id.clone(),
             params: params.clone(),
         });
         let runner = runner.clone();
         let sender = self.sender.clone();
         let jobs = self.jobs.clone();
         scope.spawn(move || {
+            let number = id.number;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &jobs {
-                Some(jobs) => jobs.run(&runner, id, params, &seat),
-                None => runner.run(id, params, &seat),
+                Some(jobs) => jobs.run(&runner, id.clone(), params, &seat),
+                None => runner.run(id.clone(), params, &seat),
             }))
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {} panicked", id.number)));
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {number} panicked")));
             // The receiver lives as long as the study's thread waits for its trials.
             let _ = sender.send(Landed { seat, id, run });
         });

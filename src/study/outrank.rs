@@ -7,6 +7,8 @@
 //! `max_tokens`: the run lasts at least the time elapsed. Once that bound is below the bar, the
 //! rest of the probe cannot change the verdict and is saved. The run is recorded as pruned
 //! with what it measured so far, so it still counts in the rung and the sampler learns from it.
+//! A screening run that is the first part of the full probe is bounded the same way up to its
+//! checkpoint, by its share of the planned requests; past it, the full probe runs unbounded.
 
 use crate::probe::LiveStats;
 use crate::record::OUTRANKED;
@@ -17,6 +19,8 @@ use crate::space::objective::{Direction, ObjectiveSpec};
 pub(crate) struct Bar {
     metric: Bounded,
     score: f64,
+    /// Measured requests at the checkpoint the run is judged at (`None`: its end).
+    checkpoint: Option<u64>,
 }
 
 /// A throughput metric and what it counts.
@@ -48,7 +52,19 @@ impl Bar {
         let metric = [Bounded::OutputTokens, Bounded::Requests]
             .into_iter()
             .find(|m| m.name() == objective.metric.trim())?;
-        (score.is_finite() && score > 0.0).then_some(Bar { metric, score })
+        (score.is_finite() && score > 0.0).then_some(Bar {
+            metric,
+            score,
+            checkpoint: None,
+        })
+    }
+
+    /// This bar for a run judged at its checkpoint after `after` measured requests.
+    pub(crate) fn at_checkpoint(self, after: u64) -> Bar {
+        Bar {
+            checkpoint: Some(after),
+            ..self
+        }
     }
 
     /// A bar of `score` on the maximised `metric` (`None` as in [`Bar::of`]).
@@ -65,15 +81,21 @@ impl Bar {
     }
 
     /// Why the run of `stats` can no longer beat the bar, or `None` while it still might (or
-    /// the run is duration-bound).
+    /// the run is duration-bound, or past its checkpoint).
     pub(crate) fn outranked(&self, stats: &LiveStats) -> Option<String> {
         let planned = match self.metric {
             Bounded::OutputTokens => stats.planned_output_tokens,
             Bounded::Requests => stats.planned,
+        } as f64;
+        let share = match self.checkpoint {
+            Some(after) if stats.finished >= after => return None,
+            Some(after) => after as f64 / stats.planned.max(1) as f64,
+            None => 1.0,
         };
+        let planned = planned * share.min(1.0);
         let elapsed = stats.elapsed.as_secs_f64();
-        (planned > 0 && elapsed > 0.0 && planned as f64 / elapsed < self.score)
-            .then(|| self.reason(planned as f64, elapsed))
+        (planned > 0.0 && elapsed > 0.0 && planned / elapsed < self.score)
+            .then(|| self.reason(planned, elapsed))
     }
 
     /// When a run whose planned requests add up to `planned` units (output tokens or requests)
@@ -118,6 +140,22 @@ mod tests {
         let requests = Bar::maximised("request_throughput", 4.0).unwrap();
         assert_eq!(requests.outranked(&stats(40, 10_000, 9.9)), None);
         assert!(requests.outranked(&stats(40, 10_000, 10.1)).is_some());
+    }
+
+    #[test]
+    fn a_run_with_a_checkpoint_is_bounded_by_its_share_until_it_reaches_it() {
+        // 40 requests planned, judged after 10: a quarter of 10 000 tokens, so at most
+        // 1000 tok/s until 2.5 s have passed.
+        let bar = Bar::maximised("output_throughput", 1000.0)
+            .unwrap()
+            .at_checkpoint(10);
+        assert_eq!(bar.outranked(&stats(40, 10_000, 2.4)), None);
+        assert!(bar.outranked(&stats(40, 10_000, 2.6)).is_some());
+        let past = LiveStats {
+            finished: 10,
+            ..stats(40, 10_000, 60.0)
+        };
+        assert_eq!(bar.outranked(&past), None, "the full probe runs unbounded");
     }
 
     #[test]

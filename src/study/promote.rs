@@ -5,7 +5,7 @@
 //! takes the next free slot, and does not count against `search.trials`.
 
 use super::dispatch::Study;
-use super::screening::{awaiting_promotion, promotion_bar, screening_pays};
+use super::screening::{awaiting_promotion, screening_pays, Gate};
 use super::select::counts_as_config;
 use super::trial::TrialId;
 use crate::record::Params;
@@ -57,11 +57,22 @@ impl Study<'_> {
             .map(|(_, screened)| screened)
     }
 
-    /// The score a screening run started now must beat to go on, as the rung stands; `None`
-    /// without screening or while too few screening runs met their SLOs.
-    pub(super) fn promotion_bar(&self) -> Option<f64> {
+    /// What a screening run started now must pass to go on, as the rung stands; `None`
+    /// without screening.
+    pub(super) fn gate(&self) -> Option<Gate> {
         let settings = self.space.search.screening.as_ref()?;
-        promotion_bar(settings, self.runner.objective.slos(), &self.records)
+        Some(Gate::of(
+            settings,
+            self.runner.objective.slos(),
+            &self.records,
+        ))
+    }
+
+    /// True when configs that pass screening go on to the full probe in place: asked for, and
+    /// trials run on this host (a Slurm job writes one record).
+    pub(super) fn promotes_in_place(&self) -> bool {
+        let asked = self.space.search.screening.is_some_and(|s| s.in_place);
+        asked && !self.flights.on_slurm()
     }
 
     /// Configs started so far, journaled or in flight: what `search.trials` counts (neither

@@ -106,7 +106,7 @@ impl Jobs {
         pending::write(&workdir, &in_flight)?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
-            match self.one_job(&runner.stop, id, seat, attempt)? {
+            match self.one_job(&runner.stop, id.number, seat, attempt)? {
                 JobEnd::Record(mut record, job, submitted_unix) => {
                     record.slot = Some(seat.slot);
                     record.job_id = Some(job);
@@ -125,11 +125,11 @@ impl Jobs {
     fn one_job(
         &self,
         stop: &StopFlag,
-        id: TrialId,
+        number: u32,
         seat: &Seat,
         attempt: u32,
     ) -> anyhow::Result<JobEnd> {
-        let number = id.number.to_string();
+        let number = number.to_string();
         let exe = std::env::current_exe().context("cannot locate the infertune executable")?;
         let command: Vec<String> = [
             exe.to_string_lossy().as_ref(),
@@ -240,8 +240,10 @@ pub fn run_in_job(
         // A job's node computed its own `numa: auto` candidates when it loaded the space.
         numa_home: None,
     };
+    // A job writes one record: its screening run never goes on to the full probe.
     let id = TrialId {
         number,
+        continues: false,
         ..TrialId::of(&in_flight)
     };
     let seat = Seat {
@@ -249,7 +251,10 @@ pub fn run_in_job(
         devices: slurm::job_devices(),
     };
     match runner.run(id, in_flight.params, &seat)? {
-        TrialRun::Done(record) => {
+        TrialRun::Done(record)
+        | TrialRun::WentOn {
+            screened: record, ..
+        } => {
             let record = super::redact::record(*record, &space.secrets);
             write_atomic(
                 &workdir.join(RECORD_FILE),

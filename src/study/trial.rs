@@ -11,22 +11,29 @@ use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::screening::screening_workload;
+use super::screening::{checkpoint_after, screening_workload, Gate};
 use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
-use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
+use crate::probe::{Checkpoint, EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
 /// pruned probes included: what pruning saves.
 pub(crate) const PROBE_WALL_S: &str = "probe_wall_s";
+
+/// The probe's report in a trial's folder.
+const PROBE_JSON: &str = "probe.json";
+
+/// The report at the checkpoint of a screening run that went on to the full probe.
+const CHECKPOINT_JSON: &str = "probe-checkpoint.json";
 
 /// The side effects a study drives, each behind a trait so tests can substitute fakes.
 #[derive(Clone, Copy)]
@@ -47,6 +54,12 @@ pub struct Backends<'a> {
 pub(crate) enum TrialRun {
     /// It ran to a record.
     Done(Box<TrialRecord>),
+    /// A screening run went on past its checkpoint to the full probe on the same server: its
+    /// record and the full probe's (numbered when journaled).
+    WentOn {
+        screened: Box<TrialRecord>,
+        full: Box<TrialRecord>,
+    },
     /// The user interrupted it; nothing is recorded and a resume reruns it.
     Interrupted,
     /// Its Slurm job failed twice (node failure, time limit, preemption, cancelled, refused):
@@ -74,7 +87,7 @@ pub(crate) struct TrialRunner<'a> {
 }
 
 /// Identity of a trial within a study.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TrialId {
     /// Trial number.
     pub number: u32,
@@ -86,8 +99,11 @@ pub(crate) struct TrialId {
     pub fidelity: Option<f64>,
     /// The screening trial whose config this full-probe run promotes.
     pub promoted_from: Option<u32>,
-    /// The score this screening run must beat to go on, as the rung stood when it started.
-    pub promotion_bar: Option<f64>,
+    /// What this screening run must pass to go on, as the rung stood when it started.
+    pub gate: Option<Gate>,
+    /// The screening run is the first part of the full probe: at its checkpoint it goes on, on
+    /// the same server, when it passes its gate (else it runs only the screening probe).
+    pub continues: bool,
 }
 
 impl TrialId {
@@ -99,19 +115,21 @@ impl TrialId {
             repeat_of: pending.repeat_of,
             fidelity: pending.fidelity,
             promoted_from: pending.promoted_from,
-            promotion_bar: pending.promotion_bar,
+            gate: pending.gate.clone(),
+            continues: pending.continues,
         }
     }
 
     /// This trial of `params`, marked in flight.
-    pub fn pending(self, params: Params) -> pending::Pending {
+    pub fn pending(&self, params: Params) -> pending::Pending {
         pending::Pending {
             number: self.number,
             baseline: self.baseline,
             repeat_of: self.repeat_of,
             fidelity: self.fidelity,
             promoted_from: self.promoted_from,
-            promotion_bar: self.promotion_bar,
+            gate: self.gate.clone(),
+            continues: self.continues,
             params,
         }
     }
@@ -124,7 +142,8 @@ impl TrialId {
             repeat_of,
             fidelity: None,
             promoted_from: None,
-            promotion_bar: None,
+            gate: None,
+            continues: false,
         }
     }
 }
@@ -141,15 +160,43 @@ pub(crate) struct Seat {
 enum Measured {
     Interrupted,
     ProbeFailed(String),
-    Probed {
-        metrics: MetricMap,
-        value: Option<f64>,
-        score: Option<f64>,
-        violations: Vec<Violation>,
-        pruned: Option<String>,
-        /// Stopped as a screening run that could no longer go on: its value so far stands.
-        outranked: bool,
+    Probed(Judged),
+    /// A screening run went on past its checkpoint: the screening part as judged there, and
+    /// the full probe.
+    WentOn {
+        screened: Judged,
+        full: Judged,
     },
+}
+
+/// What a probe measured, judged.
+struct Judged {
+    metrics: MetricMap,
+    value: Option<f64>,
+    score: Option<f64>,
+    violations: Vec<Violation>,
+    pruned: Option<String>,
+    /// Stopped as a screening run that could no longer go on: its value so far stands.
+    outranked: bool,
+}
+
+impl Judged {
+    /// The record of this measurement, made by `finish` from its outcome.
+    fn record(self, finish: &dyn Fn(Outcome) -> TrialRecord) -> TrialRecord {
+        let outcome = match self.pruned {
+            Some(reason) => Outcome::Pruned { reason },
+            None if self.violations.is_empty() => Outcome::Feasible,
+            None => Outcome::Infeasible,
+        };
+        let probed = self.outranked || matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
+        TrialRecord {
+            metrics: self.metrics,
+            value: self.value.filter(|_| probed),
+            score: self.score.filter(|_| probed),
+            violations: self.violations,
+            ..finish(outcome)
+        }
+    }
 }
 
 impl Measured {
@@ -158,7 +205,9 @@ impl Measured {
         match self {
             Measured::Interrupted => false,
             Measured::ProbeFailed(_) => true,
-            Measured::Probed { metrics, .. } => metrics.get("failed").is_some_and(|n| *n > 0.0),
+            Measured::Probed(judged) | Measured::WentOn { full: judged, .. } => {
+                judged.metrics.get("failed").is_some_and(|n| *n > 0.0)
+            }
         }
     }
 }
@@ -178,7 +227,7 @@ impl TrialRunner<'_> {
         message: String,
     ) -> TrialRecord {
         new_record(
-            id,
+            &id,
             params,
             Outcome::Rejected { rule, message },
             unix_now(),
@@ -214,7 +263,7 @@ impl TrialRunner<'_> {
             slot: Some(seat.slot),
             devices: seat.devices.clone(),
             ..new_record(
-                id,
+                &id,
                 params.clone(),
                 outcome,
                 started_unix,
@@ -262,14 +311,26 @@ impl TrialRunner<'_> {
                 Err(f) => return failed(f.kind, f.message),
             };
         let ready_s = server.ready_after().as_secs_f64();
-        let workload = match id.fidelity {
-            Some(fraction) => screening_workload(&self.space.probe, fraction),
-            None => self.space.probe.clone(),
+        let checkpoint = self.checkpoint_after(&id);
+        let workload = match (id.fidelity, checkpoint) {
+            (Some(fraction), None) => screening_workload(&self.space.probe, fraction),
+            _ => self.space.probe.clone(),
         };
         let bar = id
-            .promotion_bar
-            .and_then(|score| Bar::of(self.objective.spec(), score));
-        let measured = self.measure(&server.base_url(), &workload, &workdir, bar);
+            .gate
+            .as_ref()
+            .and_then(|gate| gate.bar)
+            .and_then(|score| Bar::of(self.objective.spec(), score))
+            .map(|bar| match checkpoint {
+                Some(after) => bar.at_checkpoint(after),
+                None => bar,
+            });
+        let judged_at = Arc::new(Mutex::new(None));
+        let judge = checkpoint
+            .zip(id.gate.clone())
+            .map(|(after, gate)| self.checkpoint(after, gate, judged_at.clone()))
+            .transpose()?;
+        let measured = self.measure(&server.base_url(), &workload, &workdir, bar, judge);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
@@ -277,51 +338,91 @@ impl TrialRunner<'_> {
                 .observer
                 .warning(&format!("trial {}: teardown incomplete: {e:#}", id.number));
         }
+        let crashed = |metrics: MetricMap, exit: crate::launch::Exit| TrialRecord {
+            metrics,
+            ..finish(Outcome::Crashed {
+                exit: exit.ending,
+                message: exit.cause.unwrap_or_default(),
+            })
+        };
         let mut record = match (measured?, exit) {
             (Measured::Interrupted, _) => return Ok(TrialRun::Interrupted),
-            (measured, Some(exit)) => TrialRecord {
-                metrics: match measured {
-                    Measured::Probed { metrics, .. } => metrics,
+            (Measured::WentOn { screened, full }, exit) => {
+                let judged_at = *judged_at.lock().unwrap_or_else(|e| e.into_inner());
+                let screening_s = judged_at.map_or(0.0, |at: Instant| (at - started).as_secs_f64());
+                let screened = TrialRecord {
+                    ready_s: Some(ready_s),
+                    wall_s: screening_s,
+                    ..screened.record(&finish)
+                };
+                let full = match exit {
+                    Some(exit) => crashed(full.metrics, exit),
+                    None => full.record(&finish),
+                };
+                let full = TrialRecord {
+                    fidelity: None,
+                    promoted_from: Some(id.number),
+                    continued: true,
+                    started_unix: started_unix + screening_s,
+                    wall_s: full.wall_s - screening_s,
+                    ..full
+                };
+                return Ok(TrialRun::WentOn {
+                    screened: Box::new(screened),
+                    full: Box::new(full),
+                });
+            }
+            (measured, Some(exit)) => crashed(
+                match measured {
+                    Measured::Probed(judged) => judged.metrics,
                     _ => MetricMap::new(),
                 },
-                ..finish(Outcome::Crashed {
-                    exit: exit.ending,
-                    message: exit.cause.unwrap_or_default(),
-                })
-            },
+                exit,
+            ),
             (Measured::ProbeFailed(message), None) => finish(Outcome::Failed {
                 kind: FailureKind::Unknown,
                 message,
             }),
-            (
-                Measured::Probed {
-                    metrics,
-                    value,
-                    score,
-                    violations,
-                    pruned,
-                    outranked,
-                },
-                None,
-            ) => {
-                let outcome = match pruned {
-                    Some(reason) => Outcome::Pruned { reason },
-                    None if violations.is_empty() => Outcome::Feasible,
-                    None => Outcome::Infeasible,
-                };
-                let probed =
-                    outranked || matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
-                TrialRecord {
-                    metrics,
-                    value: value.filter(|_| probed),
-                    score: score.filter(|_| probed),
-                    violations,
-                    ..finish(outcome)
-                }
-            }
+            (Measured::Probed(judged), None) => judged.record(&finish),
         };
         record.ready_s = Some(ready_s);
         Ok(TrialRun::Done(Box::new(record)))
+    }
+
+    /// Measured requests after which the screening run `id` reaches its checkpoint, when it is
+    /// the first part of the full probe: it continues, and the objective is measured at a fixed
+    /// load of a counted length; `None` otherwise (it then runs the screening probe alone).
+    fn checkpoint_after(&self, id: &TrialId) -> Option<u64> {
+        let fraction = id.fidelity.filter(|_| id.continues)?;
+        if self.objective.spec().load_search.is_some() {
+            return None;
+        }
+        checkpoint_after(&self.space.probe, fraction)
+    }
+
+    /// The checkpoint after `after` measured requests: the run goes on when the report so far,
+    /// judged as a screening run, passes `gate`; the moment it is judged goes to `judged_at`.
+    fn checkpoint(
+        &self,
+        after: u64,
+        gate: Gate,
+        judged_at: Arc<Mutex<Option<Instant>>>,
+    ) -> anyhow::Result<Checkpoint> {
+        let objective = Objective::new(self.objective.spec())?;
+        Ok(Checkpoint {
+            after,
+            judge: Arc::new(move |report: &ProbeReport| {
+                *judged_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+                let judgement = judge_probe(&objective, &report.metrics);
+                let screened = TrialRecord {
+                    metrics: report.metrics.clone(),
+                    score: judgement.score,
+                    violations: judgement.violations,
+                    ..TrialRecord::new(0, Params::new(), Outcome::Feasible)
+                };
+                gate.passes(objective.slos(), &screened)
+            }),
+        })
     }
 
     fn target(&self, base_url: String) -> Target {
@@ -332,7 +433,7 @@ impl TrialRunner<'_> {
         }
     }
 
-    fn options(&self, bar: Option<Bar>) -> RunOptions {
+    fn options(&self, bar: Option<Bar>, checkpoint: Option<Checkpoint>) -> RunOptions {
         RunOptions {
             progress: None,
             prune: Some(prune::hook(
@@ -341,6 +442,7 @@ impl TrialRunner<'_> {
                 self.stop.clone(),
                 bar,
             )),
+            checkpoint,
         }
     }
 
@@ -348,7 +450,7 @@ impl TrialRunner<'_> {
         &self,
         target: &Target,
         workload: &WorkloadSpec,
-        bar: Option<Bar>,
+        options: RunOptions,
     ) -> anyhow::Result<ProbeReport> {
         let counter = self.backends.engine.output_token_counter();
         counted::probe(
@@ -357,50 +459,71 @@ impl TrialRunner<'_> {
             counter,
             target,
             workload,
-            self.options(bar),
+            options,
         )
     }
 
     /// Probe the server at `base_url` with `workload` (searching the load over it where the
     /// objective asks) and judge what it measured; a screening run stops once it can no longer
-    /// beat `bar`.
+    /// beat `bar`, and at its `checkpoint` (if any) unless it goes on to the full probe there.
     fn measure(
         &self,
         base_url: &str,
         workload: &WorkloadSpec,
         workdir: &Path,
         bar: Option<Bar>,
+        checkpoint: Option<Checkpoint>,
     ) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         if let Some(search) = &self.objective.spec().load_search {
             return self.measure_load(&target, search, workload, workdir);
         }
         let probing = Instant::now();
-        let mut report = match self.counted_probe(&target, workload, bar) {
+        let mut report = match self.counted_probe(&target, workload, self.options(bar, checkpoint))
+        {
             Ok(r) => r,
             Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
         };
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
-        write_probe_json(workdir, &report.json)?;
+        write_probe_json(workdir, PROBE_JSON, &report.json)?;
         let (pruned, outranked) = match report.pruned {
             Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
+            Some(EarlyStop::AtCheckpoint) => {
+                let snapshot = report.snapshot.context("a run stopped at its checkpoint")?;
+                return Ok(Measured::Probed(self.judged(snapshot.metrics, None, false)));
+            }
             Some(EarlyStop::Pruned(reason)) => (Some(reason), false),
             Some(EarlyStop::Outranked(reason)) => (Some(reason), true),
             None => (None, false),
         };
-        let judgement = judge_probe(self.objective, &report.metrics);
+        let full = self.judged(report.metrics, pruned, outranked);
+        Ok(match report.snapshot {
+            Some(snapshot) => {
+                write_probe_json(workdir, CHECKPOINT_JSON, &snapshot.json)?;
+                let mut screened = self.judged(snapshot.metrics, None, false);
+                let at = screened.metrics.get("duration_s").copied().unwrap_or(0.0);
+                screened.metrics.insert(PROBE_WALL_S.into(), at);
+                Measured::WentOn { screened, full }
+            }
+            None => Measured::Probed(full),
+        })
+    }
+
+    /// The verdict on `metrics`, with why the probe stopped early if it did.
+    fn judged(&self, metrics: MetricMap, pruned: Option<String>, outranked: bool) -> Judged {
+        let judgement = judge_probe(self.objective, &metrics);
         let mut violations = judgement.violations;
         violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
-        Ok(Measured::Probed {
-            metrics: report.metrics,
+        Judged {
+            metrics,
             value: judgement.value,
             score: judgement.score,
             violations,
             pruned,
             outranked,
-        })
+        }
     }
 
     fn measure_load(
@@ -416,7 +539,7 @@ impl TrialRunner<'_> {
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(workload, search.over, load)?;
-            let report = match self.counted_probe(target, &workload, None) {
+            let report = match self.counted_probe(target, &workload, self.options(None, None)) {
                 Ok(r) => r,
                 Err(e) => {
                     probe_failure = Some(format!("probe at load {load}: {e:#}"));
@@ -431,7 +554,7 @@ impl TrialRunner<'_> {
                 Some(EarlyStop::Pruned(reason) | EarlyStop::Outranked(reason)) => {
                     Some(reason.clone())
                 }
-                None => None,
+                Some(EarlyStop::AtCheckpoint) | None => None,
             };
             let mut violations = self.objective.violations(&report.metrics);
             violations.extend(nothing_completed(&report.metrics));
@@ -461,6 +584,7 @@ impl TrialRunner<'_> {
             .collect();
         write_probe_json(
             workdir,
+            PROBE_JSON,
             &serde_json::json!({"load_search": summary, "chosen": chosen.1.json}),
         )?;
         let mut metrics = chosen.1.metrics.clone();
@@ -468,7 +592,7 @@ impl TrialRunner<'_> {
         metrics.insert("load_search_value".into(), value);
         metrics.insert("load_search_rounds".into(), rounds.len() as f64);
         metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
-        Ok(Measured::Probed {
+        Ok(Measured::Probed(Judged {
             metrics,
             value: Some(value),
             score: Some(value),
@@ -479,7 +603,7 @@ impl TrialRunner<'_> {
             },
             pruned: None,
             outranked: false,
-        })
+        }))
     }
 }
 
@@ -495,16 +619,16 @@ fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
     (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
 }
 
-fn write_probe_json(workdir: &Path, json: &serde_json::Value) -> anyhow::Result<()> {
+fn write_probe_json(workdir: &Path, file: &str, json: &serde_json::Value) -> anyhow::Result<()> {
     write_atomic(
-        &workdir.join("probe.json"),
+        &workdir.join(file),
         &serde_json::to_string_pretty(json)?,
         Access::Shared,
     )
 }
 
 fn new_record(
-    id: TrialId,
+    id: &TrialId,
     params: Params,
     outcome: Outcome,
     started_unix: f64,

@@ -353,6 +353,7 @@ fn a_resume_with_other_screening_settings_is_refused_and_an_old_study_resumes() 
     other.search.screening = Some(ScreeningSettings {
         fraction: 0.5,
         keep: 0.5,
+        in_place: false,
     });
     for changed in [other, space(SEED, 3)] {
         let rig = Rig::new(&changed);
@@ -407,4 +408,72 @@ fn copy_before(from: &Path, to: &Path, number: u32) {
             }
         }
     }
+}
+
+#[test]
+fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_of_the_probe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("in-place");
+    let mut space = screened_space(12);
+    space.search.screening = Some(ScreeningSettings {
+        in_place: true,
+        ..ScreeningSettings::default()
+    });
+    let rig = Rig::new(&space);
+    let mut sampler = FakeSampler {
+        seed: space.search.seed,
+    };
+    let options = options(dir.clone(), false, true);
+    let result = infertune::study::run(&space, &mut sampler, rig.backends(), &options).unwrap();
+    assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
+    let records = journal::read_records(&dir).unwrap();
+    assert_eq!(records, result.records);
+
+    let promotions: Vec<&TrialRecord> = records
+        .iter()
+        .filter(|r| r.promoted_from.is_some())
+        .collect();
+    assert!(!promotions.is_empty(), "no screening run passed");
+    let completed = |r: &TrialRecord| r.metrics.get("completed").map_or(0, |n| *n as u64);
+    let mut shared_requests = 0;
+    for full in &promotions {
+        assert!(
+            full.continued,
+            "trial {} started a server again",
+            full.number
+        );
+        let screened = records
+            .iter()
+            .find(|r| Some(r.number) == full.promoted_from)
+            .unwrap();
+        assert_eq!((screened.fidelity, full.fidelity), (Some(0.25), None));
+        assert_eq!(full.params, screened.params);
+        assert!(full.number > screened.number);
+        assert_eq!(full.folder_number(), screened.number);
+        assert_eq!((screened.ready_s.is_some(), full.ready_s), (true, None));
+        assert_eq!(
+            (completed(screened), completed(full)),
+            (PLANNED / 4, PLANNED)
+        );
+        shared_requests += completed(screened);
+    }
+    // Each server started once; a promotion sent only the rest of the probe's requests.
+    let launched = records
+        .iter()
+        .filter(|r| !r.continued && !matches!(r.outcome, Outcome::Rejected { .. }))
+        .count();
+    assert_eq!(rig.launcher.registry.started(), launched);
+    let counted: u64 = records.iter().map(completed).sum();
+    assert_eq!(
+        rig.prober
+            .requests_sent
+            .load(std::sync::atomic::Ordering::SeqCst) as u64,
+        counted - shared_requests
+    );
+    let winner = result.winner.expect("a config met every SLO");
+    let crowned = records
+        .iter()
+        .find(|r| r.number == winner.summary.number)
+        .unwrap();
+    assert!(crowned.is_full_probe(), "{crowned:?}");
 }

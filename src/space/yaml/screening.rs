@@ -1,4 +1,5 @@
-//! `search.screening`: `true`, `false`, or `{fraction, keep}` (either may be left out).
+//! `search.screening`: `true`, `false`, or `{fraction, keep, promote_in_place}` (any may be left
+//! out).
 
 use crate::space::error::Pos;
 use crate::space::ScreeningSettings;
@@ -29,6 +30,15 @@ pub(super) fn screening(
     };
     let mut settings = ScreeningSettings::default();
     for (key, value) in fields {
+        if key == "promote_in_place" {
+            settings.in_place = value.as_bool().ok_or_else(|| {
+                (
+                    at,
+                    format!("search.screening.promote_in_place is `{value}`; write true or false"),
+                )
+            })?;
+            continue;
+        }
         // A screening run shorter than the probe; at least one config kept.
         let (slot, one_allowed) = match key.as_str() {
             "fraction" => (&mut settings.fraction, false),
@@ -38,8 +48,9 @@ pub(super) fn screening(
                     at,
                     format!(
                         "search.screening: unknown key `{other}`; the keys are `fraction` (share \
-                         of the probe a screening run sends) and `keep` (share of screened \
-                         configs that run the full probe)"
+                         of the probe a screening run sends), `keep` (share of screened configs \
+                         that run the full probe) and `promote_in_place` (true: they go on to it \
+                         on the screening run's server)"
                     ),
                 ))
             }

@@ -21,6 +21,7 @@ use crate::record::{
     promotion_gap, promotion_gap_spread, squash, unsquash, Slo, TrialRecord, Violation,
 };
 use crate::space::{ScreeningSettings, StudySpec};
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -138,6 +139,59 @@ pub fn promotion_bar(
     records: &[TrialRecord],
 ) -> Option<f64> {
     Rung::of(settings, slos, records).bar()
+}
+
+/// What a screening run must pass to go on, fixed when it starts: the rung as it stood then.
+/// A screening run that is the first part of the full probe checks it at its checkpoint
+/// ([`checkpoint_after`]) and goes on there on the same server, or stops.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gate {
+    /// The score to beat ([`promotion_bar`]); `None`: every run that (nearly) met the SLOs
+    /// goes on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bar: Option<f64>,
+    /// Each SLO's gap (log-ratio) from a screening run's reading to the full probe's.
+    #[serde(default)]
+    pub slo_gaps: Vec<f64>,
+}
+
+impl Gate {
+    /// The gate of the rung of `records`.
+    pub fn of(settings: &ScreeningSettings, slos: &[Slo], records: &[TrialRecord]) -> Gate {
+        let rung = Rung::of(settings, slos, records);
+        Gate {
+            bar: rung.bar(),
+            slo_gaps: rung.gaps,
+        }
+    }
+
+    /// Whether the screening run `screened`, not in the rung, goes on: it (nearly) met `slos`
+    /// on the full probe's scale and beats the bar ([`promotes`] with the rung of the gate).
+    pub fn passes(&self, slos: &[Slo], screened: &TrialRecord) -> bool {
+        match rank_key(screened, slos, &self.slo_gaps) {
+            Some((true, score)) => self.bar.is_none_or(|bar| score >= bar),
+            _ => false,
+        }
+    }
+}
+
+/// Measured requests after which a screening run of `fraction` that is the first part of the
+/// full probe `full` reaches its checkpoint: as many as [`screening_workload`] sends; `None`
+/// for a probe bounded by a duration.
+pub fn checkpoint_after(full: &WorkloadSpec, fraction: f64) -> Option<u64> {
+    match screening_workload(full, fraction).load {
+        LoadSpec::Closed {
+            requests: Some(n),
+            duration: None,
+            ..
+        }
+        | LoadSpec::Open {
+            requests: Some(n),
+            duration: None,
+            ..
+        } => Some(u64::from(n)),
+        _ => None,
+    }
 }
 
 /// Screening runs of `records` that passed screening but have not run the full probe yet.
@@ -339,6 +393,7 @@ mod tests {
     const HALF: ScreeningSettings = ScreeningSettings {
         fraction: 0.25,
         keep: 0.5,
+        in_place: false,
     };
 
     #[test]
@@ -457,6 +512,34 @@ mod tests {
     }
 
     #[test]
+    fn the_gate_fixed_at_the_start_lets_on_what_the_rung_would_promote_at_the_end() {
+        let slos = [tpot()];
+        // Config 0 read 40 ms screened and 48 ms in full; four more screening runs.
+        let mut records = vec![screened(0, 100.0, 40.0), run(1, 0, 95.0, 48.0, None)];
+        records[1].promoted_from = Some(0);
+        for (i, score) in [(2, 80.0), (3, 120.0), (4, 60.0), (5, 150.0)] {
+            records.push(screened(i, score, 38.0));
+        }
+        let gate = Gate::of(&HALF, &slos, &records);
+        for (score, tpot_ms) in [(90.0, 38.0), (110.0, 38.0), (130.0, 44.0), (200.0, 30.0)] {
+            let new = screened(6, score, tpot_ms);
+            let mut with = records.clone();
+            with.push(new.clone());
+            let promoted = promotes(&HALF, &slos, &new, &with);
+            assert_eq!(
+                gate.passes(&slos, &new),
+                promoted,
+                "{score} at {tpot_ms} ms"
+            );
+        }
+        assert!(gate.passes(&slos, &screened(6, 200.0, 30.0)));
+        assert!(
+            !gate.passes(&slos, &screened(6, 130.0, 44.0)),
+            "53 ms in full"
+        );
+    }
+
+    #[test]
     fn a_promoted_run_no_longer_awaits_promotion() {
         let first = screened(0, 10.0, 40.0);
         let mut records = vec![first.clone()];
@@ -467,6 +550,19 @@ mod tests {
             ..first
         });
         assert!(awaiting_promotion(&HALF, &[tpot()], &records).is_empty());
+    }
+
+    #[test]
+    fn only_a_probe_of_counted_requests_has_a_checkpoint() {
+        let full = WorkloadSpec::closed_random(64, 64, 32, 400);
+        assert_eq!(checkpoint_after(&full, 0.25), Some(100));
+        let mut timed = full.clone();
+        timed.load = LoadSpec::Closed {
+            concurrency: 32,
+            requests: Some(400),
+            duration: Some(Duration::from_secs(600)),
+        };
+        assert_eq!(checkpoint_after(&timed, 0.25), None);
     }
 
     #[test]

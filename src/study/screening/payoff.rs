@@ -1,10 +1,12 @@
 //! Whether screening still pays. A screened config costs a screening run and, when it goes on,
-//! a full probe; a config probed in full costs one full probe. Once the search has closed in on
-//! good configs, most of them go on, and screening then costs more than it saves: every config
-//! that goes on paid for a screening run it did not need. The next new config is screened only
-//! while the probe seconds a screened config costs on average stay below those of a full probe
-//! (the full-probe equivalents screening is there to save; start-ups are the same either way
-//! but for a promotion's second one), judged on the study's own recent configs. A config probed
+//! a promotion: a full probe, less the screening run's requests when it went on from the
+//! screening run's checkpoint on the same server; a config probed in full costs one full probe.
+//! Where promotions run the full probe anew, screening costs more than it saves once the search
+//! has closed in on good configs and most of them go on: every config that goes on paid for a
+//! screening run it did not need. The next new config is screened only while the probe seconds
+//! a screened config costs on average stay below those of a full probe (the full-probe
+//! equivalents screening is there to save; start-ups are not weighed), judged on the study's
+//! own recent configs. Where promotions go on from the checkpoint, that always holds. A config probed
 //! in full still joins the rung (its full-probe score moved back by the median gap), so the
 //! share that would go on stays measured and screening comes back once it filters again.
 
@@ -22,8 +24,8 @@ const MIN_PROMOTIONS: usize = 3;
 /// True when the next new config should run a screening run first: always until the study has
 /// three promoted configs and twelve new configs that served; after that, while a screening
 /// run's median probe seconds plus the share of the last twelve new configs that pass
-/// screening (as the rung stands now) times a full probe's median seconds stays below a full
-/// probe's.
+/// screening (as the rung stands now) times a promotion's median probe seconds stays below a
+/// full probe's.
 pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[TrialRecord]) -> bool {
     let promotions = records.iter().filter(|r| r.promoted_from.is_some()).count();
     if promotions < MIN_PROMOTIONS {
@@ -43,10 +45,32 @@ pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[Tri
     match (
         median_probe_seconds(records, false),
         median_probe_seconds(records, true),
+        median_promotion_seconds(records),
     ) {
-        (Some(screening), Some(full)) => screening + passing * full < full,
+        (Some(screening), Some(full), Some(promotion)) => screening + passing * promotion < full,
         _ => true,
     }
+}
+
+/// Median probe seconds a promotion in `records` added to its screening run: its full probe's,
+/// less the screening run's where it went on from that run's checkpoint.
+fn median_promotion_seconds(records: &[TrialRecord]) -> Option<f64> {
+    let seconds = |r: &TrialRecord| r.metrics.get("duration_s").copied();
+    let added: Vec<f64> = records
+        .iter()
+        .filter(|r| r.score.is_some())
+        .filter_map(|full| {
+            let from = full.promoted_from?;
+            let screened = records.iter().find(|r| r.number == from)?;
+            let already = if full.continued {
+                seconds(screened)?
+            } else {
+                0.0
+            };
+            Some(seconds(full)? - already)
+        })
+        .collect();
+    (!added.is_empty()).then(|| middle(added))
 }
 
 /// Median probe seconds of the runs in `records` that served, full-probe ones or screening ones.
@@ -67,6 +91,7 @@ mod tests {
     const HALF: ScreeningSettings = ScreeningSettings {
         fraction: 0.25,
         keep: 0.5,
+        in_place: false,
     };
 
     /// A run of config `config` scoring `score` over `seconds` of probe.
@@ -110,6 +135,17 @@ mod tests {
         assert!(screening_pays(&HALF, &[], &study(1.0)));
         // ...but 2 + 2/3 × 4 > 4 s once a screening run costs half a full one.
         assert!(!screening_pays(&HALF, &[], &study(2.0)));
+    }
+
+    #[test]
+    fn screening_always_pays_once_promotions_go_on_from_the_checkpoint() {
+        let mut records = study(2.0);
+        assert!(!screening_pays(&HALF, &[], &records));
+        for r in records.iter_mut().filter(|r| r.promoted_from.is_some()) {
+            r.continued = true;
+        }
+        // 2 + 2/3 × (4 − 2) < 4 s: only the configs that stop save, and none costs more.
+        assert!(screening_pays(&HALF, &[], &records));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 
 use infertune::engine::{Engine, Slot};
 use infertune::launch::{Exit, LaunchSpec, Launcher, Readiness, Server, StartFailure};
-use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
+use infertune::probe::{
+    EarlyStop, LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
+};
 use infertune::record::{FailureKind, Latency, MetricMap, Params, Value};
 use infertune::space::StudySpec;
 use infertune::study::{Prober, StopFlag};
@@ -211,7 +213,35 @@ impl Prober for FakeProber {
             planned_output_tokens: (tput * planned as f64 / REQUESTS_PER_S) as u64,
             ..LiveStats::default()
         };
+        let failed = match self.fail_above {
+            Some(bound) if concurrency(workload) > bound => 1.0,
+            _ => 0.0,
+        };
+        let metrics_of = |stats: &LiveStats| -> MetricMap {
+            let done = stats.finished as f64;
+            [
+                (
+                    "output_throughput".to_string(),
+                    tput * done / planned as f64,
+                ),
+                ("duration_s".to_string(), done / REQUESTS_PER_S),
+                (
+                    "p99_ttft_ms".to_string(),
+                    stats
+                        .samples(Latency::Ttft)
+                        .iter()
+                        .cloned()
+                        .fold(0.0, f64::max),
+                ),
+                ("completed".to_string(), done),
+                ("failed".to_string(), failed),
+                ("error_rate".to_string(), failed / (done + failed)),
+            ]
+            .into()
+        };
+        let json_of = |stats: &LiveStats| serde_json::json!({"fake": true, "completed": stats.finished, "url": target.base_url});
         let mut pruned = None;
+        let mut snapshot = None;
         for i in 0..planned {
             let rise = i as f64 / planned.saturating_sub(1).max(1) as f64;
             stats
@@ -222,40 +252,35 @@ impl Prober for FakeProber {
             stats.finished += 1;
             stats.elapsed = Duration::from_secs_f64(stats.finished as f64 / REQUESTS_PER_S);
             self.requests_sent.fetch_add(1, Ordering::SeqCst);
+            if let Some(checkpoint) = options
+                .checkpoint
+                .as_ref()
+                .filter(|c| snapshot.is_none() && stats.finished >= c.after)
+            {
+                let report = ProbeReport {
+                    metrics: metrics_of(&stats),
+                    json: json_of(&stats),
+                    ..ProbeReport::default()
+                };
+                let goes_on = (checkpoint.judge)(&report);
+                snapshot = Some(Box::new(report));
+                if !goes_on {
+                    pruned = Some(EarlyStop::AtCheckpoint);
+                    break;
+                }
+            }
             if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
                 pruned = Some(reason);
                 break;
             }
         }
-        let failed = match self.fail_above {
-            Some(bound) if concurrency(workload) > bound => 1.0,
-            _ => 0.0,
-        };
-        let done = stats.finished as f64;
-        let metrics: MetricMap = [
-            (
-                "output_throughput".to_string(),
-                tput * done / planned as f64,
-            ),
-            ("duration_s".to_string(), done / REQUESTS_PER_S),
-            (
-                "p99_ttft_ms".to_string(),
-                stats
-                    .samples(Latency::Ttft)
-                    .iter()
-                    .cloned()
-                    .fold(0.0, f64::max),
-            ),
-            ("completed".to_string(), done),
-            ("failed".to_string(), failed),
-            ("error_rate".to_string(), failed / (done + failed)),
-        ]
-        .into();
-        let json = serde_json::json!({"fake": true, "completed": done, "url": target.base_url});
+        let metrics = metrics_of(&stats);
+        let json = json_of(&stats);
         Ok(ProbeReport {
             metrics,
             pruned,
             json,
+            snapshot,
         })
     }
 }
