@@ -1,5 +1,5 @@
-//! `search.screening`: `true`, `false` or `{fraction, keep}`; anything else is refused with the
-//! place in the space file that holds it and what to write instead.
+//! `search.screening`: `true`, `false` or `{fraction, keep, promote_in_place}`; anything else
+//! is refused with the place in the space file that holds it and what to write instead.
 
 use infertune::space::{ScreeningSettings, SpaceError, StudySpec};
 use std::path::{Path, PathBuf};
@@ -32,6 +32,10 @@ fn screening_is_off_on_or_set_field_by_field() {
     assert_eq!((set.fraction, set.keep), (0.1, 1.0));
     let half = screening("{keep: 0.5}").unwrap();
     assert_eq!((half.fraction, half.keep), (0.25, 0.5));
+    assert!(!half.in_place);
+    let in_place = screening("{promote_in_place: true}").unwrap();
+    assert!(in_place.in_place);
+    assert_eq!(in_place.keep, defaults.keep);
 }
 
 #[test]
@@ -52,6 +56,10 @@ fn a_bad_screening_setting_is_refused_where_it_is_written() {
         (
             "{fractoin: 0.3}",
             "unknown key `fractoin`; the keys are `fraction`",
+        ),
+        (
+            "{promote_in_place: 1}",
+            "search.screening.promote_in_place is `1`; write true or false",
         ),
     ];
     for (value, expected) in cases {

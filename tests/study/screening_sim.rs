@@ -1,7 +1,8 @@
 //! Screening with the real binary on the simulator: `tune --screening` screens every config
 //! but the baseline with a short probe while screening pays, probes fewer requests than its
 //! configs would take in full, crowns a full-probe run, and a tuner killed (`kill -9`) around a
-//! screening run that passed resumes to exactly one full-probe run of it.
+//! screening run that passed resumes to exactly one full-probe run of it; promoted in place, a
+//! config that passes goes on on its screening run's server.
 
 use crate::kit::e2e_sim_common;
 
@@ -232,4 +233,50 @@ fn a_screening_fraction_outside_0_to_1_is_refused_before_anything_runs() {
         );
     }
     assert!(!tmp.path().join(STUDY).exists(), "a study was started");
+}
+
+#[test]
+fn promoted_in_place_a_config_goes_on_on_its_screening_server_and_the_report_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let space = four_wave_space(tmp.path(), 19_700);
+    let text = std::fs::read_to_string(&space).unwrap();
+    let text = format!(
+        "{}\n  screening: {{promote_in_place: true}}\n",
+        text.trim_end()
+    );
+    std::fs::write(&space, text).unwrap();
+    let dir = tmp.path().join("in-place");
+    finish(tune(&space, &dir, &["--trials", "12"]));
+    let study = dir.join(STUDY);
+    let all = records(&study);
+
+    assert_promotions_hold(&space, &all);
+    let promotions = all.iter().filter(|r| r.promoted_from.is_some());
+    let mut in_place = 0;
+    for full in promotions {
+        let from = full.promoted_from.unwrap();
+        if !full.continued {
+            // ASHA's rule: a run the gate held back may pass once worse runs joined the rung.
+            assert!(
+                full.number > from + 1,
+                "trial {} started a server again",
+                full.number
+            );
+            continue;
+        }
+        in_place += 1;
+        assert_eq!(full.folder_number(), from);
+        let screened = all.iter().find(|r| r.number == from).unwrap();
+        assert_eq!(screened.metrics["completed"], FULL_PROBE_REQUESTS / 4.0);
+        assert_eq!(full.metrics["completed"], FULL_PROBE_REQUESTS);
+        let folder = study.join(format!("trial-{from}"));
+        assert!(folder.join("probe-checkpoint.json").is_file());
+        assert!(!study.join(format!("trial-{}", full.number)).exists());
+    }
+    assert!(in_place > 0, "no screening run went on in place: {all:#?}");
+    let report = std::fs::read_to_string(study.join("report.md")).unwrap();
+    assert!(
+        report.contains(" in place, going on from the screening run"),
+        "{report}"
+    );
 }
