@@ -14,6 +14,7 @@ mod exit;
 pub mod export;
 pub mod fingerprint;
 mod flights;
+mod in_place;
 pub(crate) mod interrupt;
 pub mod journal;
 pub mod lock;

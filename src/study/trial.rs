@@ -11,7 +11,7 @@ use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::screening::{checkpoint_after, screening_workload, Gate};
+use super::screening::{screening_workload, Gate};
 use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
@@ -387,42 +387,6 @@ impl TrialRunner<'_> {
         };
         record.ready_s = Some(ready_s);
         Ok(TrialRun::Done(Box::new(record)))
-    }
-
-    /// Measured requests after which the screening run `id` reaches its checkpoint, when it is
-    /// the first part of the full probe: it continues, and the objective is measured at a fixed
-    /// load of a counted length; `None` otherwise (it then runs the screening probe alone).
-    fn checkpoint_after(&self, id: &TrialId) -> Option<u64> {
-        let fraction = id.fidelity.filter(|_| id.continues)?;
-        if self.objective.spec().load_search.is_some() {
-            return None;
-        }
-        checkpoint_after(&self.space.probe, fraction)
-    }
-
-    /// The checkpoint after `after` measured requests: the run goes on when the report so far,
-    /// judged as a screening run, passes `gate`; the moment it is judged goes to `judged_at`.
-    fn checkpoint(
-        &self,
-        after: u64,
-        gate: Gate,
-        judged_at: Arc<Mutex<Option<Instant>>>,
-    ) -> anyhow::Result<Checkpoint> {
-        let objective = Objective::new(self.objective.spec())?;
-        Ok(Checkpoint {
-            after,
-            judge: Arc::new(move |report: &ProbeReport| {
-                *judged_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
-                let judgement = judge_probe(&objective, &report.metrics);
-                let screened = TrialRecord {
-                    metrics: report.metrics.clone(),
-                    score: judgement.score,
-                    violations: judgement.violations,
-                    ..TrialRecord::new(0, Params::new(), Outcome::Feasible)
-                };
-                gate.passes(objective.slos(), &screened)
-            }),
-        })
     }
 
     fn target(&self, base_url: String) -> Target {
