@@ -153,18 +153,7 @@ fn failures_do_not_stop_the_other_requests() {
 
 #[test]
 fn the_pruning_hook_stops_the_run() {
-    let mut spec = workload(1000);
-    spec.load = LoadSpec::Closed {
-        concurrency: 1,
-        requests: Some(1000),
-        duration: None,
-    };
-    let server = FakeServer::start(quick(Fault::None));
-    let target = Target {
-        base_url: server.url.clone(),
-        model: "fake".into(),
-        api_key: None,
-    };
+    let (spec, server, target) = one_at_a_time(1000);
     let options = RunOptions {
         progress: None,
         prune: Some(std::sync::Arc::new(|live: &probe::LiveStats| {
@@ -183,8 +172,8 @@ fn the_pruning_hook_stops_the_run() {
     assert!(server.served() < 1000);
 }
 
-/// A run of `requests` one at a time with a checkpoint after 4 whose judge says `goes_on`.
-fn run_with_checkpoint(requests: u32, goes_on: bool) -> (ProbeReport, u64) {
+/// A workload of `requests` sent one at a time, and a fake server to send them to.
+fn one_at_a_time(requests: u32) -> (WorkloadSpec, FakeServer, Target) {
     let mut spec = workload(requests);
     spec.load = LoadSpec::Closed {
         concurrency: 1,
@@ -197,6 +186,12 @@ fn run_with_checkpoint(requests: u32, goes_on: bool) -> (ProbeReport, u64) {
         model: "fake".into(),
         api_key: None,
     };
+    (spec, server, target)
+}
+
+/// A run of `requests` one at a time with a checkpoint after 4 whose judge says `goes_on`.
+fn run_with_checkpoint(requests: u32, goes_on: bool) -> (ProbeReport, u64) {
+    let (spec, server, target) = one_at_a_time(requests);
     let judged = Arc::new(AtomicUsize::new(0));
     let seen = judged.clone();
     let options = RunOptions {

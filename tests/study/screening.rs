@@ -34,6 +34,18 @@ fn run_noting(
     resume: bool,
     gain: Option<f64>,
 ) -> (StudyResult, Vec<String>) {
+    let (result, rig) = run_on_rig(space, dir, resume, gain);
+    let notes = rig.notes.0.lock().unwrap().clone();
+    (result, notes)
+}
+
+/// [`run`], and the fakes it ran on.
+fn run_on_rig(
+    space: &StudySpec,
+    dir: &Path,
+    resume: bool,
+    gain: Option<f64>,
+) -> (StudyResult, Rig) {
     let mut rig = Rig::new(space);
     rig.prober.short_probe_gain = gain;
     let mut sampler = FakeSampler {
@@ -42,8 +54,7 @@ fn run_noting(
     let options = options(dir.to_path_buf(), resume, true);
     let result = infertune::study::run(space, &mut sampler, rig.backends(), &options).unwrap();
     assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
-    let notes = rig.notes.0.lock().unwrap().clone();
-    (result, notes)
+    (result, rig)
 }
 
 fn probe_seconds(records: &[TrialRecord]) -> f64 {
@@ -419,13 +430,7 @@ fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_o
         in_place: true,
         ..ScreeningSettings::default()
     });
-    let rig = Rig::new(&space);
-    let mut sampler = FakeSampler {
-        seed: space.search.seed,
-    };
-    let options = options(dir.clone(), false, true);
-    let result = infertune::study::run(&space, &mut sampler, rig.backends(), &options).unwrap();
-    assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
+    let (result, rig) = run_on_rig(&space, &dir, false, None);
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
 
