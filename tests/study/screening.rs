@@ -15,10 +15,15 @@ use study_fakes::*;
 
 const SEED: u64 = 5;
 
-/// A study of 12 configs with screening on (a quarter of the probe, the best third go on).
+/// A study of `trials` configs with screening on (a quarter of the probe, the best third go on).
 fn screened_space(trials: u32) -> StudySpec {
+    screened_with(trials, ScreeningSettings::default())
+}
+
+/// A study of `trials` configs screened with `settings`.
+fn screened_with(trials: u32, settings: ScreeningSettings) -> StudySpec {
     let mut space = space(SEED, trials);
-    space.search.screening = Some(ScreeningSettings::default());
+    space.search.screening = Some(settings);
     space
 }
 
@@ -55,6 +60,20 @@ fn run_on_rig(
     let result = infertune::study::run(space, &mut sampler, rig.backends(), &options).unwrap();
     assert_eq!(rig.launcher.registry.live(), 0, "a server was left running");
     (result, rig)
+}
+
+/// The winner of `result` is a full-probe run of `records`: that run.
+fn assert_a_full_probe_run_won<'r>(
+    result: &StudyResult,
+    records: &'r [TrialRecord],
+) -> &'r TrialRecord {
+    let winner = result.winner.as_ref().expect("a config met every SLO");
+    let crowned = records
+        .iter()
+        .find(|r| r.number == winner.summary.number)
+        .unwrap();
+    assert!(crowned.is_full_probe(), "{crowned:?}");
+    crowned
 }
 
 fn probe_seconds(records: &[TrialRecord]) -> f64 {
@@ -123,21 +142,17 @@ fn screened_configs_record_their_fidelity_and_a_flattering_short_probe_never_win
         "a screening run that passed never ran the full probe"
     );
 
-    let winner = result.winner.expect("a config met every SLO");
-    let crowned = records
-        .iter()
-        .find(|r| r.number == winner.summary.number)
-        .unwrap();
-    assert!(crowned.is_full_probe(), "{crowned:?}");
+    let crowned = assert_a_full_probe_run_won(&result, &records);
+    let winner_mean = result.winner.as_ref().unwrap().summary.mean;
     let best_screened = records
         .iter()
         .filter(|r| !r.is_full_probe() && r.is_feasible())
         .filter_map(|r| r.value)
         .fold(0.0, f64::max);
     assert!(
-        best_screened > winner.summary.mean,
+        best_screened > winner_mean,
         "the case must tempt: screened {best_screened} vs winner {}",
-        winner.summary.mean
+        winner_mean
     );
     for repeat in records.iter().filter_map(|r| r.repeat_of) {
         let original = records.iter().find(|r| r.number == repeat).unwrap();
@@ -227,12 +242,12 @@ fn screening_spends_fewer_probe_seconds_than_the_same_study_without_it() {
 fn once_most_screened_configs_go_on_new_configs_are_probed_in_full_straight_away() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("all-go-on");
-    let mut space = screened_space(30);
     // Every screening run goes on: each costs its probe on top of the full one.
-    space.search.screening = Some(ScreeningSettings {
+    let settings = ScreeningSettings {
         keep: 1.0,
         ..ScreeningSettings::default()
-    });
+    };
+    let space = screened_with(30, settings);
     let (result, notes) = run_noting(&space, &dir, false, None);
     let records = &result.records;
     let settings = space.search.screening.unwrap();
@@ -425,11 +440,11 @@ fn copy_before(from: &Path, to: &Path, number: u32) {
 fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_of_the_probe() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("in-place");
-    let mut space = screened_space(12);
-    space.search.screening = Some(ScreeningSettings {
+    let settings = ScreeningSettings {
         in_place: true,
         ..ScreeningSettings::default()
-    });
+    };
+    let space = screened_with(12, settings);
     let (result, rig) = run_on_rig(&space, &dir, false, None);
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
@@ -475,10 +490,5 @@ fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_o
             .load(std::sync::atomic::Ordering::SeqCst) as u64,
         counted - shared_requests
     );
-    let winner = result.winner.expect("a config met every SLO");
-    let crowned = records
-        .iter()
-        .find(|r| r.number == winner.summary.number)
-        .unwrap();
-    assert!(crowned.is_full_probe(), "{crowned:?}");
+    assert_a_full_probe_run_won(&result, &records);
 }
