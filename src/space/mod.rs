@@ -236,6 +236,7 @@ pub struct ScreeningSettings {
     pub keep: f64,
     /// A config that passes goes on to the full probe in place: on the screening run's server,
     /// with the rest of the probe's requests (`promote_in_place`; trials on this host only).
+    #[serde(default, rename = "promote_in_place")]
     pub in_place: bool,
 }
 

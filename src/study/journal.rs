@@ -96,6 +96,10 @@ fn same_warm_start(a: &[ReusedStudy], b: &[ReusedStudy]) -> bool {
 fn screening_text(screening: Option<&ScreeningSettings>) -> String {
     match screening {
         None => "no screening".into(),
+        Some(s) if s.in_place => format!(
+            "screening (fraction {}, keep {}, promoted in place)",
+            s.fraction, s.keep
+        ),
         Some(s) => format!("screening (fraction {}, keep {})", s.fraction, s.keep),
     }
 }
@@ -275,6 +279,19 @@ mod tests {
     use super::*;
     use crate::record::Outcome;
     use crate::study::observer::Silent;
+
+    #[test]
+    fn screening_settings_stored_before_promotion_in_place_read_as_not_in_place() {
+        let stored: ScreeningSettings =
+            serde_json::from_str(r#"{"fraction": 0.25, "keep": 0.5}"#).unwrap();
+        assert!(!stored.in_place);
+        let now = ScreeningSettings {
+            in_place: true,
+            ..stored
+        };
+        assert_ne!(stored, now, "a resume in place is another study");
+        assert!(screening_text(Some(&now)).contains("promoted in place"));
+    }
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {
