@@ -332,8 +332,9 @@ impl ScreenResult {
 /// The comparisons as a Markdown table, with the ratios over all scenarios.
 pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
     let mut out = format!(
-        "Screening ({:.0}% of the probe, best {:.0}% go on) under a {:.1} h budget per search, \
-         {} seeds: probe seconds until within the full-probe search's final median regret \
+        "Screening ({:.0}% of the probe, best {:.0}% go on{}) under a {:.1} h budget per search, \
+         {} seeds, each search's winner picked among its {REVALIDATED} best by their own full \
+         probes: probe seconds until within the full-probe search's final median regret \
          (exactly, and give or take the probe's resolution: the largest regret difference \
          between two final configs that one of {RERUNS} reruns of the full probe ranks the \
          other way), and until within {:.1}% of the optimum; a screening run's probe seconds \
@@ -344,6 +345,11 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
          |---|---|---|---|---|---|---|---|---|---|---|\n",
         config.settings.fraction * 100.0,
         config.settings.keep * 100.0,
+        if config.settings.in_place {
+            ", promoted in place"
+        } else {
+            ""
+        },
         config.budget_s / 3600.0,
         config.seeds,
         PRACTICAL_REGRET * 100.0,
@@ -482,6 +488,25 @@ mod tests {
         let best_stays_ahead = vec![(100.0, [100.0; 4]), (99.9, [99.8; 4]), (99.0, [99.5; 4])];
         let scenario = scenario_of("output_throughput", Box::new(Reruns(best_stays_ahead)));
         assert_eq!(resolution(&scenario, &finals), 0.0);
+    }
+
+    #[test]
+    fn the_winner_is_the_best_of_the_three_best_measured_by_its_own_full_probe() {
+        let fresh = vec![
+            (95.0, [95.0; 4]),
+            (99.5, [99.5; 4]),
+            (99.0, [99.0; 4]),
+            (200.0, [200.0; 4]),
+        ];
+        let scenario = scenario_of("output_throughput", Box::new(Reruns(fresh)));
+        let mut measured: Vec<(f64, Params)> = [97.0, 100.0, 98.0, 99.0]
+            .into_iter()
+            .zip([3, 0, 2, 1])
+            .map(|(value, x)| (value, config(x)))
+            .collect();
+        let (value, params) = revalidated(&scenario, &mut measured).unwrap();
+        // Measured best: configs 0, 1, 2; config 3 reads 200 but was measured fourth.
+        assert_eq!((value, params), (99.5, config(1)));
     }
 
     #[test]
