@@ -84,7 +84,8 @@ pub enum EarlyStop {
     /// A screening run can no longer score high enough to go on; the explanation. What it
     /// measured so far still tells how good the config is.
     Outranked(String),
-    /// The checkpoint's judge ended the run ([`Checkpoint`]): its snapshot is the measurement.
+    /// The checkpoint's judge ended the run there ([`Checkpoint`]): what it measured up to the
+    /// checkpoint is its measurement.
     AtCheckpoint,
 }
 
@@ -137,7 +138,7 @@ pub struct ProbeReport {
     pub pruned: Option<EarlyStop>,
     /// The full report as JSON (vLLM-compatible field names), written to `probe.json`.
     pub json: serde_json::Value,
-    /// The report as it stood at the run's checkpoint, when it reached one.
+    /// The report as it stood at the run's checkpoint, when the run went on past it.
     pub snapshot: Option<Box<ProbeReport>>,
 }
 

@@ -157,11 +157,9 @@ pub(crate) async fn run(
         if pruned.is_some() {
             return Ok(at_checkpoint);
         }
-        let goes_on = (checkpoint.judge)(&at_checkpoint);
-        if !goes_on {
+        if !(checkpoint.judge)(&at_checkpoint) {
             return Ok(ProbeReport {
                 pruned: Some(EarlyStop::AtCheckpoint),
-                snapshot: Some(Box::new(at_checkpoint.clone())),
                 ..at_checkpoint
             });
         }

@@ -455,8 +455,7 @@ impl TrialRunner<'_> {
         let (pruned, outranked) = match report.pruned {
             Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
             Some(EarlyStop::AtCheckpoint) => {
-                let snapshot = report.snapshot.context("a run stopped at its checkpoint")?;
-                return Ok(Measured::Probed(self.judged(snapshot.metrics, None, false)));
+                return Ok(Measured::Probed(self.judged(report.metrics, None, false)));
             }
             Some(EarlyStop::Pruned(reason)) => (Some(reason), false),
             Some(EarlyStop::Outranked(reason)) => (Some(reason), true),

@@ -262,12 +262,11 @@ impl Prober for FakeProber {
                     json: json_of(&stats),
                     ..ProbeReport::default()
                 };
-                let goes_on = (checkpoint.judge)(&report);
-                snapshot = Some(Box::new(report));
-                if !goes_on {
+                if !(checkpoint.judge)(&report) {
                     pruned = Some(EarlyStop::AtCheckpoint);
                     break;
                 }
+                snapshot = Some(Box::new(report));
             }
             if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
                 pruned = Some(reason);
