@@ -492,3 +492,35 @@ fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_o
     );
     assert_a_full_probe_run_won(&result, &records);
 }
+
+#[test]
+fn in_place_with_slots_in_parallel_each_promotion_follows_its_own_screening_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("in-place-parallel");
+    let settings = ScreeningSettings {
+        in_place: true,
+        ..ScreeningSettings::default()
+    };
+    let mut space = screened_with(16, settings);
+    space.search.parallel = 3;
+    let (result, _) = run_on_rig(&space, &dir, false, None);
+    let records = &result.records;
+    let mut numbers: Vec<u32> = records.iter().map(|r| r.number).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..records.len() as u32).collect::<Vec<_>>());
+    let in_place: Vec<&TrialRecord> = records.iter().filter(|r| r.continued).collect();
+    assert!(!in_place.is_empty(), "no promotion in place");
+    for full in in_place {
+        let screened = records
+            .iter()
+            .find(|r| Some(r.number) == full.promoted_from)
+            .unwrap();
+        assert_eq!(
+            (&screened.params, screened.fidelity),
+            (&full.params, Some(0.25))
+        );
+        assert_eq!(screened.slot, full.slot, "went on on another slot");
+        assert_eq!(promotions_of(records, screened.number), 1);
+    }
+    assert_a_full_probe_run_won(&result, records);
+}
