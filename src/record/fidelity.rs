@@ -37,6 +37,18 @@ pub fn unsquash(squashed: f64) -> f64 {
     squashed.signum() * squashed.abs().exp_m1()
 }
 
+/// Probe seconds `run` added to the study of `records`: its probe's, less those of the
+/// screening run it went on from in place (their requests are shared); `None` without a probe
+/// duration.
+pub fn added_probe_seconds(run: &TrialRecord, records: &[TrialRecord]) -> Option<f64> {
+    let seconds = |r: &TrialRecord| r.metrics.get("duration_s").copied();
+    let shared = match run.promoted_from.filter(|_| run.continued) {
+        Some(from) => seconds(records.iter().find(|r| r.number == from)?)?,
+        None => 0.0,
+    };
+    Some(seconds(run)? - shared)
+}
+
 /// Full-probe reading minus screening reading of `measure`, per promoted config of `records`.
 fn promotion_gaps(
     records: &[TrialRecord],

@@ -13,7 +13,7 @@ mod violation;
 
 pub use failure::FailureKind;
 pub(crate) use fidelity::middle;
-pub use fidelity::{promotion_gap, promotion_gap_spread, squash, unsquash};
+pub use fidelity::{added_probe_seconds, promotion_gap, promotion_gap_spread, squash, unsquash};
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};

@@ -4,7 +4,7 @@
 //! counted for the requests it added to its screening run).
 
 use crate::export::Block;
-use crate::record::TrialRecord;
+use crate::record::{added_probe_seconds, TrialRecord};
 use std::collections::BTreeMap;
 
 /// The screening paragraph of `records`; `None` when no trial was a screening run.
@@ -26,16 +26,12 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
         0 => String::new(),
         n => format!(" ({n} in place, going on from the screening run on its server)"),
     };
-    let probed = |r: &TrialRecord| r.metrics.get("duration_s").copied().unwrap_or(0.0);
     // Fidelity in per mille, so that equal shares group together.
     let mut seconds: BTreeMap<u32, f64> = BTreeMap::new();
     for r in records {
         let share = r.fidelity.unwrap_or(1.0);
-        let already = records
-            .iter()
-            .find(|s| r.continued && r.promoted_from == Some(s.number))
-            .map_or(0.0, probed);
-        *seconds.entry((share * 1000.0).round() as u32).or_default() += probed(r) - already;
+        let added = added_probe_seconds(r, records).unwrap_or(0.0);
+        *seconds.entry((share * 1000.0).round() as u32).or_default() += added;
     }
     let spent: Vec<String> = seconds
         .iter()

@@ -34,8 +34,7 @@ pub trait Evaluator: Sync {
     /// The metrics of the full probe of `params` that went on from its screening run of
     /// `fidelity` at that run's checkpoint, on the same server (the full probe's where the two
     /// do not differ).
-    fn went_on(&self, params: &Params, fidelity: f64) -> Result<MetricMap, StartupFailure> {
-        let _ = fidelity;
+    fn went_on(&self, params: &Params, _fidelity: f64) -> Result<MetricMap, StartupFailure> {
         self.evaluate(params, None)
     }
 

@@ -9,7 +9,7 @@
 
 use super::report::median;
 use super::{pool, Scenario};
-use crate::record::{Outcome, Params, TrialRecord, Violation};
+use crate::record::{added_probe_seconds, Outcome, Params, TrialRecord, Violation};
 use crate::sampler::{from_name, DEFAULT_SAMPLER};
 use crate::space::ScreeningSettings;
 use crate::study::outrank::Bar;
@@ -99,12 +99,10 @@ pub fn budgeted(
     let mut promotion: Option<u32> = None;
     loop {
         let seconds = |r: &TrialRecord| r.metrics.get("duration_s").copied().unwrap_or(0.0);
-        let (startup, mut record, mut probe) = match promotion.take() {
+        let (startup, mut record) = match promotion.take() {
             Some(number) if screening.is_some_and(|s| s.in_place) => {
                 let screened = &records[number as usize];
-                let record = scenario.went_on_at(records.len(), screened);
-                let probe = seconds(&record) - seconds(screened);
-                (0.0, record, probe)
+                (0.0, scenario.went_on_at(records.len(), screened))
             }
             Some(number) => {
                 let params = records[number as usize].params.clone();
@@ -113,8 +111,7 @@ pub fn budgeted(
                     promoted_from: Some(number),
                     ..scenario.trial_at(records.len(), params, None)
                 };
-                let probe = seconds(&record);
-                (startup, record, probe)
+                (startup, record)
             }
             None => {
                 let params = sampler
@@ -125,11 +122,10 @@ pub fn budgeted(
                     .filter(|s| screening_pays(s, slos, &records))
                     .map(|s| s.fraction);
                 let startup = scenario.evaluator.startup_seconds(&params);
-                let record = scenario.trial_at(records.len(), params, fidelity);
-                let probe = seconds(&record);
-                (startup, record, probe)
+                (startup, scenario.trial_at(records.len(), params, fidelity))
             }
         };
+        let mut probe = added_probe_seconds(&record, &records).unwrap_or(0.0);
         if let Some(settings) = screening.filter(|_| !record.is_full_probe()) {
             let bar = promotion_bar(settings, scenario.objective.slos(), &records)
                 .and_then(|score| Bar::of(scenario.objective.spec(), score));

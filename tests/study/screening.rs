@@ -32,6 +32,15 @@ fn run(space: &StudySpec, dir: &Path, resume: bool, gain: Option<f64>) -> StudyR
     run_noting(space, dir, resume, gain).0
 }
 
+/// A study of `trials` configs screened, those that pass promoted in place.
+fn in_place_space(trials: u32) -> StudySpec {
+    let settings = ScreeningSettings {
+        in_place: true,
+        ..ScreeningSettings::default()
+    };
+    screened_with(trials, settings)
+}
+
 /// [`run`], and the notes the study gave.
 fn run_noting(
     space: &StudySpec,
@@ -440,11 +449,7 @@ fn copy_before(from: &Path, to: &Path, number: u32) {
 fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_of_the_probe() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("in-place");
-    let settings = ScreeningSettings {
-        in_place: true,
-        ..ScreeningSettings::default()
-    };
-    let space = screened_with(12, settings);
+    let space = in_place_space(12);
     let (result, rig) = run_on_rig(&space, &dir, false, None);
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
@@ -497,11 +502,7 @@ fn in_place_a_config_that_passes_goes_on_on_its_screening_server_with_the_rest_o
 fn in_place_with_slots_in_parallel_each_promotion_follows_its_own_screening_run() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("in-place-parallel");
-    let settings = ScreeningSettings {
-        in_place: true,
-        ..ScreeningSettings::default()
-    };
-    let mut space = screened_with(16, settings);
+    let mut space = in_place_space(16);
     space.search.parallel = 3;
     let (result, _) = run_on_rig(&space, &dir, false, None);
     let records = &result.records;

@@ -11,7 +11,7 @@
 //! share that would go on stays measured and screening comes back once it filters again.
 
 use super::Rung;
-use crate::record::{middle, Slo, TrialRecord};
+use crate::record::{added_probe_seconds, middle, Slo, TrialRecord};
 use crate::space::ScreeningSettings;
 
 /// Recent new configs whose share passing screening decides whether it pays.
@@ -55,20 +55,10 @@ pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[Tri
 /// Median probe seconds a promotion in `records` added to its screening run: its full probe's,
 /// less the screening run's where it went on from that run's checkpoint.
 fn median_promotion_seconds(records: &[TrialRecord]) -> Option<f64> {
-    let seconds = |r: &TrialRecord| r.metrics.get("duration_s").copied();
     let added: Vec<f64> = records
         .iter()
-        .filter(|r| r.score.is_some())
-        .filter_map(|full| {
-            let from = full.promoted_from?;
-            let screened = records.iter().find(|r| r.number == from)?;
-            let already = if full.continued {
-                seconds(screened)?
-            } else {
-                0.0
-            };
-            Some(seconds(full)? - already)
-        })
+        .filter(|r| r.promoted_from.is_some() && r.score.is_some())
+        .filter_map(|full| added_probe_seconds(full, records))
         .collect();
     (!added.is_empty()).then(|| middle(added))
 }
