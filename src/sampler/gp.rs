@@ -277,19 +277,12 @@ mod tests {
         // A smooth climb to a peak at x = 0.5 and, near the top, two configs 0.1% apart, each
         // measured three times (another parameter, which changes nothing, moved) with the same
         // reading, as runs that share their noise do.
-        let mut points: Vec<Vec<f64>> = Vec::new();
-        let mut y: Vec<f64> = Vec::new();
-        for i in 0..=10 {
-            let x = f64::from(i) / 10.0;
-            points.push(vec![x, 0.5]);
-            y.push(100.0 - 400.0 * (x - 0.5).powi(2));
-        }
+        let climb = |x: f64| 100.0 - 400.0 * (x - 0.5).powi(2);
+        let mut points: Vec<Vec<f64>> = (0..=10).map(|i| vec![f64::from(i) / 10.0, 0.5]).collect();
         for x in [0.49, 0.52] {
-            for other in [0.1, 0.5, 0.9] {
-                points.push(vec![x, other]);
-                y.push(100.0 - 400.0 * (x - 0.5).powi(2));
-            }
+            points.extend([0.1, 0.5, 0.9].map(|other| vec![x, other]));
         }
+        let y: Vec<f64> = points.iter().map(|p| climb(p[0])).collect();
         let n = y.len();
         let gp = Gp::fit(points, &y, &vec![0.0; n], &[None, None]).unwrap();
         let (better, sd) = gp.predict(&[0.49, 0.5]);
