@@ -63,6 +63,13 @@ const MAX_SHORTFALL: f64 = 2.0;
 /// than not keeps the search on the feasible side without shying from uncertain regions the
 /// model expects to be feasible.
 const BREACH_WEIGHT: f64 = 8.0;
+/// Floor of `log P(SLO met)`, less the log of how much surer than its prior the SLO model is:
+/// a model sure of a breach everywhere it has seen one (readings that agree closely, fitted with
+/// long length scales) is sure of it almost everywhere else too, by margins that differ by
+/// thousands in log space and would outweigh the failure model. Below the floor candidates
+/// breach alike but for how little the model knows of them, so the search moves away from its
+/// breaches, and the failure model keeps it off its failures.
+const SURE_BREACH_LOG: f64 = -20.0;
 /// Most points a surrogate is fitted on: an exact fit costs the cube of its points, and a long
 /// study (hundreds of fast trials) would otherwise spend longer proposing than probing.
 const MAX_FIT_POINTS: usize = 160;
@@ -270,7 +277,8 @@ impl Model {
                 let (mean, sd) = gp.predict(x);
                 let z = -mean / sd;
                 let weight = if z < 0.0 { BREACH_WEIGHT } else { 1.0 };
-                weight * log_cdf(z)
+                let unsure = (sd / gp.prior_sd()).ln();
+                weight * log_cdf(z).max(SURE_BREACH_LOG + unsure)
             })
             .sum();
         let improvement = match (&self.score, self.incumbent) {
@@ -646,6 +654,61 @@ mod tests {
             trials.push(t);
         }
         trials.iter().filter(|t| x_of(&t.params) > 0.6).count()
+    }
+
+    /// Proposals of a study that starts with two SLO breaches reading exactly alike at
+    /// `x = 0.1` (a latency cap no setting there moves) and three start-up failures beyond
+    /// `x = 0.7`, until it finds a feasible config (between the two) or gives up after 12: how
+    /// many it took and how many of them failed to start.
+    fn search_from_equal_breaches(seed: u64) -> (usize, usize) {
+        let space = line();
+        let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
+        let run = |p: Params| {
+            let x = x_of(&p);
+            if x > 0.7 {
+                return oom(p);
+            }
+            let tpot = if x < 0.3 { 120.0 } else { 40.0 };
+            let mut t = if x < 0.3 {
+                let mut t = record(p, Outcome::Infeasible, Some(50.0));
+                t.violations = vec![Violation::Slo {
+                    slo: slo.clone(),
+                    measured: Some(tpot),
+                }];
+                t
+            } else {
+                feasible(p, 100.0)
+            };
+            t.metrics.insert(slo.metric_key(), tpot);
+            t
+        };
+        let mut trials: Vec<TrialRecord> = [(0.1, 0.2), (0.1, 0.8), (0.8, 0.5), (0.9, 0.1)]
+            .into_iter()
+            .chain([(0.95, 0.9)])
+            .map(|(x, y)| run(at(x, y)))
+            .collect();
+        let mut sampler = BoSampler::new(seed, Prior::default());
+        for asked in 1..=12 {
+            let t = run(sampler.ask(&space, &trials).unwrap());
+            let found = t.is_feasible();
+            trials.push(t);
+            if found {
+                let failed = trials[5..].iter().filter(|t| t.score.is_none()).count();
+                return (asked, failed);
+            }
+        }
+        (usize::MAX, 12)
+    }
+
+    #[test]
+    fn breaches_that_read_alike_do_not_send_the_search_into_known_failures() {
+        for seed in 0..3 {
+            let (asked, failed) = search_from_equal_breaches(seed);
+            assert!(
+                asked <= 6 && failed <= 1,
+                "seed {seed}: feasible after {asked} proposals, {failed} failed to start"
+            );
+        }
     }
 
     /// An unweighted `EI · P(met)` puts 25 of 75 proposals there; the weighted breach 17.

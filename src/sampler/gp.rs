@@ -108,6 +108,11 @@ impl Gp {
         )
     }
 
+    /// Standard deviation of the targets before any observation, in their units.
+    pub(crate) fn prior_sd(&self) -> f64 {
+        self.spread * (1.0 + self.noise).sqrt()
+    }
+
     /// Factorises the kernel matrix under the current hyperparameters and returns the log
     /// marginal likelihood of `z`; `None` when the matrix is not positive definite.
     fn log_likelihood(&mut self, z: &[f64]) -> Option<f64> {
