@@ -63,13 +63,14 @@ const MAX_SHORTFALL: f64 = 2.0;
 /// than not keeps the search on the feasible side without shying from uncertain regions the
 /// model expects to be feasible.
 const BREACH_WEIGHT: f64 = 8.0;
-/// Floor of `log P(SLO met)`, less the log of how much surer than its prior the SLO model is:
-/// a model sure of a breach everywhere it has seen one (readings that agree closely, fitted with
-/// long length scales) is sure of it almost everywhere else too, by margins that differ by
-/// thousands in log space and would outweigh the failure model. Below the floor candidates
-/// breach alike but for how little the model knows of them, so the search moves away from its
-/// breaches, and the failure model keeps it off its failures.
-const SURE_BREACH_LOG: f64 = -20.0;
+/// Floor of `log P(SLOs met)`, less the log of how much surer than their priors the SLO models
+/// are: a model sure of a breach everywhere it has seen one (readings that agree closely, fitted
+/// with long length scales) is sure of it almost everywhere else too, by margins that differ by
+/// millions in log space and would outweigh the failure model. Below the floor candidates
+/// breach alike but for how little the models know of them, so the search moves away from its
+/// breaches, and the failure model keeps it off its failures: the floor, weighted as a breach,
+/// stays above [`LIKELY_FAILURE_PENALTY`].
+const SURE_BREACH_LOG: f64 = -100.0;
 /// Most points a surrogate is fitted on: an exact fit costs the cube of its points, and a long
 /// study (hundreds of fast trials) would otherwise spend longer proposing than probing.
 const MAX_FIT_POINTS: usize = 160;
@@ -265,22 +266,26 @@ impl Model {
         }
     }
 
+    /// Weighted `log P(SLOs met)` at `x`, no lower than [`SURE_BREACH_LOG`] (weighted as a
+    /// breach) less how much surer than their priors the SLO models are there, on average.
+    fn log_slos_met(&self, x: &[f64]) -> f64 {
+        let (mut met, mut unsure) = (0.0, 0.0);
+        for gp in &self.slos {
+            let (mean, sd) = gp.predict(x);
+            let z = -mean / sd;
+            let weight = if z < 0.0 { BREACH_WEIGHT } else { 1.0 };
+            met += weight * log_cdf(z);
+            unsure += (sd / gp.prior_sd()).ln() / self.slos.len() as f64;
+        }
+        met.max(BREACH_WEIGHT * (SURE_BREACH_LOG + unsure))
+    }
+
     /// Log of the acquisition at `x`; higher is more promising.
     fn acquisition(&self, x: &[f64]) -> f64 {
         let failed: Vec<&[f64]> = self.failed.iter().map(Vec::as_slice).collect();
         let started: Vec<&[f64]> = self.started.iter().map(Vec::as_slice).collect();
         let p_fail = failure_probability(x, &failed, &started);
-        let feasible: f64 = self
-            .slos
-            .iter()
-            .map(|gp| {
-                let (mean, sd) = gp.predict(x);
-                let z = -mean / sd;
-                let weight = if z < 0.0 { BREACH_WEIGHT } else { 1.0 };
-                let unsure = (sd / gp.prior_sd()).ln();
-                weight * log_cdf(z).max(SURE_BREACH_LOG + unsure)
-            })
-            .sum();
+        let feasible = self.log_slos_met(x);
         let improvement = match (&self.score, self.incumbent) {
             (Some(gp), Some(best)) => {
                 let (mean, sd) = gp.predict(x);
