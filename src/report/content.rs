@@ -16,6 +16,7 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
     if !view.study.warm_start.is_empty() {
         out.push(Block::Heading(2, "Warm start".into()));
         out.push(warm_start(view));
+        out.extend(view.warm_start_trust.clone().map(Block::Para));
     }
     if let Some(screening) = super::screening::section(view.records) {
         out.push(Block::Heading(2, "Screening".into()));

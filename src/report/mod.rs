@@ -28,6 +28,8 @@ pub struct StudyView<'a> {
     /// The objective's value that pruned trials measured before their probe was stopped, by
     /// trial number.
     pub partial: BTreeMap<u32, f64>,
+    /// How the sampler weighs the warm start's trials against the study's own, where it has one.
+    pub warm_start_trust: Option<String>,
 }
 
 /// Write `report.md`, `report.html` and `plots/*.svg` of `view` into `dir`; returns the paths of

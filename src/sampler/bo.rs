@@ -18,7 +18,7 @@
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
 use super::kernel::{failure_probability, reflect, squared_distance};
-use super::prior::{checked_noise, kendall_tau, Prior, Source, TRUST_CHECK_TRIALS};
+use super::prior::{kendall_tau, Prior, PriorCheck, Source, Trust, TRUST_CHECK_TRIALS};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
@@ -302,15 +302,39 @@ impl Model {
     }
 }
 
-/// The trials of `prior` as the study's own trials bear them out: once the study has
-/// [`TRUST_CHECK_TRIALS`] scored trials, a score model of the prior alone ranks them, and the
-/// rank agreement sets the prior aside, keeps its weight or confirms it (see [`checked_noise`]).
+/// The trials of `prior` as the study's own trials bear them out (see [`check`]): set aside,
+/// kept at their weight or confirmed.
 fn checked_prior<'a>(
     dims: &Dims,
     own: &Source,
     prior: &'a Prior,
     categories: &[Option<usize>],
 ) -> Source<'a> {
+    let mut unchecked = Source::of(dims, &prior.trials, prior.extra_noise());
+    match check(own, &unchecked, categories)
+        .trust
+        .noise(unchecked.extra_noise)
+    {
+        Some(noise) => {
+            unchecked.extra_noise = noise;
+            unchecked
+        }
+        None => Source::of(dims, &[], 0.0),
+    }
+}
+
+/// How the trials of `prior` stand against the study's `trials` in the space `space`, as `bo`
+/// weighs them at its next proposal.
+pub fn check_prior(space: &dyn Feasibility, trials: &[TrialRecord], prior: &Prior) -> PriorCheck {
+    let dims = Dims::for_model(space);
+    let own = Source::of(&dims, trials, 0.0);
+    let unchecked = Source::of(&dims, &prior.trials, prior.extra_noise());
+    check(&own, &unchecked, &dims.categories())
+}
+
+/// Once the study has [`TRUST_CHECK_TRIALS`] scored trials, a score model of the earlier
+/// trials (`prior`) alone ranks them, and the rank agreement decides the trust.
+fn check(own: &Source, prior: &Source, categories: &[Option<usize>]) -> PriorCheck {
     let scored = |s: &Source| -> Vec<Row> {
         s.observed
             .iter()
@@ -318,12 +342,16 @@ fn checked_prior<'a>(
             .map(|o| (o.x.clone(), s.log_score(o), 0.0))
             .collect()
     };
-    let mut unchecked = Source::of(dims, &prior.trials, prior.extra_noise());
     let own_rows = scored(own);
-    if own_rows.len() < TRUST_CHECK_TRIALS || unchecked.observed.is_empty() {
+    let unchecked = PriorCheck {
+        own_trials: own_rows.len(),
+        tau: None,
+        trust: Trust::Unchecked,
+    };
+    if own_rows.len() < TRUST_CHECK_TRIALS || prior.observed.is_empty() {
         return unchecked;
     }
-    let Some(model) = fit_rows(scored(&unchecked), categories, None) else {
+    let Some(model) = fit_rows(scored(prior), categories, None) else {
         return unchecked;
     };
     let predicted: Vec<f64> = own_rows
@@ -331,12 +359,11 @@ fn checked_prior<'a>(
         .map(|(x, _, _)| model.predict(x).0)
         .collect();
     let actual: Vec<f64> = own_rows.iter().map(|(_, y, _)| *y).collect();
-    match checked_noise(unchecked.extra_noise, kendall_tau(&predicted, &actual)) {
-        Some(noise) => {
-            unchecked.extra_noise = noise;
-            unchecked
-        }
-        None => Source::of(dims, &[], 0.0),
+    let tau = kendall_tau(&predicted, &actual);
+    PriorCheck {
+        tau: Some(tau),
+        trust: Trust::of(tau),
+        ..unchecked
     }
 }
 
@@ -861,5 +888,17 @@ mod tests {
         let unchecked = checked_prior(&dims, &early, &unlike, &categories);
         assert_eq!(unchecked.observed.len(), 12, "too early to judge");
         assert_eq!(unchecked.extra_noise, unlike.extra_noise());
+
+        // What a report says of it: the same check, from the space and the trial lists.
+        let own_trials = scored(TRUST_CHECK_TRIALS, |x| 100.0 + 50.0 * x);
+        let confirmed = check_prior(&space, &own_trials, &alike);
+        assert_eq!(confirmed.trust, Trust::Confirmed);
+        assert_eq!(confirmed.own_trials, TRUST_CHECK_TRIALS);
+        assert!(confirmed.tau.is_some_and(|tau| tau > 0.5), "{confirmed:?}");
+        let set_aside = check_prior(&space, &own_trials, &unlike);
+        assert_eq!(set_aside.trust, Trust::SetAside);
+        assert!(set_aside.tau.is_some_and(|tau| tau < 0.2), "{set_aside:?}");
+        let too_early = check_prior(&space, &own_trials[..2], &unlike);
+        assert_eq!((too_early.trust, too_early.tau), (Trust::Unchecked, None));
     }
 }

@@ -22,9 +22,13 @@ mod testkit;
 mod tests;
 mod tpe;
 
+pub use bo::check_prior;
 pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
-pub use prior::{Prior, DEFAULT_TRANSFER_WEIGHT};
+pub(crate) use prior::TRUST_CHECK_TRIALS;
+pub use prior::{
+    Prior, PriorCheck, Trust, CONFIRMED_FROM, DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
+};
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;
 pub(crate) use random::RandomSampler;

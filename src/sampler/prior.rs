@@ -33,24 +33,60 @@ impl Prior {
 pub(crate) const TRUST_CHECK_TRIALS: usize = 4;
 /// Rank agreement (Kendall's τ) between a prior's model and the study's own scores below which
 /// the prior is set aside, and from which it is trusted almost as the study's own trials.
-const SET_ASIDE_BELOW: f64 = 0.2;
-const CONFIRMED_FROM: f64 = 0.5;
+pub const SET_ASIDE_BELOW: f64 = 0.2;
+/// See [`SET_ASIDE_BELOW`].
+pub const CONFIRMED_FROM: f64 = 0.5;
 /// Noise variance (standardised units) of a confirmed prior's trials.
 const CONFIRMED_NOISE: f64 = 0.1;
 
-/// The noise variance a prior's trials add once its model ranked the study's own trials with
-/// agreement `tau` (Kendall's τ), starting from `noise`; `None` sets the prior aside. A prior
-/// that orders the study's trials no better than chance (another model, another workload)
-/// would only mislead; one that orders them well (another card of the same family) is worth
-/// more than its weight says.
-pub(crate) fn checked_noise(noise: f64, tau: f64) -> Option<f64> {
-    if tau < SET_ASIDE_BELOW {
-        None
-    } else if tau >= CONFIRMED_FROM {
-        Some(noise.min(CONFIRMED_NOISE))
-    } else {
-        Some(noise)
+/// How far an earlier study's trials are trusted once the study's own trials bear them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trust {
+    /// Too few of the study's own trials served to judge; trusted at the transfer weight.
+    Unchecked,
+    /// Their model orders the study's trials no better than chance (another model, another
+    /// workload): left out, as they would only mislead.
+    SetAside,
+    /// Trusted at the transfer weight.
+    Kept,
+    /// Their model orders the study's trials well (another card of the same family): trusted
+    /// almost as the study's own.
+    Confirmed,
+}
+
+impl Trust {
+    /// The trust that a rank agreement `tau` (Kendall's τ) earns.
+    pub(crate) fn of(tau: f64) -> Trust {
+        if tau < SET_ASIDE_BELOW {
+            Trust::SetAside
+        } else if tau >= CONFIRMED_FROM {
+            Trust::Confirmed
+        } else {
+            Trust::Kept
+        }
     }
+
+    /// The noise variance a prior's trials add under this trust, starting from `noise`; `None`
+    /// sets the prior aside.
+    pub(crate) fn noise(self, noise: f64) -> Option<f64> {
+        match self {
+            Trust::SetAside => None,
+            Trust::Confirmed => Some(noise.min(CONFIRMED_NOISE)),
+            Trust::Unchecked | Trust::Kept => Some(noise),
+        }
+    }
+}
+
+/// How a warm start's trials stood against the study's own when last checked.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PriorCheck {
+    /// The study's own scored trials they were checked against.
+    pub own_trials: usize,
+    /// Rank agreement (Kendall's τ) between a model of the earlier trials alone and the
+    /// study's own scores; `None` while unchecked.
+    pub tau: Option<f64>,
+    /// What the agreement earned.
+    pub trust: Trust,
 }
 
 /// Kendall's τ between `predicted` and `actual` (pairs tied in either count for neither side);
@@ -142,9 +178,11 @@ mod tests {
         assert_eq!(kendall_tau(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
         let tau = kendall_tau(&[1.0, 2.0, 3.0, 4.0], &[1.0, 3.0, 2.0, 4.0]);
         assert!((tau - 4.0 / 6.0).abs() < 1e-12, "{tau}");
+        let checked_noise = |noise: f64, tau: f64| Trust::of(tau).noise(noise);
         assert_eq!(checked_noise(1.0, 0.0), None);
         assert_eq!(checked_noise(1.0, 0.3), Some(1.0));
         assert_eq!(checked_noise(1.0, 0.8), Some(CONFIRMED_NOISE));
         assert_eq!(checked_noise(0.0, 0.8), Some(0.0), "a weight of 1 stays");
+        assert_eq!(Trust::Unchecked.noise(0.7), Some(0.7));
     }
 }

@@ -67,7 +67,8 @@ impl<'a> Exporter<'a> {
     /// two reports. The winner's command has the space's secrets masked.
     pub(crate) fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
         let access = Access::of(self.space);
-        write_report_of(self.dir, self.meta, records, access, |record| {
+        let trust = super::warm::trust_text(self.space, self.meta, self.dir, records);
+        write_report_of(self.dir, self.meta, records, access, trust, |record| {
             export::exec_line(&export::redact(&self.launch(record)?, &self.space.secrets))
         })
     }
@@ -105,19 +106,20 @@ pub(crate) fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
         Ok((space, engine)) => {
             Exporter::new(&space, engine.as_ref(), &meta, dir).write_report(&records)
         }
-        Err(e) => write_report_of(dir, &meta, &records, Access::Owner, move |_| {
+        Err(e) => write_report_of(dir, &meta, &records, Access::Owner, None, move |_| {
             Err(e.context("cannot load the study's space"))
         }),
     }
 }
 
-/// Write the report of `records` with `access`; `command` gives the winner's launch line (left
-/// out, with a note, when it fails).
+/// Write the report of `records` with `access` and what `warm_start_trust` says of the warm
+/// start; `command` gives the winner's launch line (left out, with a note, when it fails).
 fn write_report_of(
     dir: &Path,
     meta: &StudyMeta,
     records: &[TrialRecord],
     access: Access,
+    warm_start_trust: Option<String>,
     command: impl FnOnce(&TrialRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<WrittenReport> {
     let objective = Objective::new(&meta.objective)?;
@@ -149,6 +151,7 @@ fn write_report_of(
         command,
         secondary,
         partial,
+        warm_start_trust,
     };
     let (markdown, html) = report::write(dir, &view, access)?;
     Ok(WrittenReport {

@@ -6,10 +6,12 @@
 //! records of each earlier study as when it started (journals only grow), so its sampler is
 //! seeded alike and replays the same proposals.
 
-use super::journal::{self, META_FILE};
+use super::journal::{self, StudyMeta, META_FILE};
 use crate::export::ReusedStudy;
 use crate::record::TrialRecord;
-use crate::sampler::Prior;
+use crate::sampler::{
+    check_prior, Prior, PriorCheck, Trust, CONFIRMED_FROM, SET_ASIDE_BELOW, TRUST_CHECK_TRIALS,
+};
 use crate::space::error::Pos;
 use crate::space::{ParamDef, ParamKind, StudySpec, WarmStartEntry};
 use anyhow::bail;
@@ -61,6 +63,73 @@ pub fn load(space: &StudySpec, dir: &Path) -> anyhow::Result<WarmStart> {
         out.prior.trials.extend(kept);
     }
     Ok(out)
+}
+
+/// What the report says of how `bo` weighs the warm start of the study `meta` in `dir` (space
+/// `space`) against its own `records`, as at its next proposal; `None` without a warm start.
+pub(crate) fn trust_text(
+    space: &StudySpec,
+    meta: &StudyMeta,
+    dir: &Path,
+    records: &[TrialRecord],
+) -> Option<String> {
+    let first = meta.warm_start.first()?;
+    let mut reread = space.clone();
+    reread.search.transfer_weight = first.weight;
+    reread.search.warm_start = meta
+        .warm_start
+        .iter()
+        .map(|s| WarmStartEntry {
+            study: s.study.clone().into(),
+            pos: Pos::default(),
+        })
+        .collect();
+    Some(match load(&reread, dir) {
+        Ok(warm) => describe(&check_prior(&reread, records, &warm.prior)),
+        Err(e) => format!(
+            "The earlier trials could not be read again to check them against this study's: \
+             {e:#}."
+        ),
+    })
+}
+
+/// [`trust_text`] of `check`.
+fn describe(check: &PriorCheck) -> String {
+    let tau = match (check.trust, check.tau) {
+        (Trust::Unchecked, _) | (_, None) if check.own_trials >= TRUST_CHECK_TRIALS => {
+            return "The earlier trials are not checked against this study's own: none of them \
+                    was scored, so no model of them can rank this study's trials. They count at \
+                    the transfer weight."
+                .to_string()
+        }
+        (Trust::Unchecked, _) | (_, None) => {
+            return format!(
+                "The earlier trials are not checked against this study's own yet: that takes \
+                 {TRUST_CHECK_TRIALS} scored trials of its own, and it has {}. Until then they \
+                 count at the transfer weight.",
+                check.own_trials
+            )
+        }
+        (_, Some(tau)) => tau,
+    };
+    let verdict = match check.trust {
+        Trust::SetAside => format!(
+            "below {SET_ASIDE_BELOW}, so they were set aside: the search goes on from this \
+             study's own trials alone"
+        ),
+        Trust::Confirmed => format!(
+            "{CONFIRMED_FROM} or more, so they were confirmed: they count almost as this \
+             study's own"
+        ),
+        _ => format!(
+            "from {SET_ASIDE_BELOW} to {CONFIRMED_FROM}, so they count at the transfer weight"
+        ),
+    };
+    format!(
+        "Checked against this study's {} scored trials: a model of the earlier trials alone \
+         ranks this study's with Kendall's τ = {tau:.2}, {verdict}.",
+        check.own_trials
+    )
 }
 
 /// The records of the earlier study `entry`, refused with where the space names it when the
@@ -137,8 +206,9 @@ fn matched(params: &[ParamDef], mut record: TrialRecord) -> Option<TrialRecord> 
 
 #[cfg(test)]
 mod tests {
-    use super::matched;
+    use super::{describe, matched};
     use crate::record::{Outcome, Params, TrialRecord, Value};
+    use crate::sampler::{PriorCheck, Trust};
     use crate::space::{ParamDef, ParamKind};
 
     fn record(params: &[(&str, i64)]) -> TrialRecord {
@@ -183,5 +253,37 @@ mod tests {
         assert!(matched(&space(), record(&[("other", 1)])).is_none());
         // Conditional, fixed and derived parameters may be missing.
         assert!(matched(&space(), record(&[("seqs", 1)])).is_some());
+    }
+
+    #[test]
+    fn the_report_says_whether_the_earlier_trials_were_set_aside_kept_or_confirmed() {
+        let said = |trust, tau| {
+            describe(&PriorCheck {
+                own_trials: 9,
+                tau,
+                trust,
+            })
+        };
+        let set_aside = said(Trust::SetAside, Some(0.05));
+        assert!(
+            set_aside.contains("this study's 9 scored trials")
+                && set_aside.contains("τ = 0.05, below 0.2, so they were set aside"),
+            "{set_aside}"
+        );
+        let kept = said(Trust::Kept, Some(0.31));
+        assert!(kept.contains("count at the transfer weight"), "{kept}");
+        let confirmed = said(Trust::Confirmed, Some(0.8));
+        assert!(confirmed.contains("0.5 or more"), "{confirmed}");
+        let unscored = said(Trust::Unchecked, None);
+        assert!(unscored.contains("none of them was scored"), "{unscored}");
+        let early = describe(&PriorCheck {
+            own_trials: 2,
+            tau: None,
+            trust: Trust::Unchecked,
+        });
+        assert!(
+            early.contains("takes 4 scored trials of its own, and it has 2"),
+            "{early}"
+        );
     }
 }

@@ -122,6 +122,12 @@ fn the_study_file_the_report_and_best_json_name_the_reused_study() {
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(report.contains("## Warm start"), "{report}");
     assert!(report.contains(&name), "{report}");
+    // The same fake card and model: the study's own trials bear the earlier ones out.
+    assert!(
+        report.contains("a model of the earlier trials alone ranks this study's")
+            && report.contains("so they were confirmed"),
+        "{report}"
+    );
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["warm_start"][0]["study"], name.as_str());
