@@ -2,7 +2,7 @@
 //! and its notes and warnings (above the bar when there is one).
 
 use crate::export::{detail, status};
-use crate::record::{Outcome, TrialRecord};
+use crate::record::Outcome;
 use crate::study::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal as _;
@@ -48,7 +48,7 @@ impl StudyObserver for TuneProgress {
     }
 
     fn trial(&self, progress: &TrialProgress<'_>) {
-        self.line(&describe(progress.record, progress.metric));
+        self.line(&describe(progress));
         if let Some(bar) = &*self.lock() {
             let r = progress.record;
             if r.repeat_of.is_none() && r.promoted_from.is_none() {
@@ -95,7 +95,8 @@ impl StudyObserver for TuneProgress {
 }
 
 /// One line about a trial, e.g. `trial 3 feasible output_throughput=1234.50 [max_num_seqs=64]`.
-fn describe(r: &TrialRecord, metric: &str) -> String {
+fn describe(progress: &TrialProgress<'_>) -> String {
+    let (r, metric) = (progress.record, progress.metric);
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut head = format!("trial {}", r.number);
     if r.baseline {
@@ -104,11 +105,8 @@ fn describe(r: &TrialRecord, metric: &str) -> String {
     if let Some(of) = r.repeat_of {
         head.push_str(&format!(" (repeat of {of})"));
     }
-    if let Some(fraction) = r.fidelity {
-        head.push_str(&format!(
-            " (screening, {:.0}% of the probe)",
-            fraction * 100.0
-        ));
+    if let Some(share) = progress.screening_share.or(r.fidelity) {
+        head.push_str(&format!(" (screening, {:.0}% of the probe)", share * 100.0));
     }
     if let Some(of) = r.promoted_from {
         head.push_str(&format!(" (full probe of {of})"));

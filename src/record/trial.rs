@@ -52,8 +52,9 @@ pub struct TrialRecord {
     /// The Slurm job that ran the trial, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<u64>,
-    /// Share of the full probe's requests a screening run sent (`search.screening`); `None`
-    /// for a run of the full probe.
+    /// The share of the full probe a screening run was asked to send
+    /// (`search.screening.fraction`); it sent more where a closed loop's run must send a whole
+    /// wave of its concurrency. `None` for a run of the full probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fidelity: Option<f64>,
     /// For the full-probe run of a config that passed screening: the screening trial.

@@ -11,7 +11,7 @@ use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::pending::{self, Pending};
 use super::select;
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{baseline, redact};
+use super::{baseline, redact, screening};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
@@ -415,6 +415,9 @@ impl<'a> Study<'a> {
             metric: &self.space.objective.metric,
             best,
             budget_left: self.clock.left(),
+            screening_share: last
+                .fidelity
+                .map(|fraction| screening::sent_share(&self.space.probe, fraction)),
         });
         Ok(())
     }

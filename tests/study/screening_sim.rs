@@ -154,6 +154,23 @@ fn tune_with_screening_probes_fewer_requests_and_crowns_a_full_probe_run() {
 }
 
 #[test]
+fn a_screening_run_that_must_send_a_whole_wave_says_the_share_it_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    // 40 requests of 16 at once: a quarter would be 10, but a run sends one wave (16, 40%).
+    let space = space_with_port(tmp.path(), 19_700);
+    let out = tune(&space, tmp.path(), &["--trials", "4", "--screening"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("(screening, 40% of the probe)"), "{stderr}");
+    assert!(
+        !stderr.contains("(screening, 25% of the probe)"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_tuner_killed_around_a_screening_run_that_passed_promotes_it_once_on_resume() {
     let tmp = tempfile::tempdir().unwrap();
     let space = space_with_port(tmp.path(), 19_300);

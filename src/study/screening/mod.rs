@@ -75,6 +75,22 @@ pub fn screening_workload(full: &WorkloadSpec, fraction: f64) -> WorkloadSpec {
     }
 }
 
+/// The share of the full probe `full` that a screening run of `fraction` sends: more than
+/// `fraction` where a closed loop's run must send a whole wave of its concurrency; `fraction`
+/// for a probe bounded by a duration.
+pub fn sent_share(full: &WorkloadSpec, fraction: f64) -> f64 {
+    let requests = |w: &WorkloadSpec| match w.load {
+        LoadSpec::Closed { requests, .. } | LoadSpec::Open { requests, .. } => requests,
+    };
+    match (
+        requests(full),
+        requests(&screening_workload(full, fraction)),
+    ) {
+        (Some(all), Some(sent)) if all > 0 => f64::from(sent) / f64::from(all),
+        _ => fraction,
+    }
+}
+
 /// The warning of [`short_probe_warning`] for the probe and screening of `space`, if any.
 pub(crate) fn probe_warning(space: &StudySpec) -> Option<String> {
     let settings = space.search.screening?;
@@ -357,6 +373,10 @@ mod tests {
             None
         );
         // A probe of a single wave is screened in full: screening only adds runs.
+        let one_wave = WorkloadSpec::closed_random(64, 16, 192, 384);
+        assert_eq!(sent_share(&one_wave, settings.fraction), 0.5);
+        let long = WorkloadSpec::closed_random(64, 16, 16, 384);
+        assert_eq!(sent_share(&long, settings.fraction), 0.25);
         let whole = short_probe_warning(&WorkloadSpec::closed_random(64, 16, 384, 384), &settings);
         assert!(whole
             .unwrap()
