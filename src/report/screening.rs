@@ -44,9 +44,28 @@ pub(crate) fn section(records: &[TrialRecord]) -> Option<Block> {
     Some(Block::Para(format!(
         "{screened} config(s) screened with a short probe ({cut} cut short once they could no \
          longer go on), {promoted} promoted to the full probe{in_place}{skipped}; only full-probe runs \
-         can win. Probe time: {}.",
-        spent.join(", ")
+         can win. Probe time: {}.{}",
+        spent.join(", "),
+        second_starts(records)
     )))
+}
+
+/// What the promotions that started their config's server again spent on it (a screened config
+/// that goes on pays a start-up twice unless it goes on in place); empty when none did.
+fn second_starts(records: &[TrialRecord]) -> String {
+    let starts: Vec<f64> = records
+        .iter()
+        .filter(|r| r.promoted_from.is_some() && !r.continued)
+        .filter_map(|r| r.ready_s)
+        .collect();
+    match starts.len() {
+        0 => String::new(),
+        n => format!(
+            " Promotions started their server again {n} time(s), {:.1} s of start-up \
+             (`search.screening.promote_in_place` goes on on the screening run's server).",
+            starts.iter().sum::<f64>()
+        ),
+    }
 }
 
 fn percent(per_mille: u32) -> String {
@@ -72,6 +91,7 @@ mod tests {
         assert!(section(&[run(0, None, 4.0)]).is_none());
         let promoted = TrialRecord {
             promoted_from: Some(1),
+            ready_s: Some(30.3),
             ..run(3, None, 4.5)
         };
         let cut = TrialRecord {
@@ -105,7 +125,9 @@ mod tests {
             text,
             "4 config(s) screened with a short probe (1 cut short once they could no longer go \
              on), 1 promoted to the full probe; only full-probe runs can win. Probe time: 8.5 s \
-             at the full probe, 2.5 s at 25% of it."
+             at the full probe, 2.5 s at 25% of it. Promotions started their server again 1 \
+             time(s), 30.3 s of start-up (`search.screening.promote_in_place` goes on on the \
+             screening run's server)."
         );
         records.push(run(6, None, 4.0));
         let Some(Block::Para(text)) = section(&records) else {
@@ -136,8 +158,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("Probe time: 3.0 s at the full probe, 1.0 s at 25% of it."),
-            "{text}"
+            text.ends_with("Probe time: 3.0 s at the full probe, 1.0 s at 25% of it."),
+            "no second start-up in place: {text}"
         );
     }
 }
