@@ -114,20 +114,19 @@ fn describe(check: &PriorCheck) -> String {
     };
     let verdict = match check.trust {
         Trust::SetAside => format!(
-            "below {SET_ASIDE_BELOW}, so they were set aside: the search goes on from this \
-             study's own trials alone"
+            "below {SET_ASIDE_BELOW} they are set aside: the search goes on from this study's \
+             own trials alone"
         ),
         Trust::Confirmed => format!(
-            "{CONFIRMED_FROM} or more, so they were confirmed: they count almost as this \
-             study's own"
+            "from {CONFIRMED_FROM} they are confirmed: they count almost as this study's own"
         ),
-        _ => format!(
-            "from {SET_ASIDE_BELOW} to {CONFIRMED_FROM}, so they count at the transfer weight"
-        ),
+        _ => {
+            format!("from {SET_ASIDE_BELOW} to {CONFIRMED_FROM} they count at the transfer weight")
+        }
     };
     format!(
         "Checked against this study's {} scored trials: a model of the earlier trials alone \
-         ranks this study's with Kendall's τ = {tau:.2}, {verdict}.",
+         ranks them with Kendall's τ = {tau:.2}; {verdict}.",
         check.own_trials
     )
 }
@@ -267,13 +266,16 @@ mod tests {
         let set_aside = said(Trust::SetAside, Some(0.05));
         assert!(
             set_aside.contains("this study's 9 scored trials")
-                && set_aside.contains("τ = 0.05, below 0.2, so they were set aside"),
+                && set_aside.contains("τ = 0.05; below 0.2 they are set aside"),
             "{set_aside}"
         );
         let kept = said(Trust::Kept, Some(0.31));
         assert!(kept.contains("count at the transfer weight"), "{kept}");
         let confirmed = said(Trust::Confirmed, Some(0.8));
-        assert!(confirmed.contains("0.5 or more"), "{confirmed}");
+        assert!(
+            confirmed.contains("from 0.5 they are confirmed"),
+            "{confirmed}"
+        );
         let unscored = said(Trust::Unchecked, None);
         assert!(unscored.contains("none of them was scored"), "{unscored}");
         let early = describe(&PriorCheck {

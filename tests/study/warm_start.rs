@@ -124,8 +124,8 @@ fn the_study_file_the_report_and_best_json_name_the_reused_study() {
     assert!(report.contains(&name), "{report}");
     // The same fake card and model: the study's own trials bear the earlier ones out.
     assert!(
-        report.contains("a model of the earlier trials alone ranks this study's")
-            && report.contains("so they were confirmed"),
+        report.contains("a model of the earlier trials alone ranks them with Kendall's τ")
+            && report.contains("they are confirmed"),
         "{report}"
     );
     let best: serde_json::Value =
