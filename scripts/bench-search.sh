@@ -8,7 +8,8 @@
 # the probe seconds each needs to reach the full-probe search's final regret (exactly, and give
 # or take the probe's resolution, measured by rerunning the final configs with other draws of
 # the simulator's noise; each search's winner picked as re-validation picks it, among its three
-# best), on every probe lengthened to --screen-waves waves of its concurrency (default 8; 0 keeps
+# best; over all scenarios with the range of 90% of bootstrap draws of the seeds), on every
+# probe lengthened to --screen-waves waves of its concurrency (default 8; 0 keeps
 # the scenarios' own two or three waves, too short for screening to pay: `tune` warns of such
 # probes); --screen-in-place promotes in place (search.screening.promote_in_place).
 # Usage: scripts/bench-search.sh [--no-optuna] [--profile bench|dev] [--seeds 20] [--trials 80]

@@ -6,6 +6,7 @@
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
 //! simulator in virtual time (`sim::SimEvaluator`).
 
+mod bootstrap;
 pub mod optuna;
 pub mod plot;
 mod pool;

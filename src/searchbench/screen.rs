@@ -7,6 +7,7 @@
 //! runs count as found, as only they can win a study. The two are compared by the probe seconds
 //! each spends before it is within the full-probe search's final median regret.
 
+use super::bootstrap::ratio_interval;
 use super::report::median;
 use super::{pool, Scenario};
 use crate::record::{added_probe_seconds, Outcome, Params, TrialRecord, Violation};
@@ -308,20 +309,17 @@ impl ScreenResult {
         median(&finals)
     }
 
-    /// Median probe seconds `runs` spend before their regret is at most `target` (infinite for
-    /// a run that never gets there; the lower middle value for an even number of runs, so half
-    /// the runs reaching a median regret is enough).
-    fn probe_seconds_to(&self, runs: &[BudgetRun], target: f64) -> f64 {
-        let seconds: Vec<f64> = runs
-            .iter()
+    /// Probe seconds each of `runs` spends before its regret is at most `target` (infinite for
+    /// a run that never gets there).
+    fn probe_seconds_to(&self, runs: &[BudgetRun], target: f64) -> Vec<f64> {
+        runs.iter()
             .map(|r| {
                 r.steps
                     .iter()
                     .find(|s| self.regret(s.best) <= target)
                     .map_or(f64::INFINITY, |s| s.probe_s)
             })
-            .collect();
-        lower_median(seconds)
+            .collect()
     }
 }
 
@@ -334,7 +332,9 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
          (exactly, and give or take the probe's resolution: the largest regret difference \
          between two final configs that one of {RERUNS} reruns of the full probe ranks the \
          other way), and until within {:.1}% of the optimum; a screening run's probe seconds \
-         over a full run's.\n\n\
+         over a full run's. Over all scenarios, each ratio has in brackets the range that 90% of \
+         bootstrap draws of the seeds give (each scenario's searches drawn again with \
+         replacement).\n\n\
          | scenario | final regret full / screened | probe resolution | trials (full probes) \
          full / screened | probe s to that regret full / screened | ratio | probe s to it give \
          or take the resolution | ratio | probe s to {:.1}% | ratio | screening run cost |\n\
@@ -352,15 +352,18 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
         PRACTICAL_REGRET * 100.0,
     );
     let mut totals = [(0.0, 0.0); 3];
+    let mut samples: [Vec<(Vec<f64>, Vec<f64>)>; 3] = Default::default();
     for r in results {
         let target = r.final_regret(&r.full);
         let targets = [target, target + r.resolution, PRACTICAL_REGRET.max(target)];
         let mut cells = Vec::new();
-        for (total, to) in totals.iter_mut().zip(targets) {
-            let (full, screened) = (
+        for ((total, sample), to) in totals.iter_mut().zip(&mut samples).zip(targets) {
+            let runs = (
                 r.probe_seconds_to(&r.full, to),
                 r.probe_seconds_to(&r.screened, to),
             );
+            let (full, screened) = (lower_median(runs.0.clone()), lower_median(runs.1.clone()));
+            sample.push(runs);
             total.0 += full;
             total.1 += screened;
             cells.push(format!(
@@ -388,7 +391,14 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
     }
     let all: Vec<String> = totals
         .iter()
-        .map(|(full, screened)| format!("{full:.0} / {screened:.0} | **{:.2}×**", full / screened))
+        .zip(&samples)
+        .map(|((full, screened), sample)| {
+            let (lo, hi) = ratio_interval(sample, lower_median);
+            format!(
+                "{full:.0} / {screened:.0} | **{:.2}×** ({lo:.2}–{hi:.2}×)",
+                full / screened
+            )
+        })
         .collect();
     out.push_str(&format!("| all | | | | {} | |\n", all.join(" | ")));
     out
@@ -503,6 +513,45 @@ mod tests {
         let (value, params) = revalidated(&scenario, &mut measured).unwrap();
         // Measured best: configs 0, 1, 2; config 3 reads 200 but was measured fourth.
         assert_eq!((value, params), (99.5, config(1)));
+    }
+
+    /// A search that finds the optimum (100) after `probe_s` probe seconds, on one trial.
+    fn finds_it_after(probe_s: f64) -> BudgetRun {
+        BudgetRun {
+            steps: vec![Step {
+                best: Some(100.0),
+                ..step(probe_s)
+            }],
+            full_trials: 1,
+            screening_probe_s: 0.0,
+            full_probe_s: probe_s,
+            best_params: None,
+        }
+    }
+
+    #[test]
+    fn the_ratio_over_all_comes_with_the_range_of_its_bootstrap_draws() {
+        let result = ScreenResult {
+            name: "s".into(),
+            optimum: 100.0,
+            full: vec![finds_it_after(100.0), finds_it_after(300.0)],
+            screened: vec![finds_it_after(50.0), finds_it_after(150.0)],
+            resolution: 0.0,
+        };
+        let config = ScreenConfig {
+            budget_s: 3600.0,
+            seeds: 2,
+            threads: 1,
+            settings: ScreeningSettings::default(),
+        };
+        let text = table(&[result], &config);
+        let all = text.lines().last().unwrap();
+        // Lower medians 100 and 50; a draw's medians are either run of each side.
+        assert_eq!(
+            all.matches("100 / 50 | **2.00×** (0.67–6.00×)").count(),
+            3,
+            "{all}"
+        );
     }
 
     #[test]

@@ -1,0 +1,85 @@
+//! Bootstrap intervals for the screening comparison's ratios: how far a ratio of summed medians
+//! moves when each scenario's searches are drawn again with replacement, so that a reader can
+//! tell a real miss from the luck of a few seeds.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// Resamples drawn.
+const DRAWS: usize = 2000;
+/// Seed of the resampling, so that a rerun of the benchmark prints the same interval.
+const SEED: u64 = 18;
+
+/// The 5th and 95th percentiles of `Σ stat(full) / Σ stat(screened)` over the scenarios of
+/// `samples` (per scenario: a figure of each full-probe search and of each screened search)
+/// when each list is drawn again with replacement. A draw where the screened searches never
+/// get there counts as 0, whatever the full ones do.
+pub fn ratio_interval(
+    samples: &[(Vec<f64>, Vec<f64>)],
+    stat: impl Fn(Vec<f64>) -> f64,
+) -> (f64, f64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(SEED);
+    let mut redraw = |values: &[f64]| -> Vec<f64> {
+        (0..values.len())
+            .map(|_| values[rng.random_range(0..values.len())])
+            .collect()
+    };
+    let mut ratios: Vec<f64> = (0..DRAWS)
+        .map(|_| {
+            let (mut full, mut screened) = (0.0, 0.0);
+            for (f, s) in samples
+                .iter()
+                .filter(|(f, s)| !f.is_empty() && !s.is_empty())
+            {
+                full += stat(redraw(f));
+                screened += stat(redraw(s));
+            }
+            ratio(full, screened)
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((DRAWS - 1) as f64 * q).round() as usize];
+    (at(0.05), at(0.95))
+}
+
+/// `full / screened`, 0 when the screened figure is infinite or undefined.
+fn ratio(full: f64, screened: f64) -> f64 {
+    if screened.is_finite() {
+        full / screened
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[(v.len() - 1) / 2]
+    }
+
+    #[test]
+    fn runs_that_agree_give_no_spread_and_a_screened_side_that_never_gets_there_gives_zero() {
+        let alike = [
+            (vec![30.0; 5], vec![20.0; 5]),
+            (vec![10.0; 3], vec![0.0; 3]),
+        ];
+        assert_eq!(ratio_interval(&alike, median), (2.0, 2.0));
+        let never = [(vec![30.0; 5], vec![f64::INFINITY; 5])];
+        assert_eq!(ratio_interval(&never, median), (0.0, 0.0));
+    }
+
+    #[test]
+    fn the_interval_spans_the_point_ratio_and_widens_with_the_spread_of_the_runs() {
+        let full: Vec<f64> = (1..=20).map(|i| 100.0 + 10.0 * f64::from(i)).collect();
+        let screened: Vec<f64> = full.iter().map(|s| s / 1.5).collect();
+        let point = median(full.clone()) / median(screened.clone());
+        let (lo, hi) = ratio_interval(&[(full.clone(), screened.clone())], median);
+        assert!(lo < point && point < hi, "{lo} {point} {hi}");
+        let wider: Vec<f64> = screened.iter().map(|s| s * s / 100.0).collect();
+        let (wlo, whi) = ratio_interval(&[(full, wider)], median);
+        assert!(whi - wlo > hi - lo, "{wlo}–{whi} against {lo}–{hi}");
+    }
+}
