@@ -53,12 +53,8 @@ fn ratio(full: f64, screened: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::screen::lower_median as median;
     use super::*;
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        v[(v.len() - 1) / 2]
-    }
 
     #[test]
     fn runs_that_agree_give_no_spread_and_a_screened_side_that_never_gets_there_gives_zero() {

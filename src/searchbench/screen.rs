@@ -351,21 +351,18 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
         PRACTICAL_REGRET * 100.0,
         PRACTICAL_REGRET * 100.0,
     );
-    let mut totals = [(0.0, 0.0); 3];
     let mut samples: [Vec<(Vec<f64>, Vec<f64>)>; 3] = Default::default();
     for r in results {
         let target = r.final_regret(&r.full);
         let targets = [target, target + r.resolution, PRACTICAL_REGRET.max(target)];
         let mut cells = Vec::new();
-        for ((total, sample), to) in totals.iter_mut().zip(&mut samples).zip(targets) {
+        for (sample, to) in samples.iter_mut().zip(targets) {
             let runs = (
                 r.probe_seconds_to(&r.full, to),
                 r.probe_seconds_to(&r.screened, to),
             );
             let (full, screened) = (lower_median(runs.0.clone()), lower_median(runs.1.clone()));
             sample.push(runs);
-            total.0 += full;
-            total.1 += screened;
             cells.push(format!(
                 "{full:.0} / {screened:.0} | {:.2}×",
                 full / screened
@@ -389,10 +386,13 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
             median(&costs),
         ));
     }
-    let all: Vec<String> = totals
+    let all: Vec<String> = samples
         .iter()
-        .zip(&samples)
-        .map(|((full, screened), sample)| {
+        .map(|sample| {
+            let (full, screened) = sample.iter().fold((0.0, 0.0), |(f, s), runs| {
+                let (full, screened) = (lower_median(runs.0.clone()), lower_median(runs.1.clone()));
+                (f + full, s + screened)
+            });
             let (lo, hi) = ratio_interval(sample, lower_median);
             format!(
                 "{full:.0} / {screened:.0} | **{:.2}×** ({lo:.2}–{hi:.2}×)",
@@ -404,8 +404,9 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
     out
 }
 
-/// The middle value of `values`, the lower of the two middle ones for an even count.
-fn lower_median(mut values: Vec<f64>) -> f64 {
+/// The middle value of `values`, the lower of the two middle ones for an even count (so half
+/// the runs reaching a target is enough).
+pub(super) fn lower_median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     values
         .get(values.len().saturating_sub(1) / 2)
