@@ -95,6 +95,10 @@ impl BoSampler {
 }
 
 impl Sampler for BoSampler {
+    fn prior_check(&self, space: &dyn Feasibility, trials: &[TrialRecord]) -> Option<PriorCheck> {
+        (!self.prior.trials.is_empty()).then(|| check_prior(space, trials, &self.prior))
+    }
+
     fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
         let dims = Dims::for_model(space);
         check_dims(dims.len())?;

@@ -58,6 +58,12 @@ pub trait Sampler {
         }
         Ok(batch)
     }
+
+    /// How the trials of earlier studies (a warm start) stand against `trials`, as the sampler
+    /// weighs them at its next proposal; `None` for a sampler that learns from none.
+    fn prior_check(&self, _space: &dyn Feasibility, _trials: &[TrialRecord]) -> Option<PriorCheck> {
+        None
+    }
 }
 
 /// `trials` followed by a stand-in for each config of `pending` (proposed, still running),

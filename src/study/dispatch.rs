@@ -11,10 +11,10 @@ use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::pending::{self, Pending};
 use super::select;
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{baseline, redact, screening};
+use super::{baseline, redact, screening, warm};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialRecord};
-use crate::sampler::{with_pending, Sampler};
+use crate::sampler::{with_pending, Sampler, Trust};
 use crate::space::overrides::baseline_config;
 use crate::space::StudySpec;
 use anyhow::Context as _;
@@ -36,6 +36,8 @@ pub(crate) struct Study<'a> {
     pub reruns: Vec<Pending>,
     /// Trials lost in a row to failed Slurm jobs.
     pub lost_in_a_row: u32,
+    /// The sampler's last verdict on the warm start that the observer was told of.
+    pub prior_trust: Option<Trust>,
 }
 
 /// Trials lost in a row after which the study stops: the cluster, not the configs, is failing.
@@ -419,7 +421,21 @@ impl<'a> Study<'a> {
                 .fidelity
                 .map(|fraction| screening::sent_share(&self.space.probe, fraction)),
         });
+        self.tell_prior_trust();
         Ok(())
+    }
+
+    /// Tell the observer, once per change, when the sampler checks the warm start against the
+    /// study's own trials and keeps, sets aside or confirms it.
+    fn tell_prior_trust(&mut self) {
+        let Some(check) = self.sampler.prior_check(self.space, &self.records) else {
+            return;
+        };
+        if check.trust == Trust::Unchecked || self.prior_trust == Some(check.trust) {
+            return;
+        }
+        self.prior_trust = Some(check.trust);
+        self.backends.observer.note(&warm::trust_note(&check));
     }
 
     /// The lowest number no journaled, in-flight or left-in-flight trial has.

@@ -155,6 +155,7 @@ pub fn run(
         flights,
         reruns,
         lost_in_a_row: 0,
+        prior_trust: None,
     };
     let mut interrupted = !study.search()?;
     if !interrupted {

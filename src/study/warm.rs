@@ -93,6 +93,11 @@ pub(crate) fn trust_text(
     })
 }
 
+/// The note `tune` prints when the sampler's verdict on the warm start changes to `check`'s.
+pub(crate) fn trust_note(check: &PriorCheck) -> String {
+    format!("warm start: {}", describe(check))
+}
+
 /// [`trust_text`] of `check`.
 fn describe(check: &PriorCheck) -> String {
     let tau = match (check.trust, check.tau) {

@@ -42,12 +42,32 @@ fn later_space(seed: u64, trials: u32, from: &[&Path]) -> StudySpec {
 
 /// Run (or resume) the study of `space` in `dir` with its warm start read as `tune` reads it.
 fn run_warm(space: &StudySpec, dir: &Path, resume: bool) -> anyhow::Result<StudyResult> {
+    run_warm_noted(space, dir, resume).map(|(result, _)| result)
+}
+
+/// [`run_warm`], with the notes the study told its observer.
+fn run_warm_noted(
+    space: &StudySpec,
+    dir: &Path,
+    resume: bool,
+) -> anyhow::Result<(StudyResult, Vec<String>)> {
     let warm = warm::load(space, dir)?;
     let mut sampler = from_name_with_prior("bo", space.search.seed, warm.prior)?;
     let rig = Rig::new(space);
     let mut opts = options(dir.to_path_buf(), resume, false);
     opts.warm_start = warm.studies;
-    infertune::study::run(space, sampler.as_mut(), rig.backends(), &opts)
+    let result = infertune::study::run(space, sampler.as_mut(), rig.backends(), &opts)?;
+    let notes = rig.notes.0.lock().unwrap().clone();
+    Ok((result, notes))
+}
+
+/// The notes of `notes` that tell what became of the warm start.
+fn trust_notes(notes: &[String]) -> Vec<&str> {
+    notes
+        .iter()
+        .filter(|n| n.starts_with("warm start:"))
+        .map(String::as_str)
+        .collect()
 }
 
 fn ooms(records: &[TrialRecord]) -> usize {
@@ -131,6 +151,34 @@ fn the_study_file_the_report_and_best_json_name_the_reused_study() {
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("best.json")).unwrap()).unwrap();
     assert_eq!(best["warm_start"][0]["study"], name.as_str());
+}
+
+#[test]
+fn the_study_tells_each_change_of_its_verdict_on_the_warm_start_and_a_cold_one_tells_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let before = tmp.path().join("earlier");
+    earlier(&before, 10);
+    let dir = tmp.path().join("warm");
+    let (_, notes) = run_warm_noted(&later_space(3, 12, &[&before]), &dir, false).unwrap();
+    // What the verdict earned: the sentence's part after the τ.
+    let verdicts: Vec<&str> = trust_notes(&notes)
+        .iter()
+        .filter_map(|n| n.split_once("; ").map(|(_, verdict)| verdict))
+        .collect();
+    assert!(!verdicts.is_empty(), "{notes:#?}");
+    assert!(
+        verdicts.windows(2).all(|pair| pair[0] != pair[1]),
+        "a verdict told twice in a row: {notes:#?}"
+    );
+    // The same fake card and model: confirmed first, and the last verdict told is the report's.
+    assert!(verdicts[0].contains("they are confirmed"), "{notes:#?}");
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let last = verdicts.last().unwrap();
+    assert!(report.contains(last), "{last} is not in\n{report}");
+
+    let (_, notes) =
+        run_warm_noted(&later_space(3, 12, &[]), &tmp.path().join("cold"), false).unwrap();
+    assert!(trust_notes(&notes).is_empty(), "{notes:#?}");
 }
 
 #[test]
