@@ -5,7 +5,8 @@
 //! configs would go on, screening pauses ([`screening_pays`]).
 //!
 //! A short probe reads latencies systematically lower (or higher) than the full one: a
-//! closed loop's batch drains sooner, fewer waves of prefills interfere. Whether a screening
+//! closed loop's batch drains sooner, fewer waves of prefills interfere, a p99 over fewer
+//! requests reaches less deep into the tail. Whether a screening
 //! run met its SLOs is therefore judged on the full probe's scale: each SLO's measurement is
 //! moved by the median gap between the full and the screening run of the configs promoted so
 //! far.
