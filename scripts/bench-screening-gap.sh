@@ -19,7 +19,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/vllm-env.sh
 . scripts/vllm-env.sh
+# shellcheck source=scripts/llamacpp-env.sh
 . scripts/llamacpp-env.sh
 rounds="${1:-5}"
 requests="${2:-512}"
