@@ -126,6 +126,10 @@ pub fn budgeted(
                 (startup, scenario.trial_at(records.len(), params, fidelity))
             }
         };
+        if startup > 0.0 && !record.is_config_failure() {
+            // Its server started and served, as a real run records it.
+            record.ready_s = Some(startup);
+        }
         let mut probe = added_probe_seconds(&record, &records).unwrap_or(0.0);
         if let Some(settings) = screening.filter(|_| !record.is_full_probe()) {
             let bar = promotion_bar(settings, scenario.objective.slos(), &records)
@@ -309,15 +313,15 @@ impl ScreenResult {
         median(&finals)
     }
 
-    /// Probe seconds each of `runs` spends before its regret is at most `target` (infinite for
-    /// a run that never gets there).
-    fn probe_seconds_to(&self, runs: &[BudgetRun], target: f64) -> Vec<f64> {
+    /// Seconds each of `runs` spends before its regret is at most `target` (infinite for a run
+    /// that never gets there): probe seconds, or with `wall` start-ups and probes.
+    fn seconds_to(&self, runs: &[BudgetRun], target: f64, wall: bool) -> Vec<f64> {
         runs.iter()
             .map(|r| {
                 r.steps
                     .iter()
                     .find(|s| self.regret(s.best) <= target)
-                    .map_or(f64::INFINITY, |s| s.probe_s)
+                    .map_or(f64::INFINITY, |s| if wall { s.spent_s } else { s.probe_s })
             })
             .collect()
     }
@@ -331,35 +335,43 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
          probes: probe seconds until within the full-probe search's final median regret \
          (exactly, and give or take the probe's resolution: the largest regret difference \
          between two final configs that one of {RERUNS} reruns of the full probe ranks the \
-         other way), and until within {:.1}% of the optimum; a screening run's probe seconds \
-         over a full run's. Over all scenarios, each ratio has in brackets the range that 90% of \
+         other way), and until within {:.1}% of the optimum, that also counting start-ups; a \
+         screening run's probe seconds over a full run's. Over all scenarios, each ratio has in brackets the range that 90% of \
          bootstrap draws of the seeds give (each scenario's searches drawn again with \
          replacement).\n\n\
          | scenario | final regret full / screened | probe resolution | trials (full probes) \
          full / screened | probe s to that regret full / screened | ratio | probe s to it give \
-         or take the resolution | ratio | probe s to {:.1}% | ratio | screening run cost |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+         or take the resolution | ratio | probe s to {:.1}% | ratio | start-up and probe s to \
+         it | ratio | screening run cost |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         config.settings.fraction * 100.0,
         config.settings.keep * 100.0,
-        if config.settings.in_place {
-            ", promoted in place"
-        } else {
-            ""
+        match (config.settings.in_place, config.settings.weigh_start_ups) {
+            (true, true) => ", promoted in place, start-ups weighed",
+            (true, false) => ", promoted in place",
+            (false, true) => ", start-ups weighed",
+            (false, false) => "",
         },
         config.budget_s / 3600.0,
         config.seeds,
         PRACTICAL_REGRET * 100.0,
         PRACTICAL_REGRET * 100.0,
     );
-    let mut samples: [Vec<(Vec<f64>, Vec<f64>)>; 3] = Default::default();
+    let mut samples: [Vec<(Vec<f64>, Vec<f64>)>; 4] = Default::default();
     for r in results {
         let target = r.final_regret(&r.full);
-        let targets = [target, target + r.resolution, PRACTICAL_REGRET.max(target)];
+        let practical = PRACTICAL_REGRET.max(target);
+        let targets = [
+            (target, false),
+            (target + r.resolution, false),
+            (practical, false),
+            (practical, true),
+        ];
         let mut cells = Vec::new();
-        for (sample, to) in samples.iter_mut().zip(targets) {
+        for (sample, (to, wall)) in samples.iter_mut().zip(targets) {
             let runs = (
-                r.probe_seconds_to(&r.full, to),
-                r.probe_seconds_to(&r.screened, to),
+                r.seconds_to(&r.full, to, wall),
+                r.seconds_to(&r.screened, to, wall),
             );
             let (full, screened) = (lower_median(runs.0.clone()), lower_median(runs.1.clone()));
             sample.push(runs);
@@ -516,11 +528,13 @@ mod tests {
         assert_eq!((value, params), (99.5, config(1)));
     }
 
-    /// A search that finds the optimum (100) after `probe_s` probe seconds, on one trial.
+    /// A search that finds the optimum (100) after `probe_s` probe seconds and a 100 s start-up,
+    /// on one trial.
     fn finds_it_after(probe_s: f64) -> BudgetRun {
         BudgetRun {
             steps: vec![Step {
                 best: Some(100.0),
+                spent_s: probe_s + 100.0,
                 ..step(probe_s)
             }],
             full_trials: 1,
@@ -553,6 +567,8 @@ mod tests {
             3,
             "{all}"
         );
+        // With the start-ups: 200 and 400 against 150 and 250.
+        assert!(all.contains("200 / 150 | **1.33×** (0.80–2.67×)"), "{all}");
     }
 
     #[test]

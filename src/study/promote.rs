@@ -25,12 +25,20 @@ impl Study<'_> {
             .last_config_screened()
             .is_some_and(|screened| screened != pays)
         {
-            self.backends.observer.note(if pays {
-                "screening resumed: most new configs would stop at the screening probe again"
+            let cost = if screening.weigh_start_ups {
+                "probe and start-up time"
             } else {
-                "screening paused: most new configs would go on to the full probe, so a \
-                 screening run costs more probe time than it saves; new configs run the full \
-                 probe until screening filters again"
+                "probe time"
+            };
+            self.backends.observer.note(&if pays {
+                "screening resumed: most new configs would stop at the screening probe again"
+                    .to_string()
+            } else {
+                format!(
+                    "screening paused: most new configs would go on to the full probe, so a \
+                     screening run costs more {cost} than it saves; new configs run the full \
+                     probe until screening filters again"
+                )
             });
         }
         pays.then_some(screening.fraction)
