@@ -76,9 +76,6 @@ struct Args {
     /// Configs that pass screening go on to the full probe in place (`promote_in_place`).
     #[arg(long)]
     screen_in_place: bool,
-    /// Whether screening pays is judged with start-ups weighed (`weigh_start_ups`).
-    #[arg(long)]
-    screen_weigh_start_ups: bool,
     /// Compare screening with every scenario's closed-loop probe lengthened to this many waves
     /// of its concurrency (0: the scenarios' own probes, two or three waves, on which a
     /// screening run is a whole wave and `tune` warns that screening saves little).
@@ -231,7 +228,6 @@ fn screening(
             fraction: args.screen_fraction,
             keep: args.screen_keep,
             in_place: args.screen_in_place,
-            weigh_start_ups: args.screen_weigh_start_ups,
         },
     };
     let lengthened;

@@ -126,10 +126,6 @@ pub fn budgeted(
                 (startup, scenario.trial_at(records.len(), params, fidelity))
             }
         };
-        if startup > 0.0 && !record.is_config_failure() {
-            // Its server started and served, as a real run records it.
-            record.ready_s = Some(startup);
-        }
         let mut probe = added_probe_seconds(&record, &records).unwrap_or(0.0);
         if let Some(settings) = screening.filter(|_| !record.is_full_probe()) {
             let bar = promotion_bar(settings, scenario.objective.slos(), &records)
@@ -346,11 +342,10 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
          |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
         config.settings.fraction * 100.0,
         config.settings.keep * 100.0,
-        match (config.settings.in_place, config.settings.weigh_start_ups) {
-            (true, true) => ", promoted in place, start-ups weighed",
-            (true, false) => ", promoted in place",
-            (false, true) => ", start-ups weighed",
-            (false, false) => "",
+        if config.settings.in_place {
+            ", promoted in place"
+        } else {
+            ""
         },
         config.budget_s / 3600.0,
         config.seeds,

@@ -238,10 +238,6 @@ pub struct ScreeningSettings {
     /// with the rest of the probe's requests (`promote_in_place`; trials on this host only).
     #[serde(default, rename = "promote_in_place")]
     pub in_place: bool,
-    /// Whether screening still pays is judged on probe seconds plus the start-ups each run
-    /// adds (`weigh_start_ups`, for a night bounded by wall time), not on probe seconds alone.
-    #[serde(default)]
-    pub weigh_start_ups: bool,
 }
 
 impl Default for ScreeningSettings {
@@ -250,7 +246,6 @@ impl Default for ScreeningSettings {
             fraction: 0.25,
             keep: 1.0 / 3.0,
             in_place: false,
-            weigh_start_ups: false,
         }
     }
 }

@@ -96,22 +96,11 @@ fn same_warm_start(a: &[ReusedStudy], b: &[ReusedStudy]) -> bool {
 fn screening_text(screening: Option<&ScreeningSettings>) -> String {
     match screening {
         None => "no screening".into(),
-        Some(s) => {
-            let in_place = if s.in_place {
-                ", promoted in place"
-            } else {
-                ""
-            };
-            let weighed = if s.weigh_start_ups {
-                ", start-ups weighed"
-            } else {
-                ""
-            };
-            format!(
-                "screening (fraction {}, keep {}{in_place}{weighed})",
-                s.fraction, s.keep
-            )
-        }
+        Some(s) if s.in_place => format!(
+            "screening (fraction {}, keep {}, promoted in place)",
+            s.fraction, s.keep
+        ),
+        Some(s) => format!("screening (fraction {}, keep {})", s.fraction, s.keep),
     }
 }
 
@@ -295,25 +284,13 @@ mod tests {
     fn screening_settings_stored_before_promotion_in_place_read_as_not_in_place() {
         let stored: ScreeningSettings =
             serde_json::from_str(r#"{"fraction": 0.25, "keep": 0.5}"#).unwrap();
-        assert!(!stored.in_place && !stored.weigh_start_ups);
+        assert!(!stored.in_place);
         let now = ScreeningSettings {
             in_place: true,
             ..stored
         };
         assert_ne!(stored, now, "a resume in place is another study");
         assert!(screening_text(Some(&now)).contains("promoted in place"));
-        let weighed = ScreeningSettings {
-            weigh_start_ups: true,
-            ..stored
-        };
-        assert_ne!(
-            stored, weighed,
-            "a resume weighing start-ups is another study"
-        );
-        assert_eq!(
-            screening_text(Some(&weighed)),
-            "screening (fraction 0.25, keep 0.5, start-ups weighed)"
-        );
     }
 
     fn record(number: u32) -> TrialRecord {

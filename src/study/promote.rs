@@ -25,20 +25,12 @@ impl Study<'_> {
             .last_config_screened()
             .is_some_and(|screened| screened != pays)
         {
-            let cost = if screening.weigh_start_ups {
-                "probe and start-up time"
-            } else {
-                "probe time"
-            };
-            self.backends.observer.note(&if pays {
+            self.backends.observer.note(if pays {
                 "screening resumed: most new configs would stop at the screening probe again"
-                    .to_string()
             } else {
-                format!(
-                    "screening paused: most new configs would go on to the full probe, so a \
-                     screening run costs more {cost} than it saves; new configs run the full \
-                     probe until screening filters again"
-                )
+                "screening paused: most new configs would go on to the full probe, so a \
+                 screening run costs more probe time than it saves; new configs run the full \
+                 probe until screening filters again"
             });
         }
         pays.then_some(screening.fraction)

@@ -1,4 +1,4 @@
-//! `search.screening`: `true`, `false` or `{fraction, keep, promote_in_place, weigh_start_ups}`; anything else
+//! `search.screening`: `true`, `false` or `{fraction, keep, promote_in_place}`; anything else
 //! is refused with the place in the space file that holds it and what to write instead.
 
 use infertune::space::{ScreeningSettings, SpaceError, StudySpec};
@@ -34,11 +34,8 @@ fn screening_is_off_on_or_set_field_by_field() {
     assert_eq!((half.fraction, half.keep), (0.25, 0.5));
     assert!(!half.in_place);
     let in_place = screening("{promote_in_place: true}").unwrap();
-    assert!(in_place.in_place && !in_place.weigh_start_ups);
+    assert!(in_place.in_place);
     assert_eq!(in_place.keep, defaults.keep);
-    let weighed = screening("{weigh_start_ups: true, keep: 0.5}").unwrap();
-    assert!(weighed.weigh_start_ups && !weighed.in_place);
-    assert_eq!(weighed.keep, 0.5);
 }
 
 #[test]
@@ -63,10 +60,6 @@ fn a_bad_screening_setting_is_refused_where_it_is_written() {
         (
             "{promote_in_place: 1}",
             "search.screening.promote_in_place is `1`; write true or false",
-        ),
-        (
-            "{weigh_start_ups: on_startup}",
-            "search.screening.weigh_start_ups is `\"on_startup\"`; write true or false",
         ),
     ];
     for (value, expected) in cases {

@@ -388,7 +388,7 @@ fn a_resume_with_other_screening_settings_is_refused_and_an_old_study_resumes() 
     other.search.screening = Some(ScreeningSettings {
         fraction: 0.5,
         keep: 0.5,
-        ..ScreeningSettings::default()
+        in_place: false,
     });
     for changed in [other, space(SEED, 3)] {
         let rig = Rig::new(&changed);

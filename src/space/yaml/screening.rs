@@ -1,5 +1,5 @@
-//! `search.screening`: `true`, `false`, or `{fraction, keep, promote_in_place, weigh_start_ups}`
-//! (any may be left out).
+//! `search.screening`: `true`, `false`, or `{fraction, keep, promote_in_place}` (any may be left
+//! out).
 
 use crate::space::error::Pos;
 use crate::space::ScreeningSettings;
@@ -30,16 +30,11 @@ pub(super) fn screening(
     };
     let mut settings = ScreeningSettings::default();
     for (key, value) in fields {
-        let switch = match key.as_str() {
-            "promote_in_place" => Some(&mut settings.in_place),
-            "weigh_start_ups" => Some(&mut settings.weigh_start_ups),
-            _ => None,
-        };
-        if let Some(switch) = switch {
-            *switch = value.as_bool().ok_or_else(|| {
+        if key == "promote_in_place" {
+            settings.in_place = value.as_bool().ok_or_else(|| {
                 (
                     at,
-                    format!("search.screening.{key} is `{value}`; write true or false"),
+                    format!("search.screening.promote_in_place is `{value}`; write true or false"),
                 )
             })?;
             continue;
@@ -54,9 +49,8 @@ pub(super) fn screening(
                     format!(
                         "search.screening: unknown key `{other}`; the keys are `fraction` (share \
                          of the probe a screening run sends), `keep` (share of screened configs \
-                         that run the full probe), `promote_in_place` (true: they go on to it \
-                         on the screening run's server) and `weigh_start_ups` (true: whether \
-                         screening pays counts server start-ups, not probe seconds alone)"
+                         that run the full probe) and `promote_in_place` (true: they go on to it \
+                         on the screening run's server)"
                     ),
                 ))
             }

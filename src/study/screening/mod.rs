@@ -415,7 +415,6 @@ mod tests {
         fraction: 0.25,
         keep: 0.5,
         in_place: false,
-        weigh_start_ups: false,
     };
 
     #[test]

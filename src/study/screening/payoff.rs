@@ -5,9 +5,8 @@
 //! has closed in on good configs and most of them go on: every config that goes on paid for a
 //! screening run it did not need. The next new config is screened only while the probe seconds
 //! a screened config costs on average stay below those of a full probe (the full-probe
-//! equivalents screening is there to save), judged on the study's own recent configs. With
-//! `weigh_start_ups` each run that starts a server also costs the study's median start-up, so
-//! where start-ups are long against the probe, screening pauses sooner. Where promotions go on from the checkpoint, that always holds. A config probed
+//! equivalents screening is there to save; start-ups are not weighed), judged on the study's
+//! own recent configs. Where promotions go on from the checkpoint, that always holds. A config probed
 //! in full still joins the rung (its full-probe score moved back by the median gap), so the
 //! share that would go on stays measured and screening comes back once it filters again.
 
@@ -26,8 +25,7 @@ const MIN_PROMOTIONS: usize = 3;
 /// three promoted configs and twelve new configs that served; after that, while a screening
 /// run's median probe seconds plus the share of the last twelve new configs that pass
 /// screening (as the rung stands now) times a promotion's median probe seconds stays below a
-/// full probe's (each with the median start-up added where it starts a server and
-/// `settings.weigh_start_ups` asks for it).
+/// full probe's.
 pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[TrialRecord]) -> bool {
     let promotions = records.iter().filter(|r| r.promoted_from.is_some()).count();
     if promotions < MIN_PROMOTIONS {
@@ -44,47 +42,25 @@ pub fn screening_pays(settings: &ScreeningSettings, slos: &[Slo], records: &[Tri
         return true;
     }
     let passing = recent.iter().filter(|r| rung.passes(r)).count() as f64 / WINDOW as f64;
-    let start_up = if settings.weigh_start_ups {
-        median_start_up(records)
-    } else {
-        0.0
-    };
     match (
         median_probe_seconds(records, false),
         median_probe_seconds(records, true),
-        median_promotion_seconds(records, start_up),
+        median_promotion_seconds(records),
     ) {
-        (Some(screening), Some(full), Some(promotion)) => {
-            screening + start_up + passing * promotion < full + start_up
-        }
+        (Some(screening), Some(full), Some(promotion)) => screening + passing * promotion < full,
         _ => true,
     }
 }
 
-/// Median seconds a promotion in `records` added to its screening run: its full probe's, less
-/// the screening run's where it went on from that run's checkpoint, else plus `start_up` for
-/// its own server.
-fn median_promotion_seconds(records: &[TrialRecord], start_up: f64) -> Option<f64> {
+/// Median probe seconds a promotion in `records` added to its screening run: its full probe's,
+/// less the screening run's where it went on from that run's checkpoint.
+fn median_promotion_seconds(records: &[TrialRecord]) -> Option<f64> {
     let added: Vec<f64> = records
         .iter()
         .filter(|r| r.promoted_from.is_some() && r.score.is_some())
-        .filter_map(|full| {
-            let own_server = if full.continued { 0.0 } else { start_up };
-            Some(added_probe_seconds(full, records)? + own_server)
-        })
+        .filter_map(|full| added_probe_seconds(full, records))
         .collect();
     (!added.is_empty()).then(|| middle(added))
-}
-
-/// Median seconds from spawn to ready of the runs in `records` that started a server; 0 before
-/// any did.
-fn median_start_up(records: &[TrialRecord]) -> f64 {
-    let start_ups: Vec<f64> = records.iter().filter_map(|r| r.ready_s).collect();
-    if start_ups.is_empty() {
-        0.0
-    } else {
-        middle(start_ups)
-    }
 }
 
 /// Median probe seconds of the runs in `records` that served, full-probe ones or screening ones.
@@ -106,7 +82,6 @@ mod tests {
         fraction: 0.25,
         keep: 0.5,
         in_place: false,
-        weigh_start_ups: false,
     };
 
     /// A run of config `config` scoring `score` over `seconds` of probe.
@@ -161,28 +136,6 @@ mod tests {
         }
         // 2 + 2/3 × (4 − 2) < 4 s: only the configs that stop save, and none costs more.
         assert!(screening_pays(&HALF, &[], &records));
-    }
-
-    #[test]
-    fn weighing_start_ups_pauses_screening_where_they_outweigh_the_probe_seconds_it_saves() {
-        let mut records = study(1.0);
-        for r in &mut records {
-            r.ready_s = Some(6.0);
-        }
-        assert!(screening_pays(&HALF, &[], &records));
-        let weighed = ScreeningSettings {
-            weigh_start_ups: true,
-            ..HALF
-        };
-        // (1 + 6) + 2/3 × (4 + 6) > 4 + 6: a second start-up per promotion costs more than the
-        // probe seconds saved.
-        assert!(!screening_pays(&weighed, &[], &records));
-        // In place, a promotion starts no server: (1 + 6) + 2/3 × (4 − 1) < 4 + 6.
-        for r in records.iter_mut().filter(|r| r.promoted_from.is_some()) {
-            r.continued = true;
-            r.ready_s = None;
-        }
-        assert!(screening_pays(&weighed, &[], &records));
     }
 
     #[test]
