@@ -332,9 +332,9 @@ pub fn table(results: &[ScreenResult], config: &ScreenConfig) -> String {
          (exactly, and give or take the probe's resolution: the largest regret difference \
          between two final configs that one of {RERUNS} reruns of the full probe ranks the \
          other way), and until within {:.1}% of the optimum, that also counting start-ups; a \
-         screening run's probe seconds over a full run's. Over all scenarios, each ratio has in brackets the range that 90% of \
-         bootstrap draws of the seeds give (each scenario's searches drawn again with \
-         replacement).\n\n\
+         screening run's probe seconds over a full run's. Over all scenarios, each ratio has in \
+         brackets the range that 90% of bootstrap draws of the seeds give (each scenario's \
+         searches drawn again with replacement).\n\n\
          | scenario | final regret full / screened | probe resolution | trials (full probes) \
          full / screened | probe s to that regret full / screened | ratio | probe s to it give \
          or take the resolution | ratio | probe s to {:.1}% | ratio | start-up and probe s to \

@@ -6,10 +6,9 @@
 //!
 //! A short probe reads latencies systematically lower (or higher) than the full one: a
 //! closed loop's batch drains sooner, fewer waves of prefills interfere, a p99 over fewer
-//! requests reaches less deep into the tail. Whether a screening
-//! run met its SLOs is therefore judged on the full probe's scale: each SLO's measurement is
-//! moved by the median gap between the full and the screening run of the configs promoted so
-//! far.
+//! requests reaches less deep into the tail. Whether a screening run met its SLOs is therefore
+//! judged on the full probe's scale: each SLO's measurement is moved by the median gap between
+//! the full and the screening run of the configs promoted so far.
 //!
 //! Nor can a short probe rank configs finer than the gap in score varies from config to config:
 //! two configs a screening run reads 0.01% apart may read 0.01% apart the other way on the full
