@@ -28,10 +28,8 @@ def kendall_tau(xs, ys):
     pairs = [(i, j) for i in range(len(xs)) for j in range(i + 1, len(xs))]
     if not pairs:
         return float("nan")
-    agree = sum(
-        (1 if (xs[i] - xs[j]) * (ys[i] - ys[j]) > 0 else -1 if (xs[i] - xs[j]) * (ys[i] - ys[j]) < 0 else 0)
-        for i, j in pairs
-    )
+    signs = [(xs[i] - xs[j]) * (ys[i] - ys[j]) for i, j in pairs]
+    agree = sum(1 for s in signs if s > 0) - sum(1 for s in signs if s < 0)
     return agree / len(pairs)
 
 
