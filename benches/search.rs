@@ -3,8 +3,7 @@
 //! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, optuna, plot, report, screen, sim, warm, BenchConfig};
-use infertune::space::ScreeningSettings;
+use infertune::searchbench::{self, optuna, plot, report, sim, warm, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -60,27 +59,6 @@ struct Args {
     /// Optuna samplers to run with `--optuna` (`tpe` is multivariate TPE, `cmaes` CMA-ES).
     #[arg(long, value_delimiter = ',', default_value = "tpe,cmaes")]
     optuna_samplers: Vec<String>,
-    /// Hours of start-up plus probe time (virtual) of each search of the screening comparison;
-    /// 0 skips it.
-    #[arg(long, default_value_t = 8.0)]
-    screen_hours: f64,
-    /// Seeds of the screening comparison (default: --seeds).
-    #[arg(long)]
-    screen_seeds: Option<u64>,
-    /// Share of the probe a screening run sends.
-    #[arg(long, default_value_t = ScreeningSettings::default().fraction)]
-    screen_fraction: f64,
-    /// Share of screened configs that go on to the full probe.
-    #[arg(long, default_value_t = ScreeningSettings::default().keep)]
-    screen_keep: f64,
-    /// Configs that pass screening go on to the full probe in place (`promote_in_place`).
-    #[arg(long)]
-    screen_in_place: bool,
-    /// Compare screening with every scenario's closed-loop probe lengthened to this many waves
-    /// of its concurrency (0: the scenarios' own probes, two or three waves, on which a
-    /// screening run is a whole wave and `tune` warns that screening saves little).
-    #[arg(long, default_value_t = 8)]
-    screen_waves: u32,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -119,7 +97,6 @@ fn main() -> anyhow::Result<()> {
         summary.push_str(&format!("\n{line}\n"));
     }
     summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
-    summary.push_str(&screening(&args, &scenarios, &results, threads)?);
     std::fs::write(args.out.join("summary.md"), &summary)?;
     println!("{summary}");
     println!(
@@ -197,52 +174,4 @@ fn warm_starts(
         args.transfer_weight,
         report::table(&rows, args.trials)
     ))
-}
-
-/// The screening comparison of `args` on every scenario, as a summary table (empty when
-/// `--screen-hours 0`).
-fn screening(
-    args: &Args,
-    scenarios: &[searchbench::Scenario],
-    results: &[searchbench::ScenarioResult],
-    threads: usize,
-) -> anyhow::Result<String> {
-    if args.screen_hours <= 0.0 {
-        return Ok(String::new());
-    }
-    anyhow::ensure!(
-        args.screen_fraction > 0.0 && args.screen_fraction < 1.0,
-        "--screen-fraction {} must be in (0, 1)",
-        args.screen_fraction
-    );
-    anyhow::ensure!(
-        args.screen_keep > 0.0 && args.screen_keep <= 1.0,
-        "--screen-keep {} must be in (0, 1]",
-        args.screen_keep
-    );
-    let config = screen::ScreenConfig {
-        budget_s: args.screen_hours * 3600.0,
-        seeds: args.screen_seeds.unwrap_or(args.seeds),
-        threads,
-        settings: ScreeningSettings {
-            fraction: args.screen_fraction,
-            keep: args.screen_keep,
-            in_place: args.screen_in_place,
-        },
-    };
-    let lengthened;
-    let (scenarios, note) = match args.screen_waves {
-        0 => (scenarios, String::new()),
-        waves => {
-            lengthened = sim::scenarios_with_waves(&args.scenarios, waves)?;
-            let note = format!("Every probe lengthened to {waves} waves of its concurrency. ");
-            (lengthened.as_slice(), note)
-        }
-    };
-    let compared = scenarios
-        .iter()
-        .zip(results)
-        .map(|(scenario, result)| screen::compare(scenario, result.optimum, &config))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    Ok(format!("\n{note}{}", screen::table(&compared, &config)))
 }

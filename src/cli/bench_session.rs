@@ -75,7 +75,6 @@ impl Session {
                     .load(Ordering::SeqCst)
                     .then(|| EarlyStop::Pruned("interrupted (Ctrl-C); partial results".to_string()))
             })),
-            checkpoint: None,
         };
         Ok(Session {
             target,

@@ -38,9 +38,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     if let Some(warning) = space.rules_warning() {
         eprintln!("warning: {warning}");
     }
-    if let Some(warning) = crate::study::screening::probe_warning(&space) {
-        eprintln!("warning: {warning}");
-    }
     let version = space.engine_version();
     println!("{}", header(&space, version.as_deref()));
     println!("Flag catalogue: {}", flags.describe(space.engine.kind));

@@ -46,8 +46,7 @@ pub(crate) struct TuneArgs {
     /// Folder holding study folders.
     #[arg(long, default_value = "results")]
     pub results: PathBuf,
-    /// Run every probe to the end, even once an SLO is certainly broken or a screening run can
-    /// no longer go on to the full probe.
+    /// Run every probe to the end, even once an SLO is certainly broken.
     #[arg(long)]
     pub no_prune: bool,
     /// An earlier study folder of the same engine whose trials seed the sampler (repeatable;
@@ -63,26 +62,6 @@ pub(crate) struct TuneArgs {
     /// share). Overrides `executor.kind`.
     #[arg(long, value_enum)]
     pub executor: Option<ExecutorArg>,
-    /// Screen every config but the baseline with a short probe first and run the full probe
-    /// only for those ranking in the best `search.screening.keep` share (a third unless set) of
-    /// the configs screened so far (turns `search.screening` on); while most would go on,
-    /// screening pauses and new configs run the full probe.
-    /// FRACTION is the share of the probe a screening run sends, in (0, 1); without it, the
-    /// space's `search.screening.fraction`, else 0.25. Only full-probe runs can win.
-    #[arg(long, value_name = "FRACTION", num_args = 0..=1, value_parser = screening_fraction)]
-    pub screening: Option<Option<f64>>,
-}
-
-/// Parses `--screening FRACTION`: a number strictly between 0 and 1.
-fn screening_fraction(text: &str) -> Result<f64, String> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|f| *f > 0.0 && *f < 1.0)
-        .ok_or_else(|| {
-            format!(
-                "`{text}` is not a share of the probe; give a number between 0 and 1, e.g. 0.25"
-            )
-        })
 }
 
 /// `--executor` values.
@@ -204,13 +183,6 @@ fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     }
     if let Some(parallel) = args.parallel {
         s.parallel = parallel;
-    }
-    if let Some(fraction) = args.screening {
-        let mut screening = s.screening.unwrap_or_default();
-        if let Some(fraction) = fraction {
-            screening.fraction = fraction;
-        }
-        s.screening = Some(screening);
     }
     if let Some(kind) = args.executor {
         space.executor.kind = match kind {

@@ -51,7 +51,7 @@ impl StudyObserver for TuneProgress {
         self.line(&describe(progress));
         if let Some(bar) = &*self.lock() {
             let r = progress.record;
-            if r.repeat_of.is_none() && r.promoted_from.is_none() {
+            if r.repeat_of.is_none() {
                 bar.inc(1);
             }
             let metric = progress.metric;
@@ -104,12 +104,6 @@ fn describe(progress: &TrialProgress<'_>) -> String {
     }
     if let Some(of) = r.repeat_of {
         head.push_str(&format!(" (repeat of {of})"));
-    }
-    if let Some(share) = progress.screening_share.or(r.fidelity) {
-        head.push_str(&format!(" (screening, {:.0}% of the probe)", share * 100.0));
-    }
-    if let Some(of) = r.promoted_from {
-        head.push_str(&format!(" (full probe of {of})"));
     }
     let result = match (&r.outcome, r.value) {
         (Outcome::Feasible, Some(v)) => format!("{metric}={v:.2}"),

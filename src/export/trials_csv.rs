@@ -46,8 +46,6 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
         "status",
         "baseline",
         "repeat_of",
-        "fidelity",
-        "promoted_from",
         "value",
         "score",
         "violations",
@@ -67,8 +65,6 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
             status(&r.outcome).to_string(),
             r.baseline.to_string(),
             opt(r.repeat_of),
-            opt(r.fidelity),
-            opt(r.promoted_from),
             opt(r.value),
             opt(r.score),
             r.violations_text(),
@@ -114,8 +110,6 @@ mod tests {
         };
         let mut b = a.clone();
         b.number = 1;
-        b.fidelity = Some(0.25);
-        b.promoted_from = Some(0);
         b.params.insert("a".into(), Value::Str("x,y".into()));
         b.outcome = Outcome::Rejected {
             rule: "r".into(),
@@ -126,15 +120,15 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "number,status,baseline,repeat_of,fidelity,promoted_from,value,score,violations,detail,ready_s,wall_s,param_a,param_b,output_throughput,p99_ttft_ms"
+            "number,status,baseline,repeat_of,value,score,violations,detail,ready_s,wall_s,param_a,param_b,output_throughput,p99_ttft_ms"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "0,feasible,true,,,,10.5,10.5,,,1,2.000,,2,10.5,5"
+            "0,feasible,true,,10.5,10.5,,,1,2.000,,2,10.5,5"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "1,rejected,true,,0.25,0,10.5,10.5,,r: m,1,2.000,\"x,y\",2,10.5,"
+            "1,rejected,true,,10.5,10.5,,r: m,1,2.000,\"x,y\",2,10.5,"
         );
     }
 }

@@ -81,42 +81,19 @@ pub enum EarlyStop {
     Interrupted,
     /// The run can no longer meet an SLO; the explanation.
     Pruned(String),
-    /// A screening run can no longer score high enough to go on; the explanation. What it
-    /// measured so far still tells how good the config is.
-    Outranked(String),
-    /// The checkpoint's judge ended the run there ([`Checkpoint`]): what it measured up to the
-    /// checkpoint is its measurement.
-    AtCheckpoint,
 }
 
 impl std::fmt::Display for EarlyStop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             EarlyStop::Interrupted => f.write_str("interrupted"),
-            EarlyStop::Pruned(reason) | EarlyStop::Outranked(reason) => f.write_str(reason),
-            EarlyStop::AtCheckpoint => f.write_str("stopped at its checkpoint"),
+            EarlyStop::Pruned(reason) => f.write_str(reason),
         }
     }
 }
 
 /// Decides from a snapshot whether to stop early; returns why when it should.
 pub(crate) type PruneHook = Arc<dyn Fn(&LiveStats) -> Option<EarlyStop> + Send + Sync>;
-
-/// Decides from the report at a checkpoint whether the run goes on.
-pub(crate) type CheckpointJudge = Arc<dyn Fn(&ProbeReport) -> bool + Send + Sync>;
-
-/// A look at a run of a counted probe part-way through: its first `after` measured requests run
-/// as a probe of their own (the load drains after them), the report of those is kept as the
-/// run's snapshot, and `judge` decides whether the rest of the requests follow on the same
-/// collector (else the run ends there with [`EarlyStop::AtCheckpoint`]). Ignored by a probe
-/// bounded by a duration.
-#[derive(Clone)]
-pub struct Checkpoint {
-    /// Measured requests before the checkpoint.
-    pub after: u64,
-    /// True to go on to the end of the run.
-    pub judge: CheckpointJudge,
-}
 
 /// Options of one probe run.
 #[derive(Clone, Default)]
@@ -125,8 +102,6 @@ pub struct RunOptions {
     pub progress: Option<Arc<dyn ProbeObserver>>,
     /// Called periodically; a `Some(why)` stops the run.
     pub prune: Option<PruneHook>,
-    /// Where to take a snapshot and decide whether to go on; `None`: no checkpoint.
-    pub checkpoint: Option<Checkpoint>,
 }
 
 /// The result of one probe run.
@@ -138,8 +113,6 @@ pub struct ProbeReport {
     pub pruned: Option<EarlyStop>,
     /// The full report as JSON (vLLM-compatible field names), written to `probe.json`.
     pub json: serde_json::Value,
-    /// The report as it stood at the run's checkpoint, when the run went on past it.
-    pub snapshot: Option<Box<ProbeReport>>,
 }
 
 /// Run `workload` against `target`.

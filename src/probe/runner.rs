@@ -78,7 +78,6 @@ pub(crate) async fn run(
             metrics,
             pruned,
             json,
-            snapshot: None,
         }
     };
     let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
@@ -124,7 +123,7 @@ pub(crate) async fn run(
             .await?;
         return Ok(report(&collector, warmup.as_ref(), pruned));
     };
-    let mut requests: Vec<_> = (0..n)
+    let requests: Vec<_> = (0..n)
         .map(|_| planner.next_request())
         .collect::<Result<_>>()?;
     let planned = Planned::of(&requests);
@@ -135,37 +134,6 @@ pub(crate) async fn run(
             None => feed,
         }
     };
-    let checkpoint = options
-        .checkpoint
-        .as_ref()
-        .filter(|c| plan.duration.is_none() && c.after < u64::from(n));
-    let mut snapshot = None;
-    if let Some(checkpoint) = checkpoint {
-        let rest = requests.split_off(checkpoint.after as usize);
-        let first = Planned::of(&requests);
-        let pruned = phases
-            .run(
-                plan.shape,
-                prebuilt(requests),
-                &mut collector,
-                first,
-                on_record,
-                true,
-            )
-            .await?;
-        let at_checkpoint = report(&collector, warmup.as_ref(), pruned.clone());
-        if pruned.is_some() {
-            return Ok(at_checkpoint);
-        }
-        if !(checkpoint.judge)(&at_checkpoint) {
-            return Ok(ProbeReport {
-                pruned: Some(EarlyStop::AtCheckpoint),
-                ..at_checkpoint
-            });
-        }
-        snapshot = Some(Box::new(at_checkpoint));
-        requests = rest;
-    }
     let pruned = phases
         .run(
             plan.shape,
@@ -176,10 +144,7 @@ pub(crate) async fn run(
             true,
         )
         .await?;
-    Ok(ProbeReport {
-        snapshot,
-        ..report(&collector, warmup.as_ref(), pruned)
-    })
+    Ok(report(&collector, warmup.as_ref(), pruned))
 }
 
 impl Planned {

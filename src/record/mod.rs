@@ -3,7 +3,6 @@
 //! of the crate, so every other module may share these types.
 
 mod failure;
-mod fidelity;
 mod latency;
 mod legacy;
 mod slo;
@@ -12,12 +11,9 @@ mod value;
 mod violation;
 
 pub use failure::FailureKind;
-pub(crate) use fidelity::middle;
-pub use fidelity::{added_probe_seconds, promotion_gap, promotion_gap_spread, squash, unsquash};
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
-pub(crate) use trial::OUTRANKED;
 pub use trial::{Outcome, TrialRecord};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;

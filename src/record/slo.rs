@@ -68,16 +68,6 @@ impl Slo {
         }
     }
 
-    /// The signed log-ratio of `value` to the threshold, positive when it misses (`None` when
-    /// a side is not positive).
-    pub(crate) fn log_margin(&self, value: f64) -> Option<f64> {
-        let (over, under) = match self.op {
-            SloOp::Le => (value, self.threshold),
-            SloOp::Ge => (self.threshold, value),
-        };
-        (over > 0.0 && under > 0.0).then(|| (over / under).ln())
-    }
-
     /// `value` (in the metric's unit) written in the unit this SLO is written in.
     pub(crate) fn format_value(&self, value: f64) -> String {
         if self.is_latency() {

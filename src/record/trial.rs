@@ -3,9 +3,6 @@
 use super::{legacy, FailureKind, MetricMap, Params, Violation};
 use serde::{Deserialize, Serialize};
 
-/// How the reason of a screening run cut short as it could no longer go on begins.
-pub(crate) const OUTRANKED: &str = "screening run outranked";
-
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
@@ -52,19 +49,6 @@ pub struct TrialRecord {
     /// The Slurm job that ran the trial, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<u64>,
-    /// The share of the full probe a screening run was asked to send
-    /// (`search.screening.fraction`); it sent more where a closed loop's run must send a whole
-    /// wave of its concurrency. `None` for a run of the full probe.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fidelity: Option<f64>,
-    /// For the full-probe run of a config that passed screening: the screening trial.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub promoted_from: Option<u32>,
-    /// For such a run: it went on from its screening run's checkpoint on the same server, so
-    /// it had no start-up of its own, its server log and probe are in that trial's folder, and
-    /// its probe includes the screening run's requests.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub continued: bool,
 }
 
 /// The outcome of a trial.
@@ -123,44 +107,7 @@ impl TrialRecord {
             slot: None,
             devices: Vec::new(),
             job_id: None,
-            fidelity: None,
-            promoted_from: None,
-            continued: false,
         }
-    }
-
-    /// True when the trial ran the full probe (not a screening run): only such trials can win.
-    pub fn is_full_probe(&self) -> bool {
-        self.fidelity.is_none_or(|f| f >= 1.0)
-    }
-
-    /// The number of the trial whose folder holds this run's server log and probe: the
-    /// screening run's for a full probe that went on from it.
-    pub fn folder_number(&self) -> u32 {
-        match self.promoted_from {
-            Some(screened) if self.continued => screened,
-            _ => self.number,
-        }
-    }
-
-    /// True for a config the sampler proposed and a server ran (or tried to): not the baseline,
-    /// a re-validation repeat, a promotion, nor a config refused before launch.
-    pub fn is_launched_search_config(&self) -> bool {
-        !self.baseline
-            && self.repeat_of.is_none()
-            && self.promoted_from.is_none()
-            && !matches!(self.outcome, Outcome::Rejected { .. })
-    }
-
-    /// In a study with screening, true for a search config probed in full straight away, as
-    /// screening did not pay then (see `study::screening`).
-    pub fn skipped_screening(&self) -> bool {
-        self.is_full_probe() && self.is_launched_search_config()
-    }
-
-    /// True for a screening run cut short as it could no longer go on to the full probe.
-    pub fn was_outranked(&self) -> bool {
-        matches!(&self.outcome, Outcome::Pruned { reason } if reason.starts_with(OUTRANKED))
     }
 
     /// The violations as reports and CSV show them, separated by `; `.

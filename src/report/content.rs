@@ -18,10 +18,6 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         out.push(warm_start(view));
         out.extend(view.warm_start_trust.clone().map(Block::Para));
     }
-    if let Some(screening) = super::screening::section(view.records) {
-        out.push(Block::Heading(2, "Screening".into()));
-        out.push(screening);
-    }
     out.push(Block::Heading(2, "Winner".into()));
     out.extend(winner(view));
     out.push(Block::Heading(2, "Plots".into()));
@@ -71,11 +67,11 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
 fn summary(view: &StudyView<'_>) -> String {
     let spec = view.study.objective;
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    // Configs, as `search.trials` counts them: the screening section counts promotions.
+    // Configs, as `search.trials` counts them.
     let configs: Vec<_> = view
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && r.promoted_from.is_none())
+        .filter(|r| r.repeat_of.is_none())
         .collect();
     for r in &configs {
         *counts.entry(status(&r.outcome)).or_default() += 1;
@@ -214,14 +210,6 @@ fn trials(view: &StudyView<'_>) -> Block {
                 }
                 if let Some(of) = r.repeat_of {
                     note = format!("repeat of {of} {note}").trim().to_string();
-                }
-                if let Some(share) = r.fidelity {
-                    note = format!("screening ({share} of the probe) {note}")
-                        .trim()
-                        .to_string();
-                }
-                if let Some(of) = r.promoted_from {
-                    note = format!("full probe of {of} {note}").trim().to_string();
                 }
                 let params: Vec<String> =
                     r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -4,7 +4,6 @@
 
 mod content;
 mod plots;
-mod screening;
 mod slots;
 pub mod sweep;
 

@@ -85,10 +85,7 @@ pub(crate) fn best_so_far(
     let mut next = measured.iter().peekable();
     for r in records.iter().filter(|r| r.repeat_of.is_none()) {
         if let Some((_, Ending::Feasible, v)) = next.next_if(|(m, ..)| m.number == r.number) {
-            // A screening run's short probe cannot win, so it cannot be the best either.
-            if r.is_full_probe()
-                && best.is_none_or(|b| spec.direction.orient(*v) > spec.direction.orient(b))
-            {
+            if best.is_none_or(|b| spec.direction.orient(*v) > spec.direction.orient(b)) {
                 best = Some(*v);
             }
         }
@@ -197,7 +194,7 @@ pub(crate) fn pareto(
     let second = spec.secondary.as_ref()?;
     let points: Vec<(f64, f64)> = records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && r.is_full_probe() && r.is_feasible())
+        .filter(|r| r.repeat_of.is_none() && r.is_feasible())
         .filter_map(|r| Some((r.value?, *secondary.get(&r.number)?)))
         .collect();
     let oriented: Vec<(f64, f64)> = points

@@ -235,11 +235,9 @@ impl Model {
             .iter()
             .filter_map(|slo| {
                 let measure = |t: &TrialRecord| margin(slo, t);
-                let gaps: Vec<f64> = sources.iter().map(|s| s.screening_gap(measure)).collect();
-                let rows = aligned_rows(sources, |i, s, o| {
+                let rows = aligned_rows(sources, |_, s, o| {
                     let served = o.tier != Tier::ConfigFailure;
-                    let value = measure(&s.trials[o.index]).filter(|_| served)?;
-                    Some(s.on_full_scale(o, value, gaps[i]))
+                    measure(&s.trials[o.index]).filter(|_| served)
                 });
                 fit_rows(rows, categories, centre)
             })
@@ -249,12 +247,11 @@ impl Model {
             scored.then(|| s.log_score(o))
         });
         let score = fit_rows(rows, categories, centre);
-        // Only a full-probe run can win: a screening run improves on nothing.
         let own = &sources[0];
         let incumbent = own
             .observed
             .iter()
-            .filter(|o| o.tier == Tier::Feasible && o.score.is_finite() && o.fidelity >= 1.0)
+            .filter(|o| o.tier == Tier::Feasible && o.score.is_finite())
             .map(|o| own.log_score(o))
             .reduce(f64::max);
         let (failed, started) = sources
@@ -404,7 +401,7 @@ fn aligned_rows(
                 _ => 0.0,
             };
             v.iter()
-                .map(move |(o, x)| (o.x.clone(), x + shift, sources[i].noise(o)))
+                .map(move |(o, x)| (o.x.clone(), x + shift, sources[i].extra_noise))
         })
         .collect()
 }
@@ -465,12 +462,7 @@ fn anchors(sources: &[Source]) -> Vec<Vec<f64>> {
             .filter(|o| o.tier != Tier::ConfigFailure)
             .cloned()
             .collect();
-        // Full-probe runs first: a screening run's verdict is provisional.
-        ranked.sort_by(|a, b| {
-            (b.fidelity >= 1.0)
-                .cmp(&(a.fidelity >= 1.0))
-                .then(Observation::better_first(a, b))
-        });
+        ranked.sort_by(Observation::better_first);
         ranked
     };
     let own = ranked(&sources[0]);

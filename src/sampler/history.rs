@@ -1,7 +1,6 @@
 //! What model-based samplers learn from: each informative trial as a point of the unit cube
 //! with a rank that puts feasible trials first (by score), SLO-breaking ones next (closest to
 //! meeting their SLOs first), configs that could not serve (failed to start or crashed) last.
-//! A screening run (a short probe) counts until its config has run the full probe.
 
 use super::propose::Dims;
 use crate::record::{Outcome, TrialRecord, Violation};
@@ -32,8 +31,6 @@ pub(crate) struct Observation {
     pub shortfall: f64,
     /// Position of the trial in the list it was observed from.
     pub index: usize,
-    /// Share of the full probe the trial ran (1 for the full probe).
-    pub fidelity: f64,
 }
 
 impl Observation {
@@ -55,13 +52,11 @@ pub(crate) fn shortfall(trial: &TrialRecord) -> f64 {
 }
 
 /// The informative trials, in trial order. Rejected configs and failures unrelated to the config
-/// (port busy, unknown) teach nothing about the landscape and are left out, and so is a
-/// screening run once its config has run the full probe.
+/// (port busy, unknown) teach nothing about the landscape and are left out.
 pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observation> {
     trials
         .iter()
         .enumerate()
-        .filter(|(_, t)| t.is_full_probe() || !superseded(t, trials))
         .filter_map(|(index, t)| {
             let tier = match t.outcome {
                 Outcome::Feasible => Tier::Feasible,
@@ -88,17 +83,9 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
                 score,
                 shortfall,
                 index,
-                fidelity: t.fidelity.unwrap_or(1.0).min(1.0),
             })
         })
         .collect()
-}
-
-/// True when the config of the screening run `screened` has run the full probe.
-fn superseded(screened: &TrialRecord, trials: &[TrialRecord]) -> bool {
-    trials
-        .iter()
-        .any(|t| t.is_full_probe() && t.params == screened.params)
 }
 
 #[cfg(test)]
@@ -139,7 +126,6 @@ mod tests {
             score: 900.0,
             shortfall: shortfall(&broken(900.0, slo("tpot:p99<=50ms", Some(150.0)))),
             index: 0,
-            fidelity: 1.0,
         };
         let near_but_slow = Observation {
             score: 400.0,
@@ -156,37 +142,5 @@ mod tests {
         ranked.sort_by(Observation::better_first);
         let scores: Vec<f64> = ranked.iter().map(|o| o.score).collect();
         assert_eq!(scores, [100.0, 400.0, 900.0]);
-    }
-
-    #[test]
-    fn a_screening_run_counts_until_its_config_ran_the_full_probe() {
-        use crate::record::{Params, Value};
-        use crate::sampler::testkit::{feasible, FnSpaceBuilder};
-        let space = FnSpaceBuilder::new()
-            .float("x", 0.0, 1.0, None, false)
-            .build();
-        let dims = Dims::of(&space);
-        let at = |x: f64| Params::from([("x".to_string(), Value::Float(x))]);
-        let screened = |number: u32, x: f64, score: f64| TrialRecord {
-            number,
-            fidelity: Some(0.25),
-            ..feasible(at(x), score)
-        };
-        let mut trials = vec![screened(0, 0.2, 110.0), screened(1, 0.8, 60.0)];
-        trials.push(TrialRecord {
-            number: 2,
-            promoted_from: Some(0),
-            ..feasible(at(0.2), 100.0)
-        });
-        let seen: Vec<(usize, f64)> = observations(&dims, &trials)
-            .iter()
-            .map(|o| (o.index, o.fidelity))
-            .collect();
-        assert_eq!(seen, [(1, 0.25), (2, 1.0)]);
-        let gap = crate::record::promotion_gap(&trials, |t| t.score);
-        assert_eq!(
-            gap, -10.0,
-            "the full probe read 10 lower than the screening run"
-        );
     }
 }

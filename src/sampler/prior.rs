@@ -3,7 +3,7 @@
 
 use super::history::{observations, Observation};
 use super::propose::Dims;
-use crate::record::{promotion_gap, squash, TrialRecord};
+use crate::record::TrialRecord;
 
 /// Trials of earlier studies of the same engine and how far to trust them.
 #[derive(Clone, Debug, Default)]
@@ -110,10 +110,6 @@ pub(crate) fn kendall_tau(predicted: &[f64], actual: &[f64]) -> f64 {
     }
 }
 
-/// Noise variance (standardised units) a screening run adds: a short probe measures less
-/// precisely, and its gap to the full probe varies from config to config.
-const SCREENED_NOISE: f64 = 0.05;
-
 /// The informative trials of one study, as a model-based sampler learns from them.
 pub(crate) struct Source<'a> {
     /// The study's trials.
@@ -122,8 +118,6 @@ pub(crate) struct Source<'a> {
     pub observed: Vec<Observation>,
     /// Noise variance each of its trials adds (0 for the study's own).
     pub extra_noise: f64,
-    /// What to add to a screening run's squashed score to put it on the full probe's scale.
-    screened_gap: f64,
 }
 
 impl<'a> Source<'a> {
@@ -133,37 +127,12 @@ impl<'a> Source<'a> {
             trials,
             observed: observations(dims, trials),
             extra_noise,
-            screened_gap: promotion_gap(trials, |t| t.score.map(squash)),
         }
     }
 
-    /// The squashed score of `o` on the full probe's scale.
+    /// The score of `o` on a log scale (throughputs span orders of magnitude), sign kept.
     pub(crate) fn log_score(&self, o: &Observation) -> f64 {
-        self.on_full_scale(o, squash(o.score), self.screened_gap)
-    }
-
-    /// How much higher `measure` reads on the full probe than on a screening run of the same
-    /// config, over this study's promoted configs (see [`promotion_gap`]).
-    pub(crate) fn screening_gap(&self, measure: impl Fn(&TrialRecord) -> Option<f64>) -> f64 {
-        promotion_gap(self.trials, measure)
-    }
-
-    /// `value`, measured by `o`, on the full probe's scale: moved by `gap` for a screening run.
-    pub(crate) fn on_full_scale(&self, o: &Observation, value: f64, gap: f64) -> f64 {
-        if o.fidelity < 1.0 {
-            value + gap
-        } else {
-            value
-        }
-    }
-
-    /// The noise variance `o` adds: the source's, and more for a screening run.
-    pub(crate) fn noise(&self, o: &Observation) -> f64 {
-        if o.fidelity < 1.0 {
-            self.extra_noise + SCREENED_NOISE
-        } else {
-            self.extra_noise
-        }
+        o.score.signum() * o.score.abs().ln_1p()
     }
 }
 

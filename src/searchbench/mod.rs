@@ -6,13 +6,11 @@
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
 //! simulator in virtual time (`sim::SimEvaluator`).
 
-mod bootstrap;
 pub mod optuna;
 pub mod plot;
 mod pool;
 pub mod reference;
 pub mod report;
-pub mod screen;
 pub mod sim;
 pub mod warm;
 
@@ -27,23 +25,15 @@ use std::path::PathBuf;
 
 /// Something that runs a config and measures it.
 pub trait Evaluator: Sync {
-    /// Metrics of a run of the resolved config `params` under the probe (`fidelity`: a
-    /// screening run sending that share of it), or why it could not start.
-    fn evaluate(&self, params: &Params, fidelity: Option<f64>)
-        -> Result<MetricMap, StartupFailure>;
-
-    /// The metrics of the full probe of `params` that went on from its screening run of
-    /// `fidelity` at that run's checkpoint, on the same server (the full probe's where the two
-    /// do not differ).
-    fn went_on(&self, params: &Params, _fidelity: f64) -> Result<MetricMap, StartupFailure> {
-        self.evaluate(params, None)
-    }
+    /// Metrics of a run of the resolved config `params` under the probe, or why it could not
+    /// start.
+    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure>;
 
     /// The metrics of a rerun of the full probe of `params`, number `rerun` (1, 2, …): another
     /// draw of whatever noise a run has, so that a probe's resolution shows (the first run's
     /// metrics where nothing is drawn).
     fn rerun(&self, params: &Params, _rerun: u64) -> Result<MetricMap, StartupFailure> {
-        self.evaluate(params, None)
+        self.evaluate(params)
     }
 
     /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
@@ -80,34 +70,15 @@ impl Scenario {
     /// Runs `params` and records it the way the tune loop does: a start-up failure as a failed
     /// trial, measured metrics judged by the study's scoring.
     pub fn trial(&self, number: usize, params: Params) -> TrialRecord {
-        self.trial_at(number, params, None)
+        let measured = self.evaluator.evaluate(&params);
+        self.record_of(number, params, measured)
     }
 
-    /// [`Scenario::trial`] under a screening probe sending `fidelity` of the probe (`None`:
-    /// the full probe), recorded with that fidelity.
-    pub fn trial_at(&self, number: usize, params: Params, fidelity: Option<f64>) -> TrialRecord {
-        let measured = self.evaluator.evaluate(&params, fidelity);
-        self.record_of(number, params, fidelity, measured)
-    }
-
-    /// Trial `number`: the full probe of `params` that went on from `screened`, its screening
-    /// run, at that run's checkpoint.
-    pub fn went_on_at(&self, number: usize, screened: &TrialRecord) -> TrialRecord {
-        let fidelity = screened.fidelity.unwrap_or(1.0);
-        let measured = self.evaluator.went_on(&screened.params, fidelity);
-        TrialRecord {
-            promoted_from: Some(screened.number),
-            continued: true,
-            ..self.record_of(number, screened.params.clone(), None, measured)
-        }
-    }
-
-    /// The record of trial `number` of `params` at `fidelity` that `measured` these metrics.
+    /// The record of trial `number` of `params` that `measured` these metrics.
     fn record_of(
         &self,
         number: usize,
         params: Params,
-        fidelity: Option<f64>,
         measured: Result<MetricMap, StartupFailure>,
     ) -> TrialRecord {
         let number = u32::try_from(number).unwrap_or(u32::MAX);
@@ -118,10 +89,7 @@ impl Scenario {
                     kind: failure.kind,
                     message: failure.message,
                 };
-                return TrialRecord {
-                    fidelity,
-                    ..TrialRecord::new(number, params, outcome)
-                };
+                return TrialRecord::new(number, params, outcome);
             }
         };
         let judgement = judge_probe(&self.objective, &metrics);
@@ -135,7 +103,6 @@ impl Scenario {
             value: judgement.value,
             score: judgement.score,
             violations: judgement.violations,
-            fidelity,
             ..TrialRecord::new(number, params, outcome)
         }
     }
@@ -143,7 +110,7 @@ impl Scenario {
     /// The objective value of the full probe of `params`; `None` when it does not start or
     /// breaks an SLO.
     pub fn full_value(&self, params: &Params) -> Option<f64> {
-        self.feasible_value(self.evaluator.evaluate(params, None))
+        self.feasible_value(self.evaluator.evaluate(params))
     }
 
     /// The objective value that rerun `rerun` of the full probe of `params` measures; `None`

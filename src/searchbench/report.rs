@@ -1,6 +1,7 @@
 //! Benchmark outputs: per-trial regret CSV, a regret-vs-trials SVG, and the summary table.
 
 use super::ScenarioResult;
+use crate::util::stats::median;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -108,17 +109,6 @@ pub fn versus(rows: &[Summary], ours: &str, theirs: &str, title: &str) -> Option
         a.median_trials,
         b.median_trials
     ))
-}
-
-/// Median of `values` (NaN when empty).
-pub(crate) fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 /// The scenarios as a Markdown table: reference optimum and config, and how uniform draws

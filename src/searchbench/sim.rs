@@ -12,7 +12,6 @@ use crate::sim::Deployment;
 use crate::space::objective::Direction;
 use crate::space::{EngineKind, StudySpec, Target};
 use crate::study::score::Objective;
-use crate::study::screening::{checkpoint_after, screening_workload};
 use anyhow::Context;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -103,39 +102,10 @@ impl SimEvaluator {
 }
 
 impl Evaluator for SimEvaluator {
-    fn evaluate(
-        &self,
-        params: &Params,
-        fidelity: Option<f64>,
-    ) -> Result<MetricMap, StartupFailure> {
-        let workload = match fidelity {
-            Some(share) => screening_workload(&self.workload, share),
-            None => self.workload.clone(),
-        };
-        self.remembered(params, &format!("{fidelity:?}"), |engine_params| {
-            self.simulate(engine_params, &workload, ENGINE_SEED)
+    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure> {
+        self.remembered(params, "full", |engine_params| {
+            self.simulate(engine_params, &self.workload, ENGINE_SEED)
         })
-    }
-
-    fn went_on(&self, params: &Params, fidelity: f64) -> Result<MetricMap, StartupFailure> {
-        let Some(after) = checkpoint_after(&self.workload, fidelity) else {
-            return self.evaluate(params, None);
-        };
-        self.remembered(
-            params,
-            &format!("went on from {fidelity}"),
-            |engine_params| {
-                crate::sim::eval::eval_with_checkpoint(
-                    &self.deployment,
-                    engine_params,
-                    &self.workload,
-                    ENGINE_SEED,
-                    Some(after),
-                )
-                .map(|run| run.full)
-                .map_err(startup_failure)
-            },
-        )
     }
 
     fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {

@@ -10,7 +10,7 @@ const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/searchbench/sc
 struct Fixed(Result<MetricMap, StartupFailure>);
 
 impl Evaluator for Fixed {
-    fn evaluate(&self, _: &Params, _: Option<f64>) -> Result<MetricMap, StartupFailure> {
+    fn evaluate(&self, _: &Params) -> Result<MetricMap, StartupFailure> {
         self.0.clone()
     }
 }

@@ -221,33 +221,6 @@ pub struct SearchSettings {
     pub warm_start: Vec<WarmStartEntry>,
     /// How far the trials of `warm_start` are trusted, in `(0, 1]`.
     pub transfer_weight: f64,
-    /// Screen new configs with a short probe first while that pays (`None`: every trial runs
-    /// the full probe).
-    pub screening: Option<ScreeningSettings>,
-}
-
-/// `search.screening`: successive halving over the probe length. Each new config first runs a
-/// short probe; only those ranking among the best screened so far run the full probe.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ScreeningSettings {
-    /// Share of the probe's requests (or duration) a screening run sends, in `(0, 1)`.
-    pub fraction: f64,
-    /// Share of the screened configs that go on to the full probe, in `(0, 1]` (ASHA's `1/η`).
-    pub keep: f64,
-    /// A config that passes goes on to the full probe in place: on the screening run's server,
-    /// with the rest of the probe's requests (`promote_in_place`; trials on this host only).
-    #[serde(default, rename = "promote_in_place")]
-    pub in_place: bool,
-}
-
-impl Default for ScreeningSettings {
-    fn default() -> Self {
-        ScreeningSettings {
-            fraction: 0.25,
-            keep: 1.0 / 3.0,
-            in_place: false,
-        }
-    }
 }
 
 /// Transfer weight of a warm start when `search.transfer_weight` is not given.

@@ -11,7 +11,7 @@ use super::observer::{EarlyEnd, Phase, TrialProgress};
 use super::pending::{self, Pending};
 use super::select;
 use super::trial::{Backends, TrialId, TrialRun, TrialRunner};
-use super::{baseline, redact, screening, warm};
+use super::{baseline, redact, warm};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialRecord};
 use crate::sampler::{with_pending, Sampler, Trust};
@@ -105,13 +105,12 @@ impl<'a> Study<'a> {
         }
     }
 
-    /// The next search trial: the baseline, a trial an earlier run left in flight, the
-    /// promotion of a screening run that passed, a queued config, or the sampler's proposal
-    /// given the trials in flight.
+    /// The next search trial: the baseline, a trial an earlier run left in flight, a queued
+    /// config, or the sampler's proposal given the trials in flight.
     fn next_search_trial(&mut self) -> anyhow::Result<Next> {
         let search = &self.space.search;
         let more_configs = self.configs_started() < search.trials as usize;
-        if !more_configs && !self.promotions_to_come() {
+        if !more_configs {
             return Ok(Next::Done);
         }
         let originals = select::originals(&self.records);
@@ -136,14 +135,11 @@ impl<'a> Study<'a> {
             return Ok(Next::Done);
         }
         let needs_baseline = search.baseline && !originals.iter().any(|r| r.baseline);
-        // The baseline first (as it was, when it was in flight), then the others; once every
-        // config has started, only promotions.
+        // The baseline first (as it was, when it was in flight), then the others.
         let rerun = self
             .reruns
             .iter()
-            .position(|p| {
-                p.baseline == needs_baseline && (more_configs || p.promoted_from.is_some())
-            })
+            .position(|p| p.baseline == needs_baseline)
             .map(|i| self.reruns.remove(i));
         if let Some(rerun) = rerun {
             let trial_dir = self.runner.trial_dir(rerun.number);
@@ -158,28 +154,12 @@ impl<'a> Study<'a> {
             let devices = self.devices_for(&rerun.params);
             return self.run_or_record(TrialId::of(&rerun), rerun.params, devices);
         }
-        if let Some((id, params)) = self.next_promotion() {
-            let devices = self.devices_for(&params);
-            return self.run_or_record(id, params, devices);
-        }
-        if !more_configs {
-            // Screening runs in flight may still pass.
-            return Ok(Next::Wait);
-        }
-        // Promotions in flight re-run configs the trial list already holds.
-        let pending: Vec<Params> = flying
-            .iter()
-            .filter(|f| f.id.promoted_from.is_none())
-            .map(|f| f.params.clone())
-            .collect();
+        let pending: Vec<Params> = flying.iter().map(|f| f.params.clone()).collect();
         let queued = originals
             .iter()
             .filter(|r| !r.baseline && select::counts_as_config(r))
             .count()
-            + flying
-                .iter()
-                .filter(|f| !f.id.baseline && f.id.promoted_from.is_none())
-                .count();
+            + flying.iter().filter(|f| !f.id.baseline).count();
         let proposed = if needs_baseline {
             baseline_config(self.space)
         } else if let Some(overlay) = search.enqueue.get(queued) {
@@ -208,13 +188,6 @@ impl<'a> Study<'a> {
                 Ok(Next::Recorded)
             }
             Ok(params) => {
-                let fidelity = self.new_trial_fidelity(needs_baseline);
-                let id = TrialId {
-                    fidelity,
-                    gate: fidelity.and_then(|_| self.gate()),
-                    continues: fidelity.is_some() && self.promotes_in_place(),
-                    ..id
-                };
                 let devices = self.devices_for(&params);
                 self.run_or_record(id, params, devices)
             }
@@ -364,13 +337,6 @@ impl<'a> Study<'a> {
                 self.append(*record)?;
                 Ok(true)
             }
-            TrialRun::WentOn { screened, full } => {
-                self.lost_in_a_row = 0;
-                self.append(*screened)?;
-                let number = self.next_number();
-                self.append(TrialRecord { number, ..*full })?;
-                Ok(true)
-            }
             TrialRun::Interrupted => {
                 redact::server_log(&trial_dir, &self.space.secrets)?;
                 Ok(false)
@@ -417,9 +383,6 @@ impl<'a> Study<'a> {
             metric: &self.space.objective.metric,
             best,
             budget_left: self.clock.left(),
-            screening_share: last
-                .fidelity
-                .map(|fraction| screening::sent_share(&self.space.probe, fraction)),
         });
         self.tell_prior_trust();
         Ok(())
@@ -436,6 +399,18 @@ impl<'a> Study<'a> {
         }
         self.prior_trust = Some(check.trust);
         self.backends.observer.note(&warm::trust_note(&check));
+    }
+
+    /// Configs started so far, journaled or in flight: what `search.trials` counts
+    /// (re-validation repeats do not count).
+    fn configs_started(&self) -> usize {
+        let journaled = self.records.iter().filter(|r| select::counts_as_config(r));
+        let flying = self
+            .flights
+            .flying()
+            .iter()
+            .filter(|f| f.id.repeat_of.is_none());
+        journaled.count() + flying.count()
     }
 
     /// The lowest number no journaled, in-flight or left-in-flight trial has.

@@ -76,8 +76,7 @@ impl<'a> Exporter<'a> {
     /// The launch of `record`, in its trial folder.
     fn launch(&self, record: &TrialRecord) -> anyhow::Result<LaunchSpec> {
         let number = record.number;
-        let folder = record.folder_number();
-        let workdir = std::path::absolute(self.dir.join(format!("trial-{folder}")))?;
+        let workdir = std::path::absolute(self.dir.join(format!("trial-{number}")))?;
         let slot = Slot {
             port: self.space.launch.port,
             devices: Vec::new(),

@@ -53,11 +53,6 @@ impl Flights {
         }
     }
 
-    /// True when trials run as Slurm jobs.
-    pub fn on_slurm(&self) -> bool {
-        self.jobs.is_some()
-    }
-
     /// Slots in all.
     pub fn slots(&self) -> u32 {
         self.slots

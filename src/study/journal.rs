@@ -5,7 +5,7 @@ use super::observer::StudyObserver;
 use crate::export::{write_atomic, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
-use crate::space::{EngineKind, ScreeningSettings};
+use crate::space::EngineKind;
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions, Permissions};
@@ -39,10 +39,6 @@ pub struct StudyMeta {
     /// identity, since a resumed study must replay the same proposals.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warm_start: Vec<ReusedStudy>,
-    /// `search.screening` (`None`: off, as in studies written before screening); part of the
-    /// study's identity, since it decides which trials ran the full probe.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screening: Option<ScreeningSettings>,
 }
 
 impl StudyMeta {
@@ -68,14 +64,6 @@ impl StudyMeta {
                 warm_text(&now.warm_start)
             ));
         }
-        if self.screening != now.screening {
-            return Some(format!(
-                "the study was started with {}, not {}; resume with the same search.screening \
-                 (and --screening), or start a new study with --study NAME",
-                screening_text(self.screening.as_ref()),
-                screening_text(now.screening.as_ref())
-            ));
-        }
         if self.sampler != now.sampler {
             return Some(format!(
                 "the study was started with sampler `{}`, not `{}`; resume with --sampler {}",
@@ -90,18 +78,6 @@ impl StudyMeta {
 fn same_warm_start(a: &[ReusedStudy], b: &[ReusedStudy]) -> bool {
     let key = |s: &ReusedStudy| (s.study.clone(), s.read, s.weight.to_bits());
     a.iter().map(key).eq(b.iter().map(key))
-}
-
-/// Screening settings, for messages.
-fn screening_text(screening: Option<&ScreeningSettings>) -> String {
-    match screening {
-        None => "no screening".into(),
-        Some(s) if s.in_place => format!(
-            "screening (fraction {}, keep {}, promoted in place)",
-            s.fraction, s.keep
-        ),
-        Some(s) => format!("screening (fraction {}, keep {})", s.fraction, s.keep),
-    }
 }
 
 /// The studies of a warm start, for messages.
@@ -279,19 +255,6 @@ mod tests {
     use super::*;
     use crate::record::Outcome;
     use crate::study::observer::Silent;
-
-    #[test]
-    fn screening_settings_stored_before_promotion_in_place_read_as_not_in_place() {
-        let stored: ScreeningSettings =
-            serde_json::from_str(r#"{"fraction": 0.25, "keep": 0.5}"#).unwrap();
-        assert!(!stored.in_place);
-        let now = ScreeningSettings {
-            in_place: true,
-            ..stored
-        };
-        assert_ne!(stored, now, "a resume in place is another study");
-        assert!(screening_text(Some(&now)).contains("promoted in place"));
-    }
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {

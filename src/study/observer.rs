@@ -43,9 +43,6 @@ pub struct TrialProgress<'a> {
     pub best: Option<f64>,
     /// What is left of the time budget, when there is one.
     pub budget_left: Option<Duration>,
-    /// The share of the full probe the trial sent, when it was a screening run: more than its
-    /// `fidelity` where a closed loop's run must send a whole wave.
-    pub screening_share: Option<f64>,
 }
 
 /// The phases of a study.

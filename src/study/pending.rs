@@ -1,7 +1,6 @@
 //! Trials in flight: each one's folder holds its identity and config while it runs, so a study
 //! whose tuner was killed re-runs exactly the trials that were in flight.
 
-use super::screening::Gate;
 use crate::export::{write_atomic, Access};
 use crate::record::Params;
 use serde::{Deserialize, Serialize};
@@ -21,18 +20,6 @@ pub(crate) struct Pending {
     /// Re-validation repeat of this trial number.
     #[serde(default)]
     pub repeat_of: Option<u32>,
-    /// Share of the full probe a screening run sends (`None`: the full probe).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fidelity: Option<f64>,
-    /// The screening trial whose config this full-probe run promotes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub promoted_from: Option<u32>,
-    /// What this screening run must pass to go on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gate: Option<Gate>,
-    /// The screening run goes on to the full probe on the same server when it passes.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub continues: bool,
     /// The resolved config.
     pub params: Params,
 }

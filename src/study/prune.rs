@@ -1,5 +1,4 @@
-//! Pruning: stop a probe as soon as an SLO can no longer hold, whatever the remaining requests do
-//! (and a screening run once it can no longer go on, see the `outrank` module).
+//! Pruning: stop a probe as soon as an SLO can no longer hold, whatever the remaining requests do.
 //!
 //! With `P` planned requests and `f` failed so far, a statistic of a per-request latency is
 //! computed over at most `n = P − f` samples (ITL pools every gap, so it is never pruned on). A
@@ -9,25 +8,20 @@
 //! above `X`. The error rate is certainly above `e` once `f > e·P`.
 
 use super::interrupt::StopFlag;
-use super::outrank::Bar;
 use crate::probe::{EarlyStop, LiveStats, PruneHook};
 use crate::record::{Slo, SloOp};
 use std::sync::Arc;
 
 /// A hook that stops the probe when `stop` is raised, and (when `prune` is set) as soon as one
-/// of `slos` is certainly broken or the run can no longer beat `bar` (a screening run's).
-pub(crate) fn hook(slos: &[Slo], prune: bool, stop: StopFlag, bar: Option<Bar>) -> PruneHook {
+/// of `slos` is certainly broken.
+pub(crate) fn hook(slos: &[Slo], prune: bool, stop: StopFlag) -> PruneHook {
     let slos: Vec<Slo> = if prune { slos.to_vec() } else { Vec::new() };
-    let bar = bar.filter(|_| prune);
     Arc::new(move |stats: &LiveStats| {
         if stop.is_raised() {
             return Some(EarlyStop::Interrupted);
         }
         let broken = slos.iter().find_map(|slo| certainly_broken(slo, stats));
-        broken.map(EarlyStop::Pruned).or_else(|| {
-            let outranked = bar.as_ref()?.outranked(stats)?;
-            Some(EarlyStop::Outranked(outranked))
-        })
+        broken.map(EarlyStop::Pruned)
     })
 }
 
@@ -163,22 +157,9 @@ mod tests {
         assert!(certainly_broken(&m, &stats(4, 0, vec![300.0])).is_none());
         assert!(certainly_broken(&m, &stats(4, 0, vec![300.0, 101.0])).is_some());
         let stop = StopFlag::default();
-        let h = hook(&[m], false, stop.clone(), None);
+        let h = hook(&[m], false, stop.clone());
         assert_eq!(h(&stats(4, 0, vec![1e6, 1e6])), None);
         stop.raise();
         assert_eq!(h(&stats(4, 0, vec![])), Some(EarlyStop::Interrupted));
-    }
-
-    #[test]
-    fn a_screening_run_is_cut_once_outranked_unless_pruning_is_off() {
-        let bar = || Bar::maximised("request_throughput", 2.0);
-        // 4 planned requests after 3 s: at most 1.3 requests a second.
-        let late = LiveStats {
-            elapsed: std::time::Duration::from_secs(3),
-            ..stats(4, 0, vec![])
-        };
-        let cut = hook(&[], true, StopFlag::default(), bar())(&late);
-        assert!(matches!(cut, Some(EarlyStop::Outranked(_))), "{cut:?}");
-        assert_eq!(hook(&[], false, StopFlag::default(), bar())(&late), None);
     }
 }

@@ -240,10 +240,8 @@ pub fn run_in_job(
         // A job's node computed its own `numa: auto` candidates when it loaded the space.
         numa_home: None,
     };
-    // A job writes one record: its screening run never goes on to the full probe.
     let id = TrialId {
         number,
-        continues: false,
         ..TrialId::of(&in_flight)
     };
     let seat = Seat {
@@ -251,10 +249,7 @@ pub fn run_in_job(
         devices: slurm::job_devices(),
     };
     match runner.run(id, in_flight.params, &seat)? {
-        TrialRun::Done(record)
-        | TrialRun::WentOn {
-            screened: record, ..
-        } => {
+        TrialRun::Done(record) => {
             let record = super::redact::record(*record, &space.secrets);
             write_atomic(
                 &workdir.join(RECORD_FILE),

@@ -70,9 +70,6 @@ pub fn run(
         open::check_resumable(&options.dir)?;
     }
     let objective = super::preflight::objective(space)?;
-    if let Some(warning) = super::screening::probe_warning(space) {
-        backends.observer.warning(&warning);
-    }
     let meta = StudyMeta {
         warm_start: options.warm_start.clone(),
         ..meta_for(space, &options.dir)
@@ -196,7 +193,6 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         engine: space.engine.kind,
         objective: space.objective.clone(),
         warm_start: Vec::new(),
-        screening: space.search.screening,
     }
 }
 

@@ -42,8 +42,7 @@ pub struct Winner {
     pub gain_ci95: Option<f64>,
 }
 
-/// Records that are search trials (not re-validation repeats): screening runs and full-probe
-/// runs alike, as the sampler learns from both.
+/// Records that are search trials (not re-validation repeats).
 pub fn originals(records: &[TrialRecord]) -> Vec<TrialRecord> {
     records
         .iter()
@@ -52,18 +51,17 @@ pub fn originals(records: &[TrialRecord]) -> Vec<TrialRecord> {
         .collect()
 }
 
-/// True for a trial that `search.trials` counts: a search trial (a screening run or a full
-/// probe), not a re-validation repeat nor the promotion of a screening run.
+/// True for a trial that `search.trials` counts: a search trial, not a re-validation repeat.
 pub(crate) fn counts_as_config(record: &TrialRecord) -> bool {
-    record.repeat_of.is_none() && record.promoted_from.is_none()
+    record.repeat_of.is_none()
 }
 
 /// Feasible search trials that ran the full probe, best score first (ties: lower number
-/// first). Screening runs are left out: a short probe can neither win nor be re-validated.
+/// first).
 pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {
     let mut v: Vec<&TrialRecord> = records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && r.is_full_probe())
+        .filter(|r| r.repeat_of.is_none())
         .filter(|r| r.is_feasible() && r.score.is_some())
         .collect();
     v.sort_by(|a, b| {
@@ -276,37 +274,6 @@ mod tests {
         assert_eq!(to_revalidate(&records, 3), [1, 2, 0]);
         let broken = vec![rec(0, 100.0, Outcome::Infeasible, None), records[1].clone()];
         assert_eq!(to_revalidate(&broken, 2), [1]);
-    }
-
-    fn screened(number: u32, value: f64) -> TrialRecord {
-        TrialRecord {
-            fidelity: Some(0.25),
-            ..rec(number, value, Outcome::Feasible, None)
-        }
-    }
-
-    #[test]
-    fn screening_runs_neither_win_nor_are_re_validated() {
-        let f = || Outcome::Feasible;
-        let promoted = TrialRecord {
-            promoted_from: Some(2),
-            ..rec(3, 120.0, f(), None)
-        };
-        let records = vec![
-            rec(0, 100.0, f(), None),
-            screened(1, 500.0),
-            screened(2, 400.0),
-            promoted,
-        ];
-        let ranked: Vec<u32> = ranked(&records).iter().map(|r| r.number).collect();
-        assert_eq!(ranked, [3, 0]);
-        assert_eq!(to_revalidate(&records, 2), [3, 0]);
-        let w = choose_winner(&records, Direction::Maximize).unwrap();
-        assert_eq!(w.summary.number, 3);
-        assert!((w.summary.mean - 120.0).abs() < 1e-9);
-        let only_screened = vec![screened(1, 500.0), screened(2, 400.0)];
-        assert_eq!(choose_winner(&only_screened, Direction::Maximize), None);
-        assert!(to_revalidate(&only_screened, 2).is_empty());
     }
 
     #[test]

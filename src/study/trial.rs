@@ -6,23 +6,20 @@ use super::counted;
 use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
-use super::outrank::Bar;
 use super::pending;
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
-use super::screening::{screening_workload, Gate};
 use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
-use crate::probe::{Checkpoint, EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
+use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
@@ -31,9 +28,6 @@ pub(crate) const PROBE_WALL_S: &str = "probe_wall_s";
 
 /// The probe's report in a trial's folder.
 const PROBE_JSON: &str = "probe.json";
-
-/// The report at the checkpoint of a screening run that went on to the full probe.
-const CHECKPOINT_JSON: &str = "probe-checkpoint.json";
 
 /// The side effects a study drives, each behind a trait so tests can substitute fakes.
 #[derive(Clone, Copy)]
@@ -54,12 +48,6 @@ pub struct Backends<'a> {
 pub(crate) enum TrialRun {
     /// It ran to a record.
     Done(Box<TrialRecord>),
-    /// A screening run went on past its checkpoint to the full probe on the same server: its
-    /// record and the full probe's (numbered when journaled).
-    WentOn {
-        screened: Box<TrialRecord>,
-        full: Box<TrialRecord>,
-    },
     /// The user interrupted it; nothing is recorded and a resume reruns it.
     Interrupted,
     /// Its Slurm job failed twice (node failure, time limit, preemption, cancelled, refused):
@@ -95,15 +83,6 @@ pub(crate) struct TrialId {
     pub baseline: bool,
     /// Re-validation repeat of this trial number.
     pub repeat_of: Option<u32>,
-    /// Share of the full probe a screening run sends (`None`: the full probe).
-    pub fidelity: Option<f64>,
-    /// The screening trial whose config this full-probe run promotes.
-    pub promoted_from: Option<u32>,
-    /// What this screening run must pass to go on, as the rung stood when it started.
-    pub gate: Option<Gate>,
-    /// The screening run is the first part of the full probe: at its checkpoint it goes on, on
-    /// the same server, when it passes its gate (else it runs only the screening probe).
-    pub continues: bool,
 }
 
 impl TrialId {
@@ -113,10 +92,6 @@ impl TrialId {
             number: pending.number,
             baseline: pending.baseline,
             repeat_of: pending.repeat_of,
-            fidelity: pending.fidelity,
-            promoted_from: pending.promoted_from,
-            gate: pending.gate.clone(),
-            continues: pending.continues,
         }
     }
 
@@ -126,10 +101,6 @@ impl TrialId {
             number: self.number,
             baseline: self.baseline,
             repeat_of: self.repeat_of,
-            fidelity: self.fidelity,
-            promoted_from: self.promoted_from,
-            gate: self.gate.clone(),
-            continues: self.continues,
             params,
         }
     }
@@ -140,10 +111,6 @@ impl TrialId {
             number,
             baseline,
             repeat_of,
-            fidelity: None,
-            promoted_from: None,
-            gate: None,
-            continues: false,
         }
     }
 }
@@ -161,12 +128,6 @@ enum Measured {
     Interrupted,
     ProbeFailed(String),
     Probed(Judged),
-    /// A screening run went on past its checkpoint: the screening part as judged there, and
-    /// the full probe.
-    WentOn {
-        screened: Judged,
-        full: Judged,
-    },
 }
 
 /// What a probe measured, judged.
@@ -176,8 +137,6 @@ struct Judged {
     score: Option<f64>,
     violations: Vec<Violation>,
     pruned: Option<String>,
-    /// Stopped as a screening run that could no longer go on: its value so far stands.
-    outranked: bool,
 }
 
 impl Judged {
@@ -188,7 +147,7 @@ impl Judged {
             None if self.violations.is_empty() => Outcome::Feasible,
             None => Outcome::Infeasible,
         };
-        let probed = self.outranked || matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
+        let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
         TrialRecord {
             metrics: self.metrics,
             value: self.value.filter(|_| probed),
@@ -205,9 +164,7 @@ impl Measured {
         match self {
             Measured::Interrupted => false,
             Measured::ProbeFailed(_) => true,
-            Measured::Probed(judged) | Measured::WentOn { full: judged, .. } => {
-                judged.metrics.get("failed").is_some_and(|n| *n > 0.0)
-            }
+            Measured::Probed(judged) => judged.metrics.get("failed").is_some_and(|n| *n > 0.0),
         }
     }
 }
@@ -311,26 +268,7 @@ impl TrialRunner<'_> {
                 Err(f) => return failed(f.kind, f.message),
             };
         let ready_s = server.ready_after().as_secs_f64();
-        let checkpoint = self.checkpoint_after(&id);
-        let workload = match (id.fidelity, checkpoint) {
-            (Some(fraction), None) => screening_workload(&self.space.probe, fraction),
-            _ => self.space.probe.clone(),
-        };
-        let bar = id
-            .gate
-            .as_ref()
-            .and_then(|gate| gate.bar)
-            .and_then(|score| Bar::of(self.objective.spec(), score))
-            .map(|bar| match checkpoint {
-                Some(after) => bar.at_checkpoint(after),
-                None => bar,
-            });
-        let judged_at = Arc::new(Mutex::new(None));
-        let judge = checkpoint
-            .zip(id.gate.clone())
-            .map(|(after, gate)| self.checkpoint(after, gate, judged_at.clone()))
-            .transpose()?;
-        let measured = self.measure(&server.base_url(), &workload, &workdir, bar, judge);
+        let measured = self.measure(&server.base_url(), &workdir);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
@@ -347,31 +285,6 @@ impl TrialRunner<'_> {
         };
         let mut record = match (measured?, exit) {
             (Measured::Interrupted, _) => return Ok(TrialRun::Interrupted),
-            (Measured::WentOn { screened, full }, exit) => {
-                let judged_at = *judged_at.lock().unwrap_or_else(|e| e.into_inner());
-                let screening_s = judged_at.map_or(0.0, |at: Instant| (at - started).as_secs_f64());
-                let screened = TrialRecord {
-                    ready_s: Some(ready_s),
-                    wall_s: screening_s,
-                    ..screened.record(&finish)
-                };
-                let full = match exit {
-                    Some(exit) => crashed(full.metrics, exit),
-                    None => full.record(&finish),
-                };
-                let full = TrialRecord {
-                    fidelity: None,
-                    promoted_from: Some(id.number),
-                    continued: true,
-                    started_unix: started_unix + screening_s,
-                    wall_s: full.wall_s - screening_s,
-                    ..full
-                };
-                return Ok(TrialRun::WentOn {
-                    screened: Box::new(screened),
-                    full: Box::new(full),
-                });
-            }
             (measured, Some(exit)) => crashed(
                 match measured {
                     Measured::Probed(judged) => judged.metrics,
@@ -397,16 +310,14 @@ impl TrialRunner<'_> {
         }
     }
 
-    fn options(&self, bar: Option<Bar>, checkpoint: Option<Checkpoint>) -> RunOptions {
+    fn options(&self) -> RunOptions {
         RunOptions {
             progress: None,
             prune: Some(prune::hook(
                 self.objective.slos(),
                 self.prune,
                 self.stop.clone(),
-                bar,
             )),
-            checkpoint,
         }
     }
 
@@ -427,24 +338,16 @@ impl TrialRunner<'_> {
         )
     }
 
-    /// Probe the server at `base_url` with `workload` (searching the load over it where the
-    /// objective asks) and judge what it measured; a screening run stops once it can no longer
-    /// beat `bar`, and at its `checkpoint` (if any) unless it goes on to the full probe there.
-    fn measure(
-        &self,
-        base_url: &str,
-        workload: &WorkloadSpec,
-        workdir: &Path,
-        bar: Option<Bar>,
-        checkpoint: Option<Checkpoint>,
-    ) -> anyhow::Result<Measured> {
+    /// Probe the server at `base_url` with the study's workload (searching the load over it
+    /// where the objective asks) and judge what it measured.
+    fn measure(&self, base_url: &str, workdir: &Path) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
+        let workload = &self.space.probe;
         if let Some(search) = &self.objective.spec().load_search {
             return self.measure_load(&target, search, workload, workdir);
         }
         let probing = Instant::now();
-        let mut report = match self.counted_probe(&target, workload, self.options(bar, checkpoint))
-        {
+        let mut report = match self.counted_probe(&target, workload, self.options()) {
             Ok(r) => r,
             Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
         };
@@ -452,30 +355,16 @@ impl TrialRunner<'_> {
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         write_probe_json(workdir, PROBE_JSON, &report.json)?;
-        let (pruned, outranked) = match report.pruned {
+        let pruned = match report.pruned {
             Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
-            Some(EarlyStop::AtCheckpoint) => {
-                return Ok(Measured::Probed(self.judged(report.metrics, None, false)));
-            }
-            Some(EarlyStop::Pruned(reason)) => (Some(reason), false),
-            Some(EarlyStop::Outranked(reason)) => (Some(reason), true),
-            None => (None, false),
+            Some(EarlyStop::Pruned(reason)) => Some(reason),
+            None => None,
         };
-        let full = self.judged(report.metrics, pruned, outranked);
-        Ok(match report.snapshot {
-            Some(snapshot) => {
-                write_probe_json(workdir, CHECKPOINT_JSON, &snapshot.json)?;
-                let mut screened = self.judged(snapshot.metrics, None, false);
-                let at = screened.metrics.get("duration_s").copied().unwrap_or(0.0);
-                screened.metrics.insert(PROBE_WALL_S.into(), at);
-                Measured::WentOn { screened, full }
-            }
-            None => Measured::Probed(full),
-        })
+        Ok(Measured::Probed(self.judged(report.metrics, pruned)))
     }
 
     /// The verdict on `metrics`, with why the probe stopped early if it did.
-    fn judged(&self, metrics: MetricMap, pruned: Option<String>, outranked: bool) -> Judged {
+    fn judged(&self, metrics: MetricMap, pruned: Option<String>) -> Judged {
         let judgement = judge_probe(self.objective, &metrics);
         let mut violations = judgement.violations;
         violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
@@ -485,7 +374,6 @@ impl TrialRunner<'_> {
             score: judgement.score,
             violations,
             pruned,
-            outranked,
         }
     }
 
@@ -502,7 +390,7 @@ impl TrialRunner<'_> {
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(workload, search.over, load)?;
-            let report = match self.counted_probe(target, &workload, self.options(None, None)) {
+            let report = match self.counted_probe(target, &workload, self.options()) {
                 Ok(r) => r,
                 Err(e) => {
                     probe_failure = Some(format!("probe at load {load}: {e:#}"));
@@ -514,10 +402,8 @@ impl TrialRunner<'_> {
                     interrupted = true;
                     return Ok(None);
                 }
-                Some(EarlyStop::Pruned(reason) | EarlyStop::Outranked(reason)) => {
-                    Some(reason.clone())
-                }
-                Some(EarlyStop::AtCheckpoint) | None => None,
+                Some(EarlyStop::Pruned(reason)) => Some(reason.clone()),
+                None => None,
             };
             let mut violations = self.objective.violations(&report.metrics);
             violations.extend(nothing_completed(&report.metrics));
@@ -565,7 +451,6 @@ impl TrialRunner<'_> {
                 chosen.2.clone()
             },
             pruned: None,
-            outranked: false,
         }))
     }
 }
@@ -600,8 +485,6 @@ fn new_record(
     TrialRecord {
         baseline: id.baseline,
         repeat_of: id.repeat_of,
-        fidelity: id.fidelity,
-        promoted_from: id.promoted_from,
         wall_s,
         started_unix,
         ..TrialRecord::new(id.number, params, outcome)

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub mod files;
 pub mod process;
+pub mod stats;
 mod suggest;
 
 pub(crate) use suggest::did_you_mean;

@@ -160,7 +160,6 @@ fn the_pruning_hook_stops_the_run() {
             (live.finished >= 3)
                 .then(|| probe::EarlyStop::Pruned(format!("enough after {}", live.finished)))
         })),
-        checkpoint: None,
     };
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let report = runtime
@@ -187,44 +186,6 @@ fn one_at_a_time(requests: u32) -> (WorkloadSpec, FakeServer, Target) {
         api_key: None,
     };
     (spec, server, target)
-}
-
-/// A run of `requests` one at a time with a checkpoint after 4 whose judge says `goes_on`.
-fn run_with_checkpoint(requests: u32, goes_on: bool) -> (ProbeReport, u64) {
-    let (spec, server, target) = one_at_a_time(requests);
-    let judged = Arc::new(AtomicUsize::new(0));
-    let seen = judged.clone();
-    let options = RunOptions {
-        checkpoint: Some(probe::Checkpoint {
-            after: 4,
-            judge: Arc::new(move |report: &ProbeReport| {
-                seen.store(report.metrics["completed"] as usize, Ordering::SeqCst);
-                goes_on
-            }),
-        }),
-        ..RunOptions::default()
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let report = runtime
-        .block_on(probe::run(&target, &spec, options))
-        .unwrap();
-    assert_eq!(judged.load(Ordering::SeqCst), 4, "judged on the first four");
-    (report, server.served())
-}
-
-#[test]
-fn a_checkpoint_keeps_the_report_so_far_and_its_judge_decides_whether_the_run_goes_on() {
-    let (stopped, served) = run_with_checkpoint(12, false);
-    assert_eq!(stopped.pruned, Some(probe::EarlyStop::AtCheckpoint));
-    assert_eq!(stopped.metrics["completed"], 4.0);
-    assert!(served < 12, "the rest was never sent: {served}");
-    assert!(stopped.snapshot.is_none(), "the run is its snapshot");
-    let (went_on, _) = run_with_checkpoint(12, true);
-    assert_eq!(went_on.pruned, None);
-    assert_eq!(went_on.metrics["completed"], 12.0);
-    let snapshot = went_on.snapshot.expect("the snapshot");
-    assert_eq!(snapshot.metrics["completed"], 4.0);
-    assert!(snapshot.metrics["duration_s"] < went_on.metrics["duration_s"]);
 }
 
 /// Serves every connection one streamed answer with a `Content-Length` and then closes it,

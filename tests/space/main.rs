@@ -10,6 +10,5 @@ mod fuzz;
 mod hostile;
 mod llamacpp_rules;
 mod resolve;
-mod screening;
 mod seed004;
 mod warm_start;

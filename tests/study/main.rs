@@ -11,8 +11,6 @@ mod numa_study_launch;
 mod parallel;
 mod resume;
 mod resume_old_format;
-mod screening;
-mod screening_sim;
 mod server_death;
 mod slurm;
 mod tune_loop;

@@ -93,7 +93,6 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
         engine: space.engine.kind,
         objective: space.objective.clone(),
         warm_start: Vec::new(),
-        screening: None,
     };
     let exported = Exporter::new(&space, engine.as_ref(), &meta, &study)
         .write(&[winner(params("-N 0 -m 0"))])

@@ -291,7 +291,6 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
         },
         transfer_weight: transfer_weight(raw.transfer_weight)?,
         warm_start: warm_start(raw.warm_start, path)?,
-        screening: super::screening::screening(raw.screening)?,
     })
 }
 

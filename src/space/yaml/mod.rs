@@ -5,7 +5,6 @@ mod expand;
 mod hint;
 mod param;
 mod raw;
-mod screening;
 mod secrets;
 mod validate;
 

@@ -160,5 +160,4 @@ pub(crate) struct RawSearch {
     #[serde(default)]
     pub warm_start: Vec<Spanned<serde_json::Value>>,
     pub transfer_weight: Option<Spanned<f64>>,
-    pub screening: Option<Spanned<serde_json::Value>>,
 }

@@ -125,7 +125,6 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             parallel: 1,
             warm_start: Vec::new(),
             transfer_weight: 0.5,
-            screening: None,
         },
         secrets: Default::default(),
     }

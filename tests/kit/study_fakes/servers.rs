@@ -4,9 +4,7 @@
 
 use infertune::engine::{Engine, Slot};
 use infertune::launch::{Exit, LaunchSpec, Launcher, Readiness, Server, StartFailure};
-use infertune::probe::{
-    EarlyStop, LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec,
-};
+use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use infertune::record::{FailureKind, Latency, MetricMap, Params, Value};
 use infertune::space::StudySpec;
 use infertune::study::{Prober, StopFlag};
@@ -241,7 +239,6 @@ impl Prober for FakeProber {
         };
         let json_of = |stats: &LiveStats| serde_json::json!({"fake": true, "completed": stats.finished, "url": target.base_url});
         let mut pruned = None;
-        let mut snapshot = None;
         for i in 0..planned {
             let rise = i as f64 / planned.saturating_sub(1).max(1) as f64;
             stats
@@ -252,22 +249,6 @@ impl Prober for FakeProber {
             stats.finished += 1;
             stats.elapsed = Duration::from_secs_f64(stats.finished as f64 / REQUESTS_PER_S);
             self.requests_sent.fetch_add(1, Ordering::SeqCst);
-            if let Some(checkpoint) = options
-                .checkpoint
-                .as_ref()
-                .filter(|c| snapshot.is_none() && stats.finished >= c.after)
-            {
-                let report = ProbeReport {
-                    metrics: metrics_of(&stats),
-                    json: json_of(&stats),
-                    ..ProbeReport::default()
-                };
-                if !(checkpoint.judge)(&report) {
-                    pruned = Some(EarlyStop::AtCheckpoint);
-                    break;
-                }
-                snapshot = Some(Box::new(report));
-            }
             if let Some(reason) = options.prune.as_ref().and_then(|h| h(&stats)) {
                 pruned = Some(reason);
                 break;
@@ -279,7 +260,6 @@ impl Prober for FakeProber {
             metrics,
             pruned,
             json,
-            snapshot,
         })
     }
 }
