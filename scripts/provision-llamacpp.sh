@@ -10,7 +10,7 @@
 # with apt-get, and otherwise stops saying what to install.
 #
 # Idempotent: every step leaves a stamp when it completes; a later run reuses complete steps.
-# The build is the slow step (about 10 minutes on 2 cores). Ends with KEY=VALUE lines between
+# The build is the slow step (its time on 2 cores: docs/benchmarks.md). Ends with KEY=VALUE lines between
 # "# infertune-llamacpp-env begin" and "# infertune-llamacpp-env end".
 set -euo pipefail
 

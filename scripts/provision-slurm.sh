@@ -15,7 +15,7 @@
 # their own pretend GPUs (a fifth single-GPU job waits), but Slurm sets neither
 # CUDA_VISIBLE_DEVICES nor SLURM_JOB_GPUS for them: the indices a job holds are in
 # `scontrol show job -d $SLURM_JOB_ID` (`GRES=gpu:1(IDX:2)`). Needs root (the daemons run
-# as root, as on a real node); measured: packages ~20 s, node idle ~4 s after start.
+# as root, as on a real node). Its install and start times: docs/benchmarks.md.
 set -euo pipefail
 
 DIR="${INFERTUNE_SLURM_DIR:-${TMPDIR:-/tmp}/infertune-slurm}"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (the README's test command; CI runs it through .ci/run):
-#   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done,
-#      about 1.5 minutes on a fresh machine), and exports their environment;
+#   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done),
+#      and exports their environment;
 #   2. provisions a CPU build of llama.cpp's llama-server and GGUF copies of the tiny model
-#      (cached: a second when already done; on a fresh 2-core machine the compile takes 10 to
-#      17 minutes), and exports their environment;
+#      (cached: a second when already done; on a fresh machine the compile is the slow step),
+#      and exports their environment;
 #   3. installs headless Chromium when it is missing (the Debian package, once);
 #   4. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
 #      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
@@ -13,9 +13,9 @@
 #      end-to-end tests, the Slurm tests and the report rendering check required
 #      (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1, INFERTUNE_REQUIRE_SLURM=1,
 #      INFERTUNE_REQUIRE_CHROMIUM=1: they fail instead of skipping when what they need is missing).
-# Tests run in the debug profile: the suite's time goes to vLLM starting up (1.5-3 min per
+# Tests run in the debug profile: the suite's time goes to vLLM starting up (minutes per
 # server), not to infertune's own code, while an optimised build of the crate and its
-# dependencies takes several times longer on 2 cores.
+# dependencies takes several times longer on 2 cores. Times measured: docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

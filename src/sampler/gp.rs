@@ -13,9 +13,9 @@ const SCALES: [f64; 6] = [0.08, 0.14, 0.25, 0.4, 0.7, 1.2];
 const DIM_FACTORS: [f64; 3] = [0.5, 2.0, 6.0];
 /// Noise variances (of the standardised targets) tried. The smallest lets the fit follow
 /// readings that agree to a few hundredths of a percent (repeats of configs that differ only in
-/// parameters that change nothing): with 1e-4 as the floor the last 0.1% near the top of a
-/// space whose scores span a factor of several was noise to the model, and a search re-measured
-/// one plateau instead of moving along it.
+/// parameters that change nothing), so that near the top of a space whose scores span a factor
+/// of several the model still tells configs apart and a search moves along a plateau instead
+/// of re-measuring it.
 const NOISES: [f64; 4] = [1e-6, 1e-4, 1e-2, 0.1];
 /// Diagonal jitter that keeps the factorisation stable.
 const JITTER: f64 = 1e-8;

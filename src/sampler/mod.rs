@@ -98,26 +98,14 @@ pub fn about(name: &str) -> &'static str {
     }
 }
 
-/// The sampler the benchmark found best (`scripts/bench-search.sh`: six simulator scenarios —
-/// Qwen2.5-7B on H100 chat, Qwen2.5-0.5B on A100 1024/1024, Qwen2.5-72B TP4 long input, MindIE
-/// Qwen1.5-7B on 8×910B4, and the failure-heavy MindIE Qwen2.5-14B with a tensor-parallel
-/// choice and Qwen2.5-32B long context on A100-40 — 20 seeds × 80 trials each, output
-/// throughput subject to p99 TTFT and TPOT bounds). Over all runs constrained BO got within 3%
-/// of the reference optimum in a median of 11 trials against 20 for TPE (0.55×), 37 for random
-/// search and 40.5 for Optuna's multivariate TPE (0.27×), with a median regret of 0.96% after 20
-/// trials (TPE 2.4%, random 5.8%, Optuna TPE 12.1%), at most 1.8% in any scenario, and 118 of
-/// its 120 runs got within 3% in 80 trials (TPE 107, Optuna TPE 86). Its edge is
-/// on the hard spaces: where a third of the space runs out of memory (MindIE 7B) it needed 14
-/// trials against TPE's 43 (regret at 20 trials 1.8% against 12.5%), on the 32B long-context
-/// space 14 against 78, and on 7B chat 11.5 against 23 (1.8% against 4.4%). It models each
-/// SLO's margin from every trial that served (feasible ones included), so it walks to the edge
-/// of the feasible region where the best configs lie; it sees how the batch forms under the
-/// probe (see `batch_inputs`); and it alone learns from earlier studies' trials (a warm start,
-/// checked against the study's own) and from screening runs on the full probe's scale. TPE
-/// stays ahead on the 72B long-input space (8.5 trials against 9) and on the MindIE 14B
-/// tensor-parallel space (10.5 against 15.5), where random search needs only 8: seven of
-/// eight configs drawn at random there fail to start, break an SLO or are refused, and until
-/// `bo` has a feasible one it only walks away from what it tried.
+/// The sampler the search benchmark found best (`scripts/bench-search.sh`; its figures are in
+/// `docs/benchmarks.md`, section "Search"). It models each SLO's margin from every trial that
+/// served (feasible ones included), so it walks to the edge of the feasible region where the
+/// best configs lie; it sees how the batch forms under the probe (see `batch_inputs`); and it
+/// alone learns from earlier studies' trials (a warm start, checked against the study's own)
+/// and from screening runs on the full probe's scale. Where nearly every config fails to start,
+/// breaks an SLO or is refused, it may trail TPE or even random search: until `bo` has a
+/// feasible config it only walks away from what it tried.
 pub const DEFAULT_SAMPLER: &str = "bo";
 
 /// The sampler called `name`, seeded with `seed`.

@@ -19,13 +19,13 @@ use crate::record::{Params, TrialRecord};
 use crate::space::Feasibility;
 
 /// Informative trials before the model takes over (earlier ones follow a Sobol sequence).
-/// The search benchmark found 5 better than 8: the model, guided by how far SLO-breaking
-/// trials miss, finds the feasible region sooner than more space-filling points do.
+/// Few, since the model, guided by how far SLO-breaking trials miss, finds the feasible region
+/// sooner than more space-filling points do (`docs/benchmarks.md`, section "Search").
 const STARTUP_TRIALS: usize = 5;
 /// Candidates drawn from `l(x)` per proposal.
 const CANDIDATES: usize = 64;
 /// Further candidates drawn close to the best trial so far (local refinement); as many as
-/// from `l(x)` (the benchmark's regret at 20 trials was lower than with half as many).
+/// from `l(x)` (`docs/benchmarks.md`, section "Search").
 const LOCAL_CANDIDATES: usize = 64;
 /// Kernel width (and category-switch probability) of the local candidates.
 const LOCAL_BANDWIDTH: f64 = 0.05;
