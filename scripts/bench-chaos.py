@@ -147,7 +147,7 @@ class Chaos:
         records = self.records(study)
         numbers = [r["number"] for r in records]
         duplicated = len(numbers) - len(set(numbers))
-        searched = sum(1 for r in records if r.get("repeat_of") is None)
+        searched = sum(1 for r in records if r.get("kind") != "repeat")
         lost = max(0, trials - searched)
         gaps = sorted(set(range(len(set(numbers)))) - set(numbers))
         self.counts["trials duplicated"] += duplicated

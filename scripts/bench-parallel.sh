@@ -89,8 +89,8 @@ for name, target in runs:
     records, best, wall = study(name)
     ratio = wall / wall_s
     gap = 100 * abs(best["objective"]["mean"] - best_s["objective"]["mean"]) / best_s["objective"]["mean"]
-    same = [r["params"] for r in records if r.get("repeat_of") is None]
-    same = sorted(map(json.dumps, same)) == sorted(json.dumps(r["params"]) for r in serial if r.get("repeat_of") is None)
+    same = [r["params"] for r in records if r.get("kind") != "repeat"]
+    same = sorted(map(json.dumps, same)) == sorted(json.dumps(r["params"]) for r in serial if r.get("kind") != "repeat")
     print(f"{name:6} 4 at once: wall {wall:6.1f} s, ratio {ratio:.3f} (target <= {target}: "
           f"{'met' if ratio <= target else 'MISSED'}); winner trial {best['trial']} = "
           f"{best['objective']['mean']:.1f}, {gap:.2f} % from serial (target <= 1 %: "
@@ -99,7 +99,7 @@ for name, target in runs:
     # the crowned config is also judged by what the serial study measured for it.
     crowned = next(r["params"] for r in records if r["number"] == best["trial"])
     serial_value = next(r.get("value") for r in serial
-                        if r.get("repeat_of") is None and r["params"] == crowned)
+                        if r.get("kind") != "repeat" and r["params"] == crowned)
     same_yardstick = 100 * (best_s["objective"]["mean"] - (serial_value or 0)) / best_s["objective"]["mean"]
     print(f"{'':6} its crowned config as the serial study measured it: "
           f"{(serial_value or 0):.1f}, {same_yardstick:.2f} % below the serial winner "

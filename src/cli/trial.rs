@@ -48,13 +48,7 @@ pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
         prober: &prober,
         observer: &Silent,
     };
-    let recorded = crate::study::remote::run_in_job(
-        &space,
-        backends,
-        &args.dir,
-        args.number,
-        args.slot,
-        stop,
-    )?;
+    let recorded =
+        crate::study::run_in_job(&space, backends, &args.dir, args.number, args.slot, stop)?;
     Ok(if recorded { 0 } else { 3 })
 }

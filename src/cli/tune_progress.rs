@@ -51,7 +51,7 @@ impl StudyObserver for TuneProgress {
         self.line(&describe(progress));
         if let Some(bar) = &*self.lock() {
             let r = progress.record;
-            if r.repeat_of.is_none() {
+            if r.repeat_of().is_none() {
                 bar.inc(1);
             }
             let metric = progress.metric;
@@ -99,10 +99,10 @@ fn describe(progress: &TrialProgress<'_>) -> String {
     let (r, metric) = (progress.record, progress.metric);
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut head = format!("trial {}", r.number);
-    if r.baseline {
+    if r.is_baseline() {
         head.push_str(" (baseline)");
     }
-    if let Some(of) = r.repeat_of {
+    if let Some(of) = r.repeat_of() {
         head.push_str(&format!(" (repeat of {of})"));
     }
     let result = match (&r.outcome, r.value) {

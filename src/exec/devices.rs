@@ -13,7 +13,7 @@ pub struct PoolDevice {
 }
 
 /// Accelerators free or held by trials in flight.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct DevicePool {
     devices: Vec<PoolDevice>,
     busy: Vec<bool>,

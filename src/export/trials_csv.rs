@@ -63,8 +63,8 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
         let mut row = vec![
             r.number.to_string(),
             status(&r.outcome).to_string(),
-            r.baseline.to_string(),
-            opt(r.repeat_of),
+            r.is_baseline().to_string(),
+            opt(r.repeat_of()),
             opt(r.value),
             opt(r.score),
             r.violations_text(),
@@ -91,7 +91,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Value;
+    use crate::record::{TrialKind, Value};
 
     #[test]
     fn columns_are_the_union_in_name_order() {
@@ -99,7 +99,7 @@ mod tests {
             metrics: [("output_throughput".to_string(), 10.5)].into(),
             value: Some(10.5),
             score: Some(10.5),
-            baseline: true,
+            kind: TrialKind::Baseline,
             ready_s: Some(1.0),
             wall_s: 2.0,
             ..TrialRecord::new(

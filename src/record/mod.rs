@@ -4,7 +4,6 @@
 
 mod failure;
 mod latency;
-mod legacy;
 mod slo;
 mod trial;
 mod value;
@@ -14,7 +13,7 @@ pub use failure::FailureKind;
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
-pub use trial::{Outcome, TrialRecord};
+pub use trial::{Outcome, TrialId, TrialKind, TrialRecord};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;
 

@@ -1,7 +1,48 @@
 //! One trial's outcome: what the journal stores and samplers learn from.
 
-use super::{legacy, FailureKind, MetricMap, Params, Violation};
+use super::{FailureKind, MetricMap, Params, Violation};
 use serde::{Deserialize, Serialize};
+
+/// A trial's role in its study.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum TrialKind {
+    /// The engine's defaults, run before any other config.
+    Baseline,
+    /// A config the search proposed or queued.
+    #[default]
+    Search,
+    /// A re-validation run of the config of trial `of`.
+    Repeat {
+        /// The trial whose config is run again.
+        of: u32,
+    },
+}
+
+impl TrialKind {
+    /// True for the engine-default baseline.
+    pub fn is_baseline(self) -> bool {
+        self == TrialKind::Baseline
+    }
+
+    /// The trial a re-validation repeat runs again; `None` for the others.
+    pub fn repeat_of(self) -> Option<u32> {
+        match self {
+            TrialKind::Repeat { of } => Some(of),
+            _ => None,
+        }
+    }
+}
+
+/// Which trial: its number, unique within a study, and its role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrialId {
+    /// Trial number, from 0.
+    pub number: u32,
+    /// Its role.
+    #[serde(flatten)]
+    pub kind: TrialKind,
+}
 
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,14 +63,11 @@ pub struct TrialRecord {
     #[serde(default)]
     pub score: Option<f64>,
     /// Why a probed trial is not feasible: the SLOs it broke, with what was measured.
-    #[serde(default, deserialize_with = "legacy::violations")]
+    #[serde(default)]
     pub violations: Vec<Violation>,
-    /// True for the engine-default baseline trial.
-    #[serde(default)]
-    pub baseline: bool,
-    /// For re-validation repeats: the trial whose config is repeated.
-    #[serde(default)]
-    pub repeat_of: Option<u32>,
+    /// Its role: baseline, search or re-validation repeat.
+    #[serde(flatten)]
+    pub kind: TrialKind,
     /// Seconds from spawn to ready (launched trials only).
     #[serde(default)]
     pub ready_s: Option<f64>,
@@ -89,18 +127,29 @@ pub enum Outcome {
 }
 
 impl TrialRecord {
-    /// A record of trial `number` with `params` and `outcome`, nothing measured yet.
+    /// A record of search trial `number` with `params` and `outcome`, nothing measured yet.
     pub fn new(number: u32, params: Params, outcome: Outcome) -> TrialRecord {
+        TrialRecord::of(
+            TrialId {
+                number,
+                kind: TrialKind::Search,
+            },
+            params,
+            outcome,
+        )
+    }
+
+    /// A record of trial `id` with `params` and `outcome`, nothing measured yet.
+    pub fn of(id: TrialId, params: Params, outcome: Outcome) -> TrialRecord {
         TrialRecord {
-            number,
+            number: id.number,
+            kind: id.kind,
             params,
             outcome,
             metrics: MetricMap::new(),
             value: None,
             score: None,
             violations: Vec::new(),
-            baseline: false,
-            repeat_of: None,
             ready_s: None,
             wall_s: 0.0,
             started_unix: 0.0,
@@ -108,6 +157,24 @@ impl TrialRecord {
             devices: Vec::new(),
             job_id: None,
         }
+    }
+
+    /// Which trial this is.
+    pub fn id(&self) -> TrialId {
+        TrialId {
+            number: self.number,
+            kind: self.kind,
+        }
+    }
+
+    /// True for the engine-default baseline.
+    pub fn is_baseline(&self) -> bool {
+        self.kind.is_baseline()
+    }
+
+    /// The trial a re-validation repeat runs again; `None` for the others.
+    pub fn repeat_of(&self) -> Option<u32> {
+        self.kind.repeat_of()
     }
 
     /// The violations as reports and CSV show them, separated by `; `.

@@ -71,7 +71,7 @@ fn summary(view: &StudyView<'_>) -> String {
     let configs: Vec<_> = view
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_none())
+        .filter(|r| r.repeat_of().is_none())
         .collect();
     for r in &configs {
         *counts.entry(status(&r.outcome)).or_default() += 1;
@@ -79,7 +79,7 @@ fn summary(view: &StudyView<'_>) -> String {
     let repeats = view
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_some())
+        .filter(|r| r.repeat_of().is_some())
         .count();
     let slos: Vec<String> = spec.slos().iter().map(ToString::to_string).collect();
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -205,10 +205,10 @@ fn trials(view: &StudyView<'_>) -> Block {
                     Outcome::Infeasible => r.violations_text(),
                     other => detail(other),
                 };
-                if r.baseline {
+                if r.is_baseline() {
                     note = format!("baseline {note}").trim().to_string();
                 }
-                if let Some(of) = r.repeat_of {
+                if let Some(of) = r.repeat_of() {
                     note = format!("repeat of {of} {note}").trim().to_string();
                 }
                 let params: Vec<String> =

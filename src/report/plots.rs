@@ -21,7 +21,7 @@ enum Ending {
 
 /// How `r` ended, when it is a search trial that measured something.
 fn ending(r: &TrialRecord) -> Option<Ending> {
-    if r.repeat_of.is_some() {
+    if r.repeat_of().is_some() {
         return None;
     }
     match r.outcome {
@@ -83,7 +83,7 @@ pub(crate) fn best_so_far(
     let mut line = Vec::new();
     let measured = measured(records, partial);
     let mut next = measured.iter().peekable();
-    for r in records.iter().filter(|r| r.repeat_of.is_none()) {
+    for r in records.iter().filter(|r| r.repeat_of().is_none()) {
         if let Some((_, Ending::Feasible, v)) = next.next_if(|(m, ..)| m.number == r.number) {
             if best.is_none_or(|b| spec.direction.orient(*v) > spec.direction.orient(b)) {
                 best = Some(*v);
@@ -194,7 +194,7 @@ pub(crate) fn pareto(
     let second = spec.secondary.as_ref()?;
     let points: Vec<(f64, f64)> = records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && r.is_feasible())
+        .filter(|r| r.repeat_of().is_none() && r.is_feasible())
         .filter_map(|r| Some((r.value?, *secondary.get(&r.number)?)))
         .collect();
     let oriented: Vec<(f64, f64)> = points

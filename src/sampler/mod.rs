@@ -17,7 +17,7 @@ mod pso;
 mod qmc;
 mod random;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 #[cfg(test)]
 mod tests;
 mod tpe;

@@ -70,7 +70,11 @@ impl Sampler for PsoSampler {
 }
 
 fn without_baseline(trials: &[TrialRecord]) -> Vec<TrialRecord> {
-    trials.iter().filter(|t| !t.baseline).cloned().collect()
+    trials
+        .iter()
+        .filter(|t| !t.is_baseline())
+        .cloned()
+        .collect()
 }
 
 /// Particle `particle`'s next position from its visits and the best of `all` trials.

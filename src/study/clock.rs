@@ -18,10 +18,4 @@ impl Clock {
         self.budget
             .map(|b| Duration::from_secs_f64((b.as_secs_f64() - self.elapsed()).max(0.0)))
     }
-
-    /// True when less than `reserve` seconds of the budget are left.
-    pub fn exhausted(&self, reserve: f64) -> bool {
-        self.left()
-            .is_some_and(|left| left.as_secs_f64() <= reserve)
-    }
 }

@@ -193,7 +193,7 @@ fn winner_of<'r>(
         .find(|r| r.number == s.number)
         .context("the winner is missing from the journal")?;
     let runs: Vec<&TrialRecord> = std::iter::once(record)
-        .chain(records.iter().filter(|r| r.repeat_of == Some(s.number)))
+        .chain(records.iter().filter(|r| r.repeat_of() == Some(s.number)))
         .collect();
     Ok(export::Winner {
         record,

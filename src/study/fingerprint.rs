@@ -7,9 +7,6 @@
 
 use crate::space::StudySpec;
 
-/// Marks fingerprints of the canonical JSON encoding.
-const PREFIX: &str = "json-";
-
 /// FNV-1a (hex) of the canonical JSON of the result-shaping sections of `space`: objects with
 /// sorted keys, so neither field order nor `Debug` formatting can change it.
 pub fn fingerprint(space: &StudySpec) -> String {
@@ -22,33 +19,7 @@ pub fn fingerprint(space: &StudySpec) -> String {
         "probe": space.probe,
         "objective": space.objective,
     });
-    format!("{PREFIX}{}", fnv1a(sections.to_string().as_bytes()))
-}
-
-/// True when `stored` (from a study's `study.json`) identifies `space`, including the
-/// fingerprints of studies written before the canonical encoding, which hashed the
-/// sections' `Debug` text.
-pub fn matches(stored: &str, space: &StudySpec) -> bool {
-    if stored.starts_with(PREFIX) {
-        stored == fingerprint(space)
-    } else {
-        stored == debug_fingerprint(space)
-    }
-}
-
-/// The fingerprint of studies written before the canonical encoding.
-fn debug_fingerprint(space: &StudySpec) -> String {
-    let text = format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
-        space.engine,
-        space.launch,
-        space.parameters,
-        space.constraints,
-        space.rules,
-        space.probe,
-        space.objective
-    );
-    fnv1a(text.as_bytes())
+    format!("json-{}", fnv1a(sections.to_string().as_bytes()))
 }
 
 fn fnv1a(bytes: &[u8]) -> String {

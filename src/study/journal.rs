@@ -18,9 +18,17 @@ pub(crate) const JOURNAL_FILE: &str = "journal.jsonl";
 /// File name of the study identity inside a study folder.
 pub(crate) const META_FILE: &str = "study.json";
 
+/// The format of a study folder's files (`study.json`, `journal.jsonl`, `pending.json`) that
+/// this version writes and reads; a study of another format is refused.
+pub const STUDY_FORMAT: u32 = 2;
+
 /// What a study was started with; a resume must match it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyMeta {
+    /// [`STUDY_FORMAT`] of the version that wrote the study (0: written before formats were
+    /// numbered).
+    #[serde(default)]
+    pub format: u32,
     /// Study name (the folder name).
     pub name: String,
     /// Where the space came from (its file path).
@@ -95,6 +103,20 @@ fn warm_text(studies: &[ReusedStudy]) -> String {
 /// Read `study.json` of `dir`.
 pub fn load_meta(dir: &Path) -> anyhow::Result<StudyMeta> {
     let (path, text) = read_study_file(dir, META_FILE)?;
+    let format = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .map(|v| {
+            v.get("format")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0)
+        });
+    if let Some(format) = format.filter(|f| *f != u64::from(STUDY_FORMAT)) {
+        bail!(
+            "{} is a study of format {format}, and this infertune reads format {STUDY_FORMAT} \
+             only: start a new study (--study NAME), or use the infertune that wrote it",
+            path.display()
+        );
+    }
     serde_json::from_str(&text)
         .with_context(|| format!("{} is not a valid study file", path.display()))
 }
@@ -255,6 +277,48 @@ mod tests {
     use super::*;
     use crate::record::Outcome;
     use crate::study::observer::Silent;
+
+    #[test]
+    fn a_study_of_another_format_is_refused_with_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let meta = serde_json::json!({
+            "name": "old", "space_origin": "x.yaml", "space_fingerprint": "json-0",
+            "seed": 0, "sampler": "bo", "engine": "vllm",
+            "objective": {"metric": "output_throughput"},
+        });
+        std::fs::write(dir.path().join(META_FILE), meta.to_string()).unwrap();
+        let e = load_meta(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("a study of format 0"), "{e}");
+        assert!(e.contains("start a new study"), "{e}");
+        let mut current = meta;
+        current["format"] = STUDY_FORMAT.into();
+        std::fs::write(dir.path().join(META_FILE), current.to_string()).unwrap();
+        assert_eq!(load_meta(dir.path()).unwrap().format, STUDY_FORMAT);
+    }
+
+    #[test]
+    fn a_record_names_its_kind_and_a_repeat_its_original() {
+        use crate::record::{TrialId, TrialKind};
+        let id = TrialId {
+            number: 7,
+            kind: TrialKind::Repeat { of: 3 },
+        };
+        let repeat = TrialRecord::of(id, Default::default(), Outcome::Feasible);
+        let json = serde_json::to_value(&repeat).unwrap();
+        assert_eq!(
+            (json["kind"].as_str(), json["of"].as_u64()),
+            (Some("repeat"), Some(3))
+        );
+        let back: TrialRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(back.id(), id);
+        let baseline = serde_json::to_value(TrialRecord {
+            kind: TrialKind::Baseline,
+            ..record(0)
+        })
+        .unwrap();
+        assert_eq!(baseline["kind"], "baseline");
+        assert!(baseline.get("of").is_none());
+    }
 
     fn record(number: u32) -> TrialRecord {
         TrialRecord {

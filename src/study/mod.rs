@@ -10,26 +10,26 @@ mod baseline;
 mod clock;
 pub mod counted;
 mod dispatch;
+mod executor;
 mod exit;
 pub mod export;
 pub mod fingerprint;
-mod flights;
 pub(crate) mod interrupt;
 pub mod journal;
 pub mod lock;
 pub mod observer;
 mod open;
 mod pending;
+mod plan;
 pub mod preflight;
 pub mod prober;
 pub mod prune;
 pub(crate) mod redact;
-pub mod remote;
-
-pub mod runner;
+mod run;
 pub mod score;
 pub mod select;
 mod slot_numa;
+mod slots;
 pub mod trial;
 pub mod warm;
 
@@ -39,5 +39,6 @@ pub use observer::StudyObserver;
 pub(crate) use prober::HttpProber;
 pub use prober::Prober;
 
-pub use runner::{run, StudyOptions, StudyResult};
+pub use executor::slurm::run_in_job;
+pub use run::{run, StudyOptions, StudyResult};
 pub use trial::Backends;

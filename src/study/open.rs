@@ -1,7 +1,6 @@
 //! Opening a study folder: a new study, the same study again (continued where it stopped, or
 //! shown as it ended), or a refusal that says how to go on.
 
-use super::fingerprint;
 use super::journal::{self, Journal, StudyMeta};
 use super::observer::StudyObserver;
 use crate::export::Access;
@@ -34,11 +33,7 @@ pub fn open(
     observer: &dyn StudyObserver,
 ) -> anyhow::Result<(Journal, Vec<TrialRecord>)> {
     if dir.join(journal::META_FILE).exists() {
-        let mut stored = journal::load_meta(dir)?;
-        if fingerprint::matches(&stored.space_fingerprint, space) {
-            // An older encoding of the same space; the meta saved below upgrades it.
-            stored.space_fingerprint.clone_from(&meta.space_fingerprint);
-        }
+        let stored = journal::load_meta(dir)?;
         let held = journal::read_records(dir).unwrap_or_default().len();
         match stored.mismatch(meta) {
             Some(why) if resume => bail!("cannot resume {}: {why}", dir.display()),

@@ -2,7 +2,7 @@
 //! whose tuner was killed re-runs exactly the trials that were in flight.
 
 use crate::export::{write_atomic, Access};
-use crate::record::Params;
+use crate::record::{Params, TrialId};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -12,16 +12,18 @@ const FILE: &str = "pending.json";
 /// A trial that was in flight.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(crate) struct Pending {
-    /// Trial number.
-    pub number: u32,
-    /// The engine-default baseline.
-    #[serde(default)]
-    pub baseline: bool,
-    /// Re-validation repeat of this trial number.
-    #[serde(default)]
-    pub repeat_of: Option<u32>,
+    /// Which trial.
+    #[serde(flatten)]
+    pub id: TrialId,
     /// The resolved config.
     pub params: Params,
+}
+
+impl Pending {
+    /// Trial `id` of `params`, in flight.
+    pub fn of(id: TrialId, params: Params) -> Pending {
+        Pending { id, params }
+    }
 }
 
 /// Mark `pending` in flight in its folder `workdir`.
@@ -55,8 +57,8 @@ pub(crate) fn left_in_flight(study_dir: &Path, journaled: &[u32]) -> Vec<Pending
     let mut found: Vec<Pending> = entries
         .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(FILE)).ok())
         .filter_map(|text| serde_json::from_str::<Pending>(&text).ok())
-        .filter(|p| !journaled.contains(&p.number))
+        .filter(|p| !journaled.contains(&p.id.number))
         .collect();
-    found.sort_by_key(|p| p.number);
+    found.sort_by_key(|p| p.id.number);
     found
 }

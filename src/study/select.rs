@@ -46,14 +46,14 @@ pub struct Winner {
 pub fn originals(records: &[TrialRecord]) -> Vec<TrialRecord> {
     records
         .iter()
-        .filter(|r| r.repeat_of.is_none())
+        .filter(|r| r.repeat_of().is_none())
         .cloned()
         .collect()
 }
 
 /// True for a trial that `search.trials` counts: a search trial, not a re-validation repeat.
 pub(crate) fn counts_as_config(record: &TrialRecord) -> bool {
-    record.repeat_of.is_none()
+    record.repeat_of().is_none()
 }
 
 /// Feasible search trials that ran the full probe, best score first (ties: lower number
@@ -61,7 +61,7 @@ pub(crate) fn counts_as_config(record: &TrialRecord) -> bool {
 pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {
     let mut v: Vec<&TrialRecord> = records
         .iter()
-        .filter(|r| r.repeat_of.is_none())
+        .filter(|r| r.repeat_of().is_none())
         .filter(|r| r.is_feasible() && r.score.is_some())
         .collect();
     v.sort_by(|a, b| {
@@ -83,7 +83,7 @@ pub(crate) fn summarize(
         .chain(
             records
                 .iter()
-                .filter(|r| r.repeat_of == Some(original.number)),
+                .filter(|r| r.repeat_of() == Some(original.number)),
         )
         .collect();
     let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
@@ -98,7 +98,7 @@ pub(crate) fn summarize(
         all_feasible: runs.iter().all(|r| matches!(r.outcome, Outcome::Feasible)),
         runs: runs.len(),
         values,
-        baseline: original.baseline,
+        baseline: original.is_baseline(),
     }
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn choose_winner(records: &[TrialRecord], direction: Direction) -> Op
         .clone();
     let baseline = records
         .iter()
-        .find(|r| r.baseline && r.repeat_of.is_none() && r.is_feasible())
+        .find(|r| r.is_baseline() && r.repeat_of().is_none() && r.is_feasible())
         .map(|r| summarize(r, records, direction));
     let compared = baseline.as_ref().filter(|b| b.mean != 0.0);
     let gain_pct = compared.map(|b| direction.orient(best.mean - b.mean) / b.mean.abs() * 100.0);
@@ -147,7 +147,7 @@ pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
     let mut numbers: Vec<u32> = ranked(records).iter().take(top).map(|r| r.number).collect();
     let baseline = records
         .iter()
-        .find(|r| r.baseline && r.repeat_of.is_none() && r.is_feasible());
+        .find(|r| r.is_baseline() && r.repeat_of().is_none() && r.is_feasible());
     if let Some(b) = baseline.filter(|b| !numbers.contains(&b.number)) {
         numbers.push(b.number);
     }
@@ -207,13 +207,17 @@ fn t975(df: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::TrialKind;
 
     fn rec(number: u32, value: f64, outcome: Outcome, repeat_of: Option<u32>) -> TrialRecord {
         TrialRecord {
             value: Some(value),
             score: Some(value),
-            baseline: number == 0,
-            repeat_of,
+            kind: match repeat_of {
+                Some(of) => TrialKind::Repeat { of },
+                None if number == 0 => TrialKind::Baseline,
+                None => TrialKind::Search,
+            },
             wall_s: 1.0,
             ..TrialRecord::new(number, Params::new(), outcome)
         }

@@ -6,7 +6,7 @@ use super::counted;
 use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
-use super::pending;
+use super::pending::{self, Pending};
 use super::prober::Prober;
 use super::prune;
 use super::score::{Judgement, Objective};
@@ -16,7 +16,7 @@ use crate::export::{redact, write_atomic, Access};
 use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
-use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord, Violation};
+use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialId, TrialRecord, Violation};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -72,47 +72,6 @@ pub(crate) struct TrialRunner<'a> {
     pub prune: bool,
     /// Where `numa` candidates were computed, so bindings follow each trial's accelerators.
     pub numa_home: Option<NumaHome>,
-}
-
-/// Identity of a trial within a study.
-#[derive(Clone, Debug)]
-pub(crate) struct TrialId {
-    /// Trial number.
-    pub number: u32,
-    /// The engine-default baseline.
-    pub baseline: bool,
-    /// Re-validation repeat of this trial number.
-    pub repeat_of: Option<u32>,
-}
-
-impl TrialId {
-    /// The trial `pending` was, to run it again as it was.
-    pub fn of(pending: &pending::Pending) -> TrialId {
-        TrialId {
-            number: pending.number,
-            baseline: pending.baseline,
-            repeat_of: pending.repeat_of,
-        }
-    }
-
-    /// This trial of `params`, marked in flight.
-    pub fn pending(&self, params: Params) -> pending::Pending {
-        pending::Pending {
-            number: self.number,
-            baseline: self.baseline,
-            repeat_of: self.repeat_of,
-            params,
-        }
-    }
-
-    /// A search or re-validation trial that runs the full probe.
-    pub fn full(number: u32, baseline: bool, repeat_of: Option<u32>) -> TrialId {
-        TrialId {
-            number,
-            baseline,
-            repeat_of,
-        }
-    }
 }
 
 /// Where a trial runs: its slot and the accelerators it was given.
@@ -184,7 +143,7 @@ impl TrialRunner<'_> {
         message: String,
     ) -> TrialRecord {
         new_record(
-            &id,
+            id,
             params,
             Outcome::Rejected { rule, message },
             unix_now(),
@@ -214,13 +173,12 @@ impl TrialRunner<'_> {
         }
         std::fs::create_dir_all(&workdir)
             .with_context(|| format!("cannot create {}", workdir.display()))?;
-        let in_flight = id.pending(params.clone());
-        pending::write(&workdir, &in_flight)?;
+        pending::write(&workdir, &Pending::of(id, params.clone()))?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(seat.slot),
             devices: seat.devices.clone(),
             ..new_record(
-                &id,
+                id,
                 params.clone(),
                 outcome,
                 started_unix,
@@ -476,18 +434,16 @@ fn write_probe_json(workdir: &Path, file: &str, json: &serde_json::Value) -> any
 }
 
 fn new_record(
-    id: &TrialId,
+    id: TrialId,
     params: Params,
     outcome: Outcome,
     started_unix: f64,
     wall_s: f64,
 ) -> TrialRecord {
     TrialRecord {
-        baseline: id.baseline,
-        repeat_of: id.repeat_of,
         wall_s,
         started_unix,
-        ..TrialRecord::new(id.number, params, outcome)
+        ..TrialRecord::of(id, params, outcome)
     }
 }
 

@@ -78,7 +78,7 @@ fn tune_drives_the_real_cpu_llama_server() {
     let [baseline, refused_by_rules, refused_by_server, tuned] = &run.four_records();
     let study = run.study;
 
-    assert!(baseline.baseline);
+    assert!(baseline.is_baseline());
     real_engine::assert_served(baseline, &study, OUTPUT_LEN);
 
     match &refused_by_rules.outcome {

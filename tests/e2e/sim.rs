@@ -90,7 +90,11 @@ fn assert_outcomes(all: &[TrialRecord]) {
         slow.outcome,
         slow.violations
     );
-    assert!(all[0].baseline && all[0].ready_s.is_some(), "{:?}", all[0]);
+    assert!(
+        all[0].is_baseline() && all[0].ready_s.is_some(),
+        "{:?}",
+        all[0]
+    );
 }
 
 /// The winner of best.json is the same trial, config and value in the journal, trials.csv,
@@ -107,7 +111,7 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
     );
     let runs: Vec<f64> = all
         .iter()
-        .filter(|r| r.number == number || r.repeat_of == Some(number))
+        .filter(|r| r.number == number || r.repeat_of() == Some(number))
         .map(|r| r.value.unwrap())
         .collect();
     let journal_mean = runs.iter().sum::<f64>() / runs.len() as f64;

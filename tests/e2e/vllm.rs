@@ -72,7 +72,7 @@ fn tune_drives_the_real_cpu_vllm() {
     let [baseline, refused_by_rules, refused_by_vllm, second] = &run.four_records();
     let study = run.study;
 
-    assert!(baseline.baseline);
+    assert!(baseline.is_baseline());
     real_engine::assert_served(baseline, &study, OUTPUT_LEN);
 
     match &refused_by_rules.outcome {

@@ -25,7 +25,7 @@ fn load_error(path: &Path) -> String {
 fn study_of(dir: &Path, engine: &str) {
     std::fs::create_dir_all(dir).unwrap();
     let meta = serde_json::json!({
-        "name": "earlier", "space_origin": "x.yaml", "space_fingerprint": "json-0",
+        "format": 2, "name": "earlier", "space_origin": "x.yaml", "space_fingerprint": "json-0",
         "seed": 0, "sampler": "bo", "engine": engine,
         "objective": {"metric": "output_throughput"},
     });

@@ -60,14 +60,14 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
     assert_eq!(search_configs(&done).len(), 14);
     // The finalist and the baseline (unless it is the finalist), re-validated once each.
-    let mut repeated: Vec<u32> = done.iter().filter_map(|r| r.repeat_of).collect();
+    let mut repeated: Vec<u32> = done.iter().filter_map(|r| r.repeat_of()).collect();
     repeated.dedup();
     assert!(
         repeated.contains(&0) && (1..=2).contains(&repeated.len()),
         "{repeated:?}"
     );
     assert_eq!(
-        done.iter().filter(|r| r.repeat_of.is_some()).count(),
+        done.iter().filter(|r| r.repeat_of().is_some()).count(),
         repeated.len()
     );
 

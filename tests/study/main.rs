@@ -10,7 +10,6 @@ mod numa_study;
 mod numa_study_launch;
 mod parallel;
 mod resume;
-mod resume_old_format;
 mod server_death;
 mod slurm;
 mod tune_loop;

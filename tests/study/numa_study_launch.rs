@@ -85,6 +85,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
     let study = tmp.path().join("study");
     std::fs::create_dir_all(&study).unwrap();
     let meta = StudyMeta {
+        format: infertune::study::journal::STUDY_FORMAT,
         name: "numa-vllm".into(),
         space_origin: space_file.display().to_string(),
         space_fingerprint: infertune::study::fingerprint::fingerprint(&space),

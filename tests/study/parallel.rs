@@ -94,10 +94,10 @@ fn trials_in_flight_each_see_only_their_own_devices_and_port() {
         }
     }
     assert!(overlapping > 0, "no two trials ran at once");
-    for repeat in all.iter().filter(|r| r.repeat_of.is_some()) {
+    for repeat in all.iter().filter(|r| r.repeat_of().is_some()) {
         let original = all
             .iter()
-            .find(|r| Some(r.number) == repeat.repeat_of)
+            .find(|r| Some(r.number) == repeat.repeat_of())
             .unwrap();
         assert_ne!(
             repeat.slot, original.slot,

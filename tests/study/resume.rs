@@ -86,7 +86,7 @@ fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
     let recorded = journal::read_records(&dir).unwrap();
     assert_eq!(recorded, first.records);
     assert!(
-        recorded.iter().all(|r| r.repeat_of.is_none()),
+        recorded.iter().all(|r| r.repeat_of().is_none()),
         "re-validation ran after Ctrl-C"
     );
 

@@ -18,9 +18,9 @@ fn a_study_records_every_outcome_and_its_views_agree() {
     assert!(!result.interrupted);
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
-    let search: Vec<_> = records.iter().filter(|r| r.repeat_of.is_none()).collect();
+    let search: Vec<_> = records.iter().filter(|r| r.repeat_of().is_none()).collect();
     assert_eq!(search.len(), 12);
-    assert!(search[0].baseline && search[0].params["max_num_seqs"].as_i64() == Some(64));
+    assert!(search[0].is_baseline() && search[0].params["max_num_seqs"].as_i64() == Some(64));
     let count = |f: &dyn Fn(&Outcome) -> bool| search.iter().filter(|r| f(&r.outcome)).count();
     assert!(
         count(&|o| matches!(o, Outcome::Rejected { .. })) >= 1,
@@ -54,9 +54,12 @@ fn a_study_records_every_outcome_and_its_views_agree() {
         }
     }
     // Re-validation: the top 2 got 2 repeats each; the baseline is one of them here.
-    let repeats: Vec<_> = records.iter().filter(|r| r.repeat_of.is_some()).collect();
+    let repeats: Vec<_> = records.iter().filter(|r| r.repeat_of().is_some()).collect();
     assert_eq!(repeats.len(), 4);
-    assert_eq!(repeats.iter().filter(|r| r.repeat_of == Some(0)).count(), 2);
+    assert_eq!(
+        repeats.iter().filter(|r| r.repeat_of() == Some(0)).count(),
+        2
+    );
 
     // trials.csv: one row per record, same numbers and statuses, param and metric columns.
     let mut csv = csv::Reader::from_path(dir.join("trials.csv")).unwrap();
@@ -88,7 +91,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
         .iter()
         .find(|r| r.number == winner.summary.number)
         .unwrap();
-    assert!(original.is_feasible() && !original.baseline);
+    assert!(original.is_feasible() && !original.is_baseline());
     assert_eq!(
         best["params"],
         serde_json::to_value(&original.params).unwrap()
@@ -245,7 +248,7 @@ fn queued_configs_follow_the_baseline_and_a_refused_one_is_never_launched() {
     run_study(&space, &dir, false, false).unwrap();
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records.len(), 3, "{records:#?}");
-    assert!(records[0].baseline && records[0].ready_s.is_some());
+    assert!(records[0].is_baseline() && records[0].ready_s.is_some());
     assert!(
         matches!(&records[1].outcome, Outcome::Rejected { rule, .. } if rule == "batched_covers_len"),
         "{:?}",
@@ -255,7 +258,7 @@ fn queued_configs_follow_the_baseline_and_a_refused_one_is_never_launched() {
     let queued = &records[2];
     assert_eq!(queued.params["max_num_seqs"].as_i64(), Some(16));
     assert_eq!(queued.params["max_num_batched_tokens"].as_i64(), Some(8192));
-    assert!(queued.ready_s.is_some() && !queued.baseline);
+    assert!(queued.ready_s.is_some() && !queued.is_baseline());
 }
 
 #[test]
@@ -312,7 +315,7 @@ fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos()
     let probed: Vec<_> = result
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && matches!(r.outcome, Outcome::Feasible))
+        .filter(|r| r.repeat_of().is_none() && matches!(r.outcome, Outcome::Feasible))
         .collect();
     assert!(probed.len() >= 3);
     for r in probed {
@@ -339,7 +342,7 @@ fn the_baseline_is_re_validated_like_the_finalists_and_the_gain_has_its_interval
     let originals: Vec<_> = result
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_none())
+        .filter(|r| r.repeat_of().is_none())
         .cloned()
         .collect();
     let top: Vec<u32> = infertune::study::select::ranked(&originals)
@@ -351,7 +354,7 @@ fn the_baseline_is_re_validated_like_the_finalists_and_the_gain_has_its_interval
     let baseline_repeats = result
         .records
         .iter()
-        .filter(|r| r.repeat_of == Some(0))
+        .filter(|r| r.repeat_of() == Some(0))
         .count();
     assert_eq!(
         baseline_repeats, 2,
@@ -449,7 +452,7 @@ fn a_load_search_never_counts_a_load_at_which_a_request_failed() {
     let probed: Vec<_> = result
         .records
         .iter()
-        .filter(|r| r.repeat_of.is_none() && matches!(r.outcome, Outcome::Feasible))
+        .filter(|r| r.repeat_of().is_none() && matches!(r.outcome, Outcome::Feasible))
         .collect();
     assert!(probed.len() >= 2, "{:#?}", result.records);
     for r in probed {

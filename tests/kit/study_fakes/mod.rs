@@ -271,7 +271,7 @@ pub fn run_study(
 pub fn search_configs(records: &[TrialRecord]) -> Vec<Params> {
     records
         .iter()
-        .filter(|r| r.repeat_of.is_none())
+        .filter(|r| r.repeat_of().is_none())
         .map(|r| r.params.clone())
         .collect()
 }

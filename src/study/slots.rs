@@ -1,15 +1,17 @@
 //! Trials in flight: the slots, the accelerators each trial holds, and the threads that run
-//! them. The study's thread dispatches and journals; each trial runs on a thread of its own.
+//! them. The study's thread dispatches and journals; each trial runs on a thread of its own,
+//! through the study's executor.
 
-use super::remote::Jobs;
-use super::trial::{Seat, TrialId, TrialRun, TrialRunner};
+use super::executor::TrialExecutor;
+use super::plan::InFlight;
+use super::trial::{Seat, TrialRun};
 use crate::exec::DevicePool;
-use crate::record::Params;
+use crate::record::{Params, TrialId};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::Scope;
 
 /// A trial that finished running (or failed to).
-pub(crate) struct Landed {
+pub(crate) struct Finished {
     /// Where it ran.
     pub seat: Seat,
     /// Which trial.
@@ -18,38 +20,27 @@ pub(crate) struct Landed {
     pub run: anyhow::Result<TrialRun>,
 }
 
-/// A trial running now.
-pub(crate) struct Flying {
-    /// Which trial.
-    pub id: TrialId,
-    /// Its config.
-    pub params: Params,
-}
-
 /// Slots, devices and the trials in flight.
-pub(crate) struct Flights {
+pub(crate) struct Slots {
     slots: u32,
     free: Vec<u32>,
-    flying: Vec<Flying>,
+    in_flight: Vec<InFlight>,
     pool: DevicePool,
-    sender: Sender<Landed>,
-    receiver: Receiver<Landed>,
-    jobs: Option<Jobs>,
+    sender: Sender<Finished>,
+    receiver: Receiver<Finished>,
 }
 
-impl Flights {
-    /// `slots` slots (at least one), all free, sharing the accelerators of `pool`; trials run
-    /// here, or as Slurm `jobs`.
-    pub fn new(slots: u32, pool: DevicePool, jobs: Option<Jobs>) -> Flights {
+impl Slots {
+    /// `slots` slots (at least one), all free, sharing the accelerators of `pool`.
+    pub fn new(slots: u32, pool: DevicePool) -> Slots {
         let (sender, receiver) = channel();
-        Flights {
+        Slots {
             slots: slots.max(1),
             free: (0..slots.max(1)).collect(),
-            flying: Vec::new(),
+            in_flight: Vec::new(),
             pool,
             sender,
             receiver,
-            jobs,
         }
     }
 
@@ -64,8 +55,8 @@ impl Flights {
     }
 
     /// The trials in flight.
-    pub fn flying(&self) -> &[Flying] {
-        &self.flying
+    pub fn in_flight(&self) -> &[InFlight] {
+        &self.in_flight
     }
 
     /// A seat on `slot` (else the lowest free slot) with `n` accelerators, away from `avoid`
@@ -98,46 +89,43 @@ impl Flights {
         Ok(Some(Seat { slot, devices }))
     }
 
-    /// Run trial `id` of `params` on `seat` (from [`Flights::seat`]) on a thread of `scope`.
-    pub fn launch<'scope, 'env: 'scope>(
+    /// Run trial `id` of `params` on `seat` (from [`Slots::seat`]) through `executor`, on a
+    /// thread of `scope`.
+    pub fn start<'scope, 'env: 'scope>(
         &mut self,
         scope: &'scope Scope<'scope, 'env>,
-        runner: &TrialRunner<'env>,
+        executor: &'env dyn TrialExecutor,
         id: TrialId,
         params: Params,
         seat: Seat,
     ) {
         self.free.retain(|s| *s != seat.slot);
-        self.flying.push(Flying {
-            id: id.clone(),
+        self.in_flight.push(InFlight {
+            id,
             params: params.clone(),
         });
-        let runner = runner.clone();
         let sender = self.sender.clone();
-        let jobs = self.jobs.clone();
         scope.spawn(move || {
-            let number = id.number;
-            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match &jobs {
-                Some(jobs) => jobs.run(&runner, id.clone(), params, &seat),
-                None => runner.run(id.clone(), params, &seat),
+            let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                executor.run(id, params, &seat)
             }))
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {number} panicked")));
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {} panicked", id.number)));
             // The receiver lives as long as the study's thread waits for its trials.
-            let _ = sender.send(Landed { seat, id, run });
+            let _ = sender.send(Finished { seat, id, run });
         });
     }
 
-    /// Wait until a trial in flight lands and free its slot and devices; `None` when no trial
-    /// is in flight.
-    pub fn land(&mut self) -> Option<Landed> {
-        if self.flying.is_empty() {
+    /// Wait until a trial in flight finishes and free its slot and devices; `None` when no
+    /// trial is in flight.
+    pub fn wait(&mut self) -> Option<Finished> {
+        if self.in_flight.is_empty() {
             return None;
         }
-        let landed = self.receiver.recv().ok()?;
-        self.flying.retain(|f| f.id.number != landed.id.number);
-        self.pool.give_back(&landed.seat.devices);
-        self.free.push(landed.seat.slot);
+        let finished = self.receiver.recv().ok()?;
+        self.in_flight.retain(|f| f.id.number != finished.id.number);
+        self.pool.give_back(&finished.seat.devices);
+        self.free.push(finished.seat.slot);
         self.free.sort_unstable();
-        Some(landed)
+        Some(finished)
     }
 }

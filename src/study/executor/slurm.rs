@@ -3,13 +3,15 @@
 //! record into the study folder (a shared filesystem) and the tuner journals it. A failed job
 //! is submitted once more; twice failed, the trial is lost, never counted against its config.
 
-use super::interrupt::StopFlag;
-use super::pending;
-use super::trial::{Backends, Seat, TrialId, TrialRun, TrialRunner};
+use super::TrialExecutor;
 use crate::exec::slurm::{self, JobRequest, JobState};
+use crate::exec::DevicePool;
 use crate::export::{write_atomic, Access};
-use crate::record::TrialRecord;
+use crate::record::{Params, TrialId, TrialRecord};
 use crate::space::StudySpec;
+use crate::study::interrupt::StopFlag;
+use crate::study::pending::{self, Pending};
+use crate::study::trial::{Backends, Seat, TrialRun, TrialRunner};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -87,12 +89,13 @@ impl Jobs {
         notes
     }
 
-    /// Run trial `id` of `params` as a job (twice at most when the job itself fails).
-    pub fn run(
+    /// Run trial `id` of `params` as a job (twice at most when the job itself fails); `stop`
+    /// cancels it.
+    fn run(
         &self,
-        runner: &TrialRunner<'_>,
+        stop: &StopFlag,
         id: TrialId,
-        params: crate::record::Params,
+        params: Params,
         seat: &Seat,
     ) -> anyhow::Result<TrialRun> {
         let workdir = self.dir.join(format!("trial-{}", id.number));
@@ -102,11 +105,10 @@ impl Jobs {
         }
         std::fs::create_dir_all(&workdir)?;
         std::fs::create_dir_all(self.dir.join("slurm"))?;
-        let in_flight = id.pending(params);
-        pending::write(&workdir, &in_flight)?;
+        pending::write(&workdir, &Pending::of(id, params))?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
-            match self.one_job(&runner.stop, id.number, seat, attempt)? {
+            match self.one_job(stop, id.number, seat, attempt)? {
                 JobEnd::Record(mut record, job, submitted_unix) => {
                     record.slot = Some(seat.slot);
                     record.job_id = Some(job);
@@ -211,10 +213,42 @@ fn cancel_and_wait(job: u64) {
     slurm::wait_ended(&[job], Duration::from_secs(60));
 }
 
-/// The record a job wrote into `workdir` after the tuner that submitted it stopped, if any.
-pub(crate) fn finished_record(workdir: &Path) -> Option<TrialRecord> {
-    let text = std::fs::read_to_string(workdir.join(RECORD_FILE)).ok()?;
-    serde_json::from_str(&text).ok()
+/// Trials as Slurm jobs, up to `slots` queued or running at once.
+pub(crate) struct SlurmExecutor {
+    jobs: Jobs,
+    slots: u32,
+    stop: StopFlag,
+}
+
+impl SlurmExecutor {
+    /// Submits `jobs`, `slots` at once (at least one); `stop` cancels the running ones.
+    pub fn new(jobs: Jobs, slots: u32, stop: StopFlag) -> SlurmExecutor {
+        SlurmExecutor {
+            jobs,
+            slots: slots.max(1),
+            stop,
+        }
+    }
+}
+
+impl TrialExecutor for SlurmExecutor {
+    fn slots(&self) -> u32 {
+        self.slots
+    }
+
+    fn device_pool(&self) -> DevicePool {
+        // Slurm assigns each job its devices.
+        DevicePool::new(Vec::new())
+    }
+
+    fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
+        self.jobs.run(&self.stop, id, params, seat)
+    }
+
+    fn finished_record(&self, trial_dir: &Path) -> Option<TrialRecord> {
+        let text = std::fs::read_to_string(trial_dir.join(RECORD_FILE)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
 }
 
 /// Inside a Slurm job: run trial `number` of the study in `dir` (marked in flight there by the
@@ -229,7 +263,7 @@ pub fn run_in_job(
 ) -> anyhow::Result<bool> {
     let workdir = dir.join(format!("trial-{number}"));
     let in_flight = pending::read(&workdir)?;
-    let objective = super::preflight::objective(space)?;
+    let objective = crate::study::preflight::objective(space)?;
     let runner = TrialRunner {
         space,
         backends,
@@ -242,7 +276,7 @@ pub fn run_in_job(
     };
     let id = TrialId {
         number,
-        ..TrialId::of(&in_flight)
+        ..in_flight.id
     };
     let seat = Seat {
         slot,
@@ -250,7 +284,7 @@ pub fn run_in_job(
     };
     match runner.run(id, in_flight.params, &seat)? {
         TrialRun::Done(record) => {
-            let record = super::redact::record(*record, &space.secrets);
+            let record = crate::study::redact::record(*record, &space.secrets);
             write_atomic(
                 &workdir.join(RECORD_FILE),
                 &serde_json::to_string(&record)?,

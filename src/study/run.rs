@@ -5,22 +5,17 @@
 use super::clock::Clock;
 use super::dispatch::Study;
 use super::export::Exporter;
-use super::flights::Flights;
 use super::interrupt::StopFlag;
 use super::journal::StudyMeta;
-use super::remote::Jobs;
+use super::plan::{PlanSpec, Planner};
 use super::select::counts_as_config;
 use super::select::Winner;
-use super::slot_numa::NumaHome;
 use super::trial::{Backends, TrialRunner};
-use super::{fingerprint, lock, open, pending};
-use crate::exec::DevicePool;
+use super::{executor, fingerprint, lock, open, pending};
 use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
-use crate::space::executor::ExecutorKind;
 use crate::space::StudySpec;
-use crate::topo::Topology;
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -77,26 +72,17 @@ pub fn run(
     let access = Access::of(space);
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
-    // Jobs a killed earlier run left are cancelled first, so none still runs a trial below.
-    let study_slots = match space.executor.kind {
-        ExecutorKind::Local => space.search.parallel,
-        ExecutorKind::Slurm => slurm_slots(space),
+    let runner = TrialRunner {
+        space,
+        backends,
+        objective: &objective,
+        dir: &options.dir,
+        stop: options.stop.clone(),
+        prune: options.prune,
+        numa_home: None,
     };
-    let topology = pinned_topology(space);
-    let flights = match space.executor.kind {
-        ExecutorKind::Local => Flights::new(
-            space.search.parallel,
-            DevicePool::of(space.placement.devices.as_deref(), topology.as_ref()),
-            None,
-        ),
-        ExecutorKind::Slurm => {
-            let jobs = Jobs::of(space, &options.dir)?;
-            for note in jobs.cancel_leftovers() {
-                backends.observer.note(&note);
-            }
-            Flights::new(slurm_slots(space), DevicePool::new(Vec::new()), Some(jobs))
-        }
-    };
+    let note = |note: &str| backends.observer.note(note);
+    let executor = executor::build(space, &options.dir, runner.clone(), &note)?;
     // Before any port is chosen: servers that a killed earlier run of this study left running.
     for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
         backends.observer.note(&note);
@@ -114,9 +100,9 @@ pub fn run(
     // re-validation repeat is counted again instead.
     let (reruns, repeats): (Vec<_>, Vec<_>) = pending::left_in_flight(&options.dir, &journaled)
         .into_iter()
-        .partition(|p| p.repeat_of.is_none());
+        .partition(|p| p.id.kind.repeat_of().is_none());
     for repeat in repeats {
-        pending::clear(&options.dir.join(format!("trial-{}", repeat.number)));
+        pending::clear(&runner.trial_dir(repeat.id.number));
     }
     let originals_done = records.iter().filter(|r| counts_as_config(r)).count() as u32;
     backends
@@ -125,39 +111,39 @@ pub fn run(
     let mut study = Study {
         space,
         backends,
-        sampler,
-        runner: TrialRunner {
-            space,
-            backends,
-            objective: &objective,
-            dir: &options.dir,
-            stop: options.stop.clone(),
-            prune: options.prune,
-            numa_home: match space.executor.kind {
-                ExecutorKind::Local => NumaHome::of(space, topology),
-                ExecutorKind::Slurm => None,
-            },
-        },
+        planner: Planner::new(
+            PlanSpec::of(space),
+            sampler,
+            backends.check,
+            reruns.iter().map(|p| (p.id, p.params.clone())).collect(),
+        ),
+        runner,
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
         clock: Clock {
             // Trials overlap when several run at once.
             spent_before: records.iter().map(|r| r.wall_s).sum::<f64>()
-                / f64::from(study_slots.max(1)),
+                / f64::from(executor.slots()),
             start: Instant::now(),
             budget: space.search.budget,
         },
         journal,
         records,
         stop: options.stop.clone(),
-        flights,
-        reruns,
         lost_in_a_row: 0,
         prior_trust: None,
     };
-    let mut interrupted = !study.search()?;
-    if !interrupted {
-        interrupted = !study.revalidate()?;
+    // A trial whose Slurm job finished after the tuner stopped is journaled as it ended.
+    for rerun in &reruns {
+        let number = rerun.id.number;
+        if let Some(record) = executor.finished_record(&study.runner.trial_dir(number)) {
+            backends.observer.note(&format!(
+                "trial {number}: adopted the record its Slurm job wrote after the tuner stopped"
+            ));
+            study.planner.forget_rerun(number);
+            study.append(record)?;
+        }
     }
+    let interrupted = !study.run(executor.as_ref())?;
     backends.observer.finished();
     export::write_trials_csv(&options.dir, &study.records, access)?;
     let winner = study.exporter.write(&study.records)?;
@@ -182,6 +168,7 @@ pub fn run(
 /// The identity of a study of `space` in `dir`.
 pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
     StudyMeta {
+        format: super::journal::STUDY_FORMAT,
         name: dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -194,25 +181,4 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         objective: space.objective.clone(),
         warm_start: Vec::new(),
     }
-}
-
-/// Jobs queued or running at once: `executor.max_jobs`, else `search.parallel` when it asks
-/// for more than one, else 8.
-fn slurm_slots(space: &StudySpec) -> u32 {
-    space
-        .executor
-        .max_jobs
-        .unwrap_or(match space.search.parallel {
-            0 | 1 => 8,
-            n => n,
-        })
-}
-
-/// The host topology when trials of `space` are pinned to accelerators (`launch.devices`, or
-/// several trials at once: every accelerator of the host); `None` otherwise (trials unpinned).
-fn pinned_topology(space: &StudySpec) -> Option<Topology> {
-    if space.placement.devices.is_none() && space.search.parallel <= 1 {
-        return None;
-    }
-    Topology::discover().ok()
 }

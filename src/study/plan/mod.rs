@@ -1,0 +1,403 @@
+//! The planner: what a study runs next. A pure, synchronous policy (no threads, no I/O, no clock
+//! of its own): given the records so far, the trials in flight, the free slots and the budget
+//! left, it answers run this trial, record this refusal, wait, or done. It owns the baseline,
+//! queued configs, sampler asks, re-runs after a resume, re-validation repeats, the budget and
+//! the stop rules; the dispatch loop carries its decisions out over an executor.
+
+use super::observer::{EarlyEnd, Phase};
+use super::select;
+use crate::record::{Params, TrialId, TrialKind, TrialRecord};
+use crate::sampler::{with_pending, Sampler};
+use crate::space::overrides::baseline_config;
+use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
+
+/// What the planner needs of a study's settings.
+#[derive(Clone, Debug)]
+pub(crate) struct PlanSpec {
+    /// Search trials in all (the baseline included), re-validation repeats not counted.
+    pub trials: u32,
+    /// The engine-default config, run first; `None` without a baseline.
+    pub baseline: Option<Params>,
+    /// Configs to try first after the baseline, in order (each complete).
+    pub enqueue: Vec<Params>,
+    /// Configs re-validated at the end (the baseline too, when it met every SLO).
+    pub revalidate_top: u32,
+    /// Repeats per re-validated config.
+    pub repeats: u32,
+    /// Accelerators a trial of a config takes.
+    pub devices_per_trial: DevicesPerTrial,
+}
+
+impl PlanSpec {
+    /// The plan of the study of `space`.
+    pub fn of(space: &StudySpec) -> PlanSpec {
+        let search = &space.search;
+        let defaults = baseline_config(space);
+        PlanSpec {
+            trials: search.trials,
+            baseline: search.baseline.then(|| defaults.clone()),
+            enqueue: search
+                .enqueue
+                .iter()
+                .map(|overlay| {
+                    let mut config = defaults.clone();
+                    config.extend(overlay.clone());
+                    config
+                })
+                .collect(),
+            revalidate_top: search.revalidate_top,
+            repeats: search.repeats,
+            devices_per_trial: space.placement.devices_per_trial.clone(),
+        }
+    }
+}
+
+/// A trial running now, as the planner sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct InFlight {
+    /// Which trial.
+    pub id: TrialId,
+    /// Its config.
+    pub params: Params,
+}
+
+/// The study as it stands when the planner is asked.
+pub(crate) struct Situation<'a> {
+    /// Every journaled record.
+    pub records: &'a [TrialRecord],
+    /// The trials in flight.
+    pub in_flight: &'a [InFlight],
+    /// Slots free now, lowest first.
+    pub free_slots: &'a [u32],
+    /// Slots in all.
+    pub slots: u32,
+    /// Seconds of the time budget left; `None` without a budget.
+    pub budget_left: Option<f64>,
+}
+
+/// A trial to run.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Planned {
+    /// Which trial.
+    pub id: TrialId,
+    /// Its resolved config.
+    pub params: Params,
+    /// Accelerators it takes.
+    pub devices: u32,
+    /// The slot it should run on, when it matters (a repeat away from its original's slot).
+    pub slot: Option<u32>,
+    /// Accelerators to keep it off where others are free (its original's).
+    pub avoid: Vec<u32>,
+}
+
+/// What happens next.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Decision {
+    /// Run this trial.
+    Run(Planned),
+    /// Record this trial without running it: the config is refused before launch.
+    Refuse {
+        /// Which trial.
+        id: TrialId,
+        /// The config.
+        params: Params,
+        /// Constraint name or rule id.
+        rule: String,
+        /// Why.
+        message: String,
+    },
+    /// Record this trial as an invalid config: it cannot be given a seat (its device count).
+    Unplaceable {
+        /// Which trial.
+        id: TrialId,
+        /// The config.
+        params: Params,
+        /// Why.
+        why: String,
+    },
+    /// The study ends a phase early; tell the user, then ask again.
+    Ended(EarlyEnd),
+    /// Nothing to start until a trial in flight finishes.
+    Wait,
+    /// Nothing more to run.
+    Done,
+}
+
+/// Where the plan stands.
+#[derive(Clone, Debug, PartialEq)]
+enum Stage {
+    Search,
+    /// The search dispatches nothing more; re-validation starts once its trials finished.
+    SearchEnded,
+    /// Re-validation repeats left to run: the originals' numbers, one entry per repeat.
+    Revalidation(Vec<u32>),
+    Finished,
+}
+
+/// The study's policy. Stateful only in what it has decided to end (a phase, the search).
+pub(crate) struct Planner<'a> {
+    spec: PlanSpec,
+    sampler: &'a mut dyn Sampler,
+    check: &'a dyn Feasibility,
+    /// Search trials an earlier run left in flight, to run again first.
+    reruns: Vec<(TrialId, Params)>,
+    stage: Stage,
+}
+
+impl<'a> Planner<'a> {
+    /// A planner of `spec` asking `sampler` for configs that `check` completes and checks;
+    /// `reruns` are search trials an earlier run left in flight.
+    pub fn new(
+        spec: PlanSpec,
+        sampler: &'a mut dyn Sampler,
+        check: &'a dyn Feasibility,
+        reruns: Vec<(TrialId, Params)>,
+    ) -> Planner<'a> {
+        Planner {
+            spec,
+            sampler,
+            check,
+            reruns,
+            stage: Stage::Search,
+        }
+    }
+
+    /// Trial `number`, left in flight by an earlier run, is recorded: it runs no more.
+    pub fn forget_rerun(&mut self, number: u32) {
+        self.reruns.retain(|(id, _)| id.number != number);
+    }
+
+    /// The sampler, for what it reports between trials.
+    pub fn sampler(&self) -> &dyn Sampler {
+        &*self.sampler
+    }
+
+    /// The next step given `now`.
+    pub fn next(&mut self, now: &Situation<'_>) -> Decision {
+        loop {
+            let decision = match &self.stage {
+                Stage::Search => self.next_search(now),
+                Stage::SearchEnded if !now.in_flight.is_empty() => Decision::Wait,
+                Stage::SearchEnded => {
+                    self.stage = Stage::Revalidation(self.repeats_to_run(now.records));
+                    continue;
+                }
+                Stage::Revalidation(_) => self.next_repeat(now),
+                Stage::Finished => Decision::Done,
+            };
+            if decision == Decision::Done && self.stage == Stage::Search {
+                self.stage = Stage::SearchEnded;
+                continue;
+            }
+            return decision;
+        }
+    }
+
+    /// The next search trial: the baseline, a trial an earlier run left in flight, a queued
+    /// config, or the sampler's proposal given the trials in flight; `Done` once the search
+    /// dispatches nothing more.
+    fn next_search(&mut self, now: &Situation<'_>) -> Decision {
+        if self.configs_started(now) >= self.spec.trials as usize {
+            return Decision::Done;
+        }
+        let originals = select::originals(now.records);
+        let searching: Vec<&InFlight> = now
+            .in_flight
+            .iter()
+            .filter(|f| f.id.kind.repeat_of().is_none())
+            .collect();
+        if searching.iter().any(|f| f.id.kind.is_baseline()) {
+            return Decision::Wait;
+        }
+        let configs = self.spec.revalidate_top + u32::from(self.spec.baseline.is_some());
+        let reserve = mean_launched_wall(now.records) * f64::from(configs * self.spec.repeats)
+            / f64::from(now.slots.max(1));
+        if now.budget_left.is_some_and(|left| left <= reserve) {
+            self.stage = Stage::SearchEnded;
+            return Decision::Ended(EarlyEnd::BudgetSpent(Phase::Search));
+        }
+        let needs_baseline =
+            self.spec.baseline.is_some() && !originals.iter().any(|r| r.is_baseline());
+        // The baseline first (as it was, when it was in flight), then the others.
+        if let Some(i) = self
+            .reruns
+            .iter()
+            .position(|(id, _)| id.kind.is_baseline() == needs_baseline)
+        {
+            let (id, params) = self.reruns.remove(i);
+            return self.run(id, params, None, Vec::new());
+        }
+        let queued = originals
+            .iter()
+            .filter(|r| !r.is_baseline() && select::counts_as_config(r))
+            .count()
+            + searching
+                .iter()
+                .filter(|f| !f.id.kind.is_baseline())
+                .count();
+        let proposed = match (&self.spec.baseline, self.spec.enqueue.get(queued)) {
+            (Some(defaults), _) if needs_baseline => defaults.clone(),
+            (_, Some(config)) => config.clone(),
+            _ => {
+                let pending: Vec<Params> = searching.iter().map(|f| f.params.clone()).collect();
+                match self
+                    .sampler
+                    .ask(self.check, &with_pending(&originals, &pending))
+                {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.stage = Stage::SearchEnded;
+                        return Decision::Ended(EarlyEnd::SamplerFailed(format!("{e:#}")));
+                    }
+                }
+            }
+        };
+        let kind = if needs_baseline {
+            TrialKind::Baseline
+        } else {
+            TrialKind::Search
+        };
+        let id = TrialId {
+            number: self.next_number(now),
+            kind,
+        };
+        match self.check.resolve(&proposed) {
+            Err(r) => Decision::Refuse {
+                id,
+                params: proposed,
+                rule: r.rule,
+                message: r.message,
+            },
+            Ok(params) => self.run(id, params, None, Vec::new()),
+        }
+    }
+
+    /// The next re-validation repeat: on a free slot other than its original's where one is;
+    /// when every queued repeat's original ran on the free slots and other trials are in
+    /// flight, wait for another slot.
+    fn next_repeat(&mut self, now: &Situation<'_>) -> Decision {
+        let Stage::Revalidation(queue) = &self.stage else {
+            return Decision::Done;
+        };
+        if queue.is_empty() {
+            self.stage = Stage::Finished;
+            return Decision::Done;
+        }
+        if now.budget_left.is_some_and(|left| left <= 0.0) {
+            self.stage = Stage::Finished;
+            return Decision::Ended(EarlyEnd::BudgetSpent(Phase::Revalidation));
+        }
+        let original_of = |number: u32| now.records.iter().find(|r| r.number == number);
+        let picked = now
+            .free_slots
+            .iter()
+            .find_map(|&slot| {
+                let i = queue
+                    .iter()
+                    .position(|&n| original_of(n).is_some_and(|r| r.slot != Some(slot)))?;
+                Some((slot, i))
+            })
+            .or_else(|| {
+                let lowest = *now.free_slots.first()?;
+                now.in_flight.is_empty().then_some((lowest, 0))
+            });
+        let Some((slot, i)) = picked else {
+            return Decision::Wait;
+        };
+        let number = self.next_number(now);
+        let Stage::Revalidation(queue) = &mut self.stage else {
+            return Decision::Done;
+        };
+        let of = queue.remove(i);
+        let Some(original) = original_of(of) else {
+            return Decision::Wait;
+        };
+        let id = TrialId {
+            number,
+            kind: TrialKind::Repeat { of },
+        };
+        let params = original.params.clone();
+        match original.devices.len() {
+            0 => self.run(id, params, Some(slot), Vec::new()),
+            n => Decision::Run(Planned {
+                id,
+                params,
+                devices: n as u32,
+                slot: Some(slot),
+                avoid: original.devices.clone(),
+            }),
+        }
+    }
+
+    /// Run trial `id` of `params`, or record it invalid when its device count cannot be
+    /// computed.
+    fn run(&self, id: TrialId, params: Params, slot: Option<u32>, avoid: Vec<u32>) -> Decision {
+        match self.spec.devices_per_trial.count(&params) {
+            Ok(devices) => Decision::Run(Planned {
+                id,
+                params,
+                devices,
+                slot,
+                avoid,
+            }),
+            Err(why) => Decision::Unplaceable { id, params, why },
+        }
+    }
+
+    /// One entry per repeat still to run, originals in re-validation order.
+    fn repeats_to_run(&self, records: &[TrialRecord]) -> Vec<u32> {
+        if self.spec.revalidate_top == 0 {
+            return Vec::new();
+        }
+        let mut queue = Vec::new();
+        for number in select::to_revalidate(records, self.spec.revalidate_top as usize) {
+            let done = records
+                .iter()
+                .filter(|r| r.repeat_of() == Some(number))
+                .count() as u32;
+            queue.extend((done..self.spec.repeats).map(|_| number));
+        }
+        queue
+    }
+
+    /// Configs started so far, journaled or in flight: what `trials` counts (re-validation
+    /// repeats do not).
+    fn configs_started(&self, now: &Situation<'_>) -> usize {
+        let journaled = now.records.iter().filter(|r| select::counts_as_config(r));
+        let flying = now
+            .in_flight
+            .iter()
+            .filter(|f| f.id.kind.repeat_of().is_none());
+        journaled.count() + flying.count()
+    }
+
+    /// The lowest number no journaled, in-flight or left-in-flight trial has.
+    fn next_number(&self, now: &Situation<'_>) -> u32 {
+        let journaled = now.records.iter().map(|r| r.number);
+        let flying = now.in_flight.iter().map(|f| f.id.number);
+        let reruns = self.reruns.iter().map(|(id, _)| id.number);
+        journaled
+            .chain(flying)
+            .chain(reruns)
+            .map(|n| n + 1)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Mean wall seconds of the trials that launched a server.
+fn mean_launched_wall(records: &[TrialRecord]) -> f64 {
+    let walls: Vec<f64> = records
+        .iter()
+        .filter(|r| r.ready_s.is_some())
+        .map(|r| r.wall_s)
+        .collect();
+    if walls.is_empty() {
+        0.0
+    } else {
+        walls.iter().sum::<f64>() / walls.len() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+//! The planner driven with no process, thread or clock: records and trials in flight are
+//! written by hand, as the dispatch loop would hand them over.
+
+use super::*;
+use crate::record::{Outcome, Value};
+use crate::sampler::testkit::FnSpaceBuilder;
+use crate::sampler::Sampler;
+use crate::space::Feasibility;
+
+/// Proposes `x = 1, 2, 3, …` in turn.
+struct Counting(i64);
+
+impl Sampler for Counting {
+    fn ask(&mut self, _: &dyn Feasibility, _: &[TrialRecord]) -> anyhow::Result<Params> {
+        self.0 += 1;
+        Ok(config(self.0))
+    }
+}
+
+fn config(x: i64) -> Params {
+    Params::from([("x".to_string(), Value::Int(x))])
+}
+
+/// A space over `x` that refuses `x = 2`.
+fn space() -> impl Feasibility {
+    FnSpaceBuilder::new()
+        .int("x", 0, 100, None, false)
+        .constraint("no-two", |p| p["x"] != Value::Int(2))
+        .build()
+}
+
+fn spec(trials: u32) -> PlanSpec {
+    PlanSpec {
+        trials,
+        baseline: Some(config(0)),
+        enqueue: vec![config(50)],
+        revalidate_top: 1,
+        repeats: 2,
+        devices_per_trial: DevicesPerTrial::Count(1),
+    }
+}
+
+/// The record of `id` at `x`, feasible with value `value`, run on slot 0.
+fn done(id: TrialId, x: i64, value: f64) -> TrialRecord {
+    TrialRecord {
+        value: Some(value),
+        score: Some(value),
+        slot: Some(0),
+        ..TrialRecord::of(id, config(x), Outcome::Feasible)
+    }
+}
+
+fn situation<'a>(records: &'a [TrialRecord], in_flight: &'a [InFlight]) -> Situation<'a> {
+    Situation {
+        records,
+        in_flight,
+        free_slots: &[0, 1],
+        slots: 2,
+        budget_left: None,
+    }
+}
+
+fn planned(decision: Decision) -> Planned {
+    match decision {
+        Decision::Run(planned) => planned,
+        other => panic!("expected a trial to run, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_baseline_runs_alone_then_queued_then_sampled_configs_then_refusals_are_recorded() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(spec(5), &mut sampler, &check, Vec::new());
+    let first = planned(planner.next(&situation(&[], &[])));
+    assert_eq!(first.id.kind, TrialKind::Baseline);
+    assert_eq!(first.params, config(0));
+    let flying = [InFlight {
+        id: first.id,
+        params: first.params.clone(),
+    }];
+    assert_eq!(planner.next(&situation(&[], &flying)), Decision::Wait);
+
+    let mut records = vec![done(first.id, 0, 10.0)];
+    let queued = planned(planner.next(&situation(&records, &[])));
+    assert_eq!((queued.id.number, queued.params), (1, config(50)));
+    records.push(done(queued.id, 50, 20.0));
+    let sampled = planned(planner.next(&situation(&records, &[])));
+    assert_eq!((sampled.id.number, sampled.id.kind), (2, TrialKind::Search));
+    assert_eq!(sampled.params, config(1));
+    records.push(done(sampled.id, 1, 5.0));
+    match planner.next(&situation(&records, &[])) {
+        Decision::Refuse { id, rule, .. } => {
+            assert_eq!((id.number, rule.as_str()), (3, "no-two"));
+        }
+        other => panic!("x = 2 must be refused, got {other:?}"),
+    }
+}
+
+#[test]
+fn after_the_search_the_best_config_and_the_baseline_are_repeated_away_from_their_slot() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(spec(2), &mut sampler, &check, Vec::new());
+    let baseline = TrialId {
+        number: 0,
+        kind: TrialKind::Baseline,
+    };
+    let best = TrialId {
+        number: 1,
+        kind: TrialKind::Search,
+    };
+    let records = vec![done(baseline, 0, 10.0), done(best, 50, 20.0)];
+    let flying = [InFlight {
+        id: TrialId {
+            number: 9,
+            kind: TrialKind::Search,
+        },
+        params: config(7),
+    }];
+    assert_eq!(
+        planner.next(&situation(&records, &flying)),
+        Decision::Wait,
+        "re-validation waits for the search's last trials"
+    );
+    let mut repeats = Vec::new();
+    for _ in 0..4 {
+        let repeat = planned(planner.next(&situation(&records, &[])));
+        assert_eq!(repeat.slot, Some(1), "slot 0 ran the originals");
+        repeats.push(repeat.id.kind.repeat_of().expect("a repeat"));
+    }
+    assert_eq!(repeats, [1, 1, 0, 0]);
+    assert_eq!(planner.next(&situation(&records, &[])), Decision::Done);
+}
+
+#[test]
+fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let rerun = TrialId {
+        number: 4,
+        kind: TrialKind::Baseline,
+    };
+    let mut planner = Planner::new(spec(5), &mut sampler, &check, vec![(rerun, config(0))]);
+    let first = planned(planner.next(&situation(&[], &[])));
+    assert_eq!(first.id, rerun);
+    let records = vec![TrialRecord {
+        ready_s: Some(1.0),
+        wall_s: 100.0,
+        ..done(rerun, 0, 10.0)
+    }];
+    let short = Situation {
+        budget_left: Some(150.0),
+        ..situation(&records, &[])
+    };
+    assert_eq!(
+        planner.next(&short),
+        Decision::Ended(EarlyEnd::BudgetSpent(Phase::Search)),
+        "four repeats of 100 s on two slots need 200 s"
+    );
+    let repeat = planned(planner.next(&short));
+    assert_eq!(repeat.id.kind, TrialKind::Repeat { of: 4 });
+    assert_eq!(repeat.id.number, 5);
+}
+
+#[test]
+fn a_config_whose_device_count_cannot_be_computed_is_unplaceable() {
+    let check = FnSpaceBuilder::new().int("x", 0, 100, None, false).build();
+    let mut sampler = Counting(0);
+    let spec = PlanSpec {
+        baseline: None,
+        enqueue: Vec::new(),
+        devices_per_trial: DevicesPerTrial::Expr("x / 0 +".into()),
+        ..spec(3)
+    };
+    let mut planner = Planner::new(spec, &mut sampler, &check, Vec::new());
+    assert!(matches!(
+        planner.next(&situation(&[], &[])),
+        Decision::Unplaceable { .. }
+    ));
+}
