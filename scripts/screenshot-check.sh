@@ -22,7 +22,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 rc=0
 INFERTUNE_REQUIRE_CHROMIUM=1 INFERTUNE_SCREENSHOT_DIR="$out" \
-    cargo test --test e2e report_render -- --nocapture >"$log" 2>&1 || rc=$?
+    cargo test --test e2e report_render -- --include-ignored --nocapture >"$log" 2>&1 || rc=$?
 if [[ $rc != 0 ]]; then
     tail -n 40 "$log" >&2
     echo "[screenshot-check] FAILED" >&2

@@ -10,9 +10,12 @@
 #      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
 #      ends, however it ends;
 #   5. formatting, lints, and every test target, with the real-vLLM and real-llama.cpp
-#      end-to-end tests, the Slurm tests and the report rendering check required
-#      (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1, INFERTUNE_REQUIRE_SLURM=1,
-#      INFERTUNE_REQUIRE_CHROMIUM=1: they fail instead of skipping when what they need is missing).
+#      end-to-end tests, the Slurm tests and the report rendering check included
+#      (`--include-ignored`) and required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
+#      INFERTUNE_REQUIRE_SLURM=1, INFERTUNE_REQUIRE_CHROMIUM=1: they fail instead of skipping
+#      when what they need is missing).
+# The fast tier is plain `cargo test`: it provisions nothing, and lists the tests above as
+# ignored, each with what it needs; everything else (the simulator studies included) runs.
 # Tests run in the debug profile: the suite's time goes to vLLM starting up (minutes per
 # server), not to infertune's own code, while an optimised build of the crate and its
 # dependencies takes several times longer on 2 cores. Times measured: docs/benchmarks.md.
@@ -65,5 +68,5 @@ step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
 step "cargo test"
 # Benchmarks (benches/, scripts/bench-*.sh) are linted above but not run here: they measure.
-cargo test --lib --bins --tests --no-fail-fast
+cargo test --lib --bins --tests --no-fail-fast -- --include-ignored
 step "all passed"

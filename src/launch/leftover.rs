@@ -16,8 +16,9 @@
 //! members, nor the descendants that left it), it fires when the spawning *thread* ends rather
 //! than the tuner, and a leader killed that way leaves its workers orphaned, holding accelerator
 //! memory, where only a record can still find them. The record and [`reclaim`] cover a killed
-//! tuner instead; a study that is never resumed leaves its servers to `infertune study --resume`
-//! or to the user, each named in its trial folder's `server.pid`.
+//! tuner instead; a study that is never resumed leaves its servers to the user, each named in
+//! its trial folder's `server.pid`, or to the tuner's own command run again with `--resume`
+//! (`infertune tune --space SPACE.yaml --resume`, with the same `--results` and `--study`).
 
 use super::teardown::stop_all;
 use super::tree::{Proc, Tree};

@@ -1,7 +1,8 @@
 //! Ctrl-C handling: SIGINT raises a flag the loop polls between steps (and the probe's hook polls
 //! during a run), so the current teardown finishes and the journal stays consistent; the study
-//! then exits resumable.
+//! then exits resumable. A second Ctrl-C changes nothing: the teardown still finishes.
 
+use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -9,13 +10,6 @@ use std::sync::Arc;
 #[derive(Clone, Debug, Default)]
 pub struct StopFlag {
     raised: Arc<AtomicBool>,
-    follows_sigint: bool,
-}
-
-static SIGINT_SEEN: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: nix::libc::c_int) {
-    SIGINT_SEEN.store(true, Ordering::SeqCst);
 }
 
 impl StopFlag {
@@ -24,42 +18,46 @@ impl StopFlag {
         self.raised.store(true, Ordering::SeqCst);
     }
 
-    /// True once [`StopFlag::raise`] was called, or SIGINT arrived for a flag from [`on_sigint`].
+    /// True once [`StopFlag::raise`] was called, or a signal the flag follows arrived.
     pub(crate) fn is_raised(&self) -> bool {
         self.raised.load(Ordering::SeqCst)
-            || (self.follows_sigint && SIGINT_SEEN.load(Ordering::SeqCst))
     }
 }
 
-/// A flag that SIGINT (Ctrl-C) raises. The handler only stores to an atomic.
+/// A flag that SIGINT (Ctrl-C) raises.
 pub(crate) fn on_sigint() -> anyhow::Result<StopFlag> {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let action = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
-    // SAFETY: the handler is async-signal-safe (one atomic store).
-    unsafe { sigaction(Signal::SIGINT, &action) }
-        .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
-    Ok(StopFlag {
-        raised: Arc::default(),
-        follows_sigint: true,
-    })
+    raised_by(&[(SIGINT, "Ctrl-C")])
 }
 
 /// A flag that SIGINT or SIGTERM raises: for a trial run as a Slurm job, which `scancel`
 /// stops with SIGTERM, so its server is torn down as after Ctrl-C.
 pub(crate) fn on_sigint_or_sigterm() -> anyhow::Result<StopFlag> {
-    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
-    let flag = on_sigint()?;
-    let action = SigAction::new(
-        SigHandler::Handler(on_signal),
-        SaFlags::SA_RESTART,
-        SigSet::empty(),
-    );
-    // SAFETY: the handler is async-signal-safe (one atomic store).
-    unsafe { sigaction(Signal::SIGTERM, &action) }
-        .map_err(|e| anyhow::anyhow!("cannot install the SIGTERM handler: {e}"))?;
+    raised_by(&[(SIGINT, "Ctrl-C"), (SIGTERM, "SIGTERM")])
+}
+
+/// A flag each of `signals` (number, name) raises instead of its default action; the handler
+/// (signal-hook's) only stores to the flag.
+fn raised_by(signals: &[(i32, &str)]) -> anyhow::Result<StopFlag> {
+    let flag = StopFlag::default();
+    for (signal, name) in signals {
+        signal_hook::flag::register(*signal, flag.raised.clone())
+            .map_err(|e| anyhow::anyhow!("cannot install the {name} handler: {e}"))?;
+    }
     Ok(flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_signal_raises_the_flag_and_a_second_changes_nothing() {
+        use signal_hook::consts::SIGUSR2;
+        let flag = raised_by(&[(SIGUSR2, "SIGUSR2")]).unwrap();
+        assert!(!flag.is_raised());
+        signal_hook::low_level::raise(SIGUSR2).unwrap();
+        assert!(flag.is_raised(), "the process goes on with its flag raised");
+        signal_hook::low_level::raise(SIGUSR2).unwrap();
+        assert!(flag.is_raised());
+    }
 }

@@ -1,9 +1,10 @@
-//! What the end-to-end tests on real engines share: reading a provisioning script's
-//! environment, deciding whether a missing engine skips or fails the test, running
-//! `infertune tune` on a shipped space with some sections replaced, and checking that nothing
-//! the study started outlives it.
+//! The harness of the end-to-end tests on real engines: reading a provisioning script's
+//! environment, editing a shipped space, and [`FourTrials`], the one study every engine's test
+//! runs (the baseline, a config the rule pack refuses, one the engine refuses at start, and one
+//! that serves) with its checks, down to nothing the study started outliving it.
 
-use infertune::record::{Outcome, TrialRecord};
+use crate::kit::e2e_sim_common::processes_under;
+use infertune::record::{FailureKind, Outcome, TrialRecord};
 use infertune::study::journal;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// The variables named in `keys` after sourcing `scripts` (repository paths) in order, or why
 /// they could not be read.
-pub fn sourced_env(scripts: &[&str], keys: &[&str]) -> Result<Vec<(String, String)>, String> {
+fn sourced_env(scripts: &[&str], keys: &[&str]) -> Result<Vec<(String, String)>, String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let sources: Vec<String> = (1..=scripts.len()).map(|i| format!(". \"${i}\"")).collect();
     let out = Command::new("bash")
@@ -46,48 +47,103 @@ pub fn env_path(env: &[(String, String)], key: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("{key} was not read"))
 }
 
-/// `Err` naming the first of `paths` that does not exist.
-pub fn all_exist(what: &str, paths: &[PathBuf]) -> Result<(), String> {
-    match paths.iter().find(|p| !p.exists()) {
+/// The variables `keys` of the provisioning `scripts` (see [`sourced_env`]), once every path
+/// `needs` names in them exists; else why `what` is not provisioned.
+pub fn provisioned(
+    what: &str,
+    scripts: &[&str],
+    keys: &[&str],
+    needs: impl Fn(&[(String, String)]) -> Vec<PathBuf>,
+) -> Result<Vec<(String, String)>, String> {
+    let env = sourced_env(scripts, keys)?;
+    match needs(&env).iter().find(|p| !p.exists()) {
         Some(missing) => Err(format!(
             "{what} is not provisioned ({} is missing)",
             missing.display()
         )),
-        None => Ok(()),
+        None => Ok(env),
     }
 }
 
-/// True where the test must run rather than be skipped: `CI` or `require_var` is set.
-pub fn required(require_var: &str) -> bool {
-    let set =
-        |key: &str| std::env::var(key).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
-    set("CI") || set(require_var)
+/// What one engine's four-trial study must show: the queued configs of its space's `search`
+/// are, after the baseline, one the rule pack refuses, one the engine refuses at start, and
+/// one that serves.
+pub struct FourTrials<'a> {
+    /// The rule that refuses trial 1.
+    pub rule: &'a str,
+    /// How the rule's message starts.
+    pub rule_message: &'a str,
+    /// The engine's own message refusing trial 2, as classified.
+    pub refusal: &'a str,
+    /// Text the log of trial 3 (the config that serves) must hold: the engine applied it.
+    pub served_log: &'a [&'a str],
+    /// Output tokens per request of the space's probe (`output_len`, with ignore_eos).
+    pub output_len: f64,
 }
 
-/// Prints a loud notice that `test` was skipped, and why.
-pub fn announce_skip(test: &str, why: &str, how: &str) {
-    eprintln!(
-        "\n{bar}\nSKIPPED {test}: {why}.\n{how}\n{bar}\n",
-        bar = "!".repeat(78)
-    );
-}
-
-/// A finished `infertune tune` run.
-pub struct TuneRun {
-    /// The study's folder under the results.
+/// A four-trial study that passed [`FourTrials::run`]'s checks.
+pub struct Finished {
+    /// The study's folder (removed when this is dropped).
     pub study: PathBuf,
-    /// How long the command ran.
-    pub wall: Duration,
+    /// Its records, in trial order.
+    pub records: [TrialRecord; 4],
+    _dir: tempfile::TempDir,
 }
 
-impl TuneRun {
-    /// The study's records, printed, checked to be the four trials the end-to-end tests plan.
-    pub fn four_records(&self) -> [TrialRecord; 4] {
-        let records = journal::read_records(&self.study).unwrap();
+impl FourTrials<'_> {
+    /// Runs `infertune tune` on the space `text` with `env`, within `timeout`, and checks the
+    /// four trials and that nothing the study started outlives it.
+    pub fn run(&self, text: &str, env: &[(String, String)], timeout: Duration) -> Finished {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let study = tune(&root, text, env, timeout);
+        let records = journal::read_records(&study).unwrap();
         print_trials(&records);
-        records
+        let records: [TrialRecord; 4] = records
             .try_into()
-            .unwrap_or_else(|records: Vec<TrialRecord>| panic!("not four records: {records:#?}"))
+            .unwrap_or_else(|records: Vec<TrialRecord>| panic!("not four records: {records:#?}"));
+        let [baseline, refused_by_rules, refused_at_start, served] = &records;
+
+        assert!(baseline.is_baseline());
+        assert_served(baseline, &study, self.output_len);
+        self.assert_refused_by_rules(refused_by_rules, &study);
+        self.assert_refused_at_start(refused_at_start);
+        assert_served(served, &study, self.output_len);
+        let log = std::fs::read_to_string(study.join("trial-3/server.log")).unwrap();
+        for applied in self.served_log {
+            assert!(log.contains(applied), "the log of trial 3 lacks {applied}");
+        }
+        assert_nothing_left(&root, &study, &[0, 3]);
+        Finished {
+            study,
+            records,
+            _dir: dir,
+        }
+    }
+
+    fn assert_refused_by_rules(&self, record: &TrialRecord, study: &Path) {
+        match &record.outcome {
+            Outcome::Rejected { rule, message } => {
+                assert_eq!(rule, self.rule);
+                assert!(message.starts_with(self.rule_message), "{message}");
+            }
+            other => panic!("trial 1 must be refused by the rule pack, got {other:?}"),
+        }
+        assert!(
+            !study.join("trial-1").exists(),
+            "a config the rule pack refuses is never started"
+        );
+    }
+
+    fn assert_refused_at_start(&self, record: &TrialRecord) {
+        match &record.outcome {
+            Outcome::Failed { kind, message } => {
+                assert_eq!(*kind, FailureKind::InvalidConfig, "{message}");
+                assert_eq!(message, self.refusal);
+            }
+            other => panic!("the engine must refuse trial 2 at start, got {other:?}"),
+        }
+        assert_eq!(record.ready_s, None);
     }
 }
 
@@ -97,9 +153,9 @@ pub fn shipped_space(name: &str) -> String {
     std::fs::read_to_string(root.join("search-spaces").join(name)).unwrap()
 }
 
-/// Runs `infertune tune` (study `e2e`, no pruning) on the space `text`, written in `dir`, and
-/// checks it finished (0: a winner, 1: no config met the SLO).
-pub fn tune(dir: &Path, text: &str, env: &[(String, String)], timeout: Duration) -> TuneRun {
+/// Runs `infertune tune` (study `e2e`, no pruning) on the space `text`, written in `dir`,
+/// checks it finished (0: a winner, 1: no config met the SLO) and returns the study's folder.
+fn tune(dir: &Path, text: &str, env: &[(String, String)], timeout: Duration) -> PathBuf {
     let space = dir.join("e2e-space.yaml");
     std::fs::write(&space, text).unwrap();
     let results = dir.join("results");
@@ -116,22 +172,18 @@ pub fn tune(dir: &Path, text: &str, env: &[(String, String)], timeout: Duration)
         .timeout(timeout)
         .output()
         .unwrap();
-    let wall = started.elapsed();
     let log = format!(
         "exit: {:?}\n--- stdout\n{}\n--- stderr\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     );
-    eprintln!("tune took {:.1} s\n{log}", wall.as_secs_f64());
+    eprintln!("tune took {:.1} s\n{log}", started.elapsed().as_secs_f64());
     assert!(
         matches!(output.status.code(), Some(0 | 1)),
         "tune must finish (0: a winner, 1: no config met the SLO)\n{log}"
     );
-    TuneRun {
-        study: results.join("e2e"),
-        wall,
-    }
+    results.join("e2e")
 }
 
 /// `yaml` with the named top-level sections replaced by the given texts (appended at the end).
@@ -155,11 +207,11 @@ pub fn replace_sections(yaml: &str, sections: &[(&str, &str)]) -> String {
 
 /// Checks that no process the study started is left (trials run in their own folders under
 /// `dir`) and that the ports of `trials` are free again.
-pub fn assert_nothing_left(dir: &Path, study: &Path, trials: &[u32]) {
-    let left = processes_with_cwd_under(dir);
+fn assert_nothing_left(dir: &Path, study: &Path, trials: &[u32]) {
+    let left = processes_under(dir);
     assert!(
         left.is_empty(),
-        "server processes outlived the study: {left:#?}"
+        "server processes outlived the study: {left:?}"
     );
     for number in trials {
         let port = launch_port(&study.join(format!("trial-{number}/launch.json")));
@@ -168,23 +220,6 @@ pub fn assert_nothing_left(dir: &Path, study: &Path, trials: &[u32]) {
             "port {port} of trial {number} is still taken"
         );
     }
-}
-
-/// Every process whose working directory lies under `dir`, as `pid: command line`.
-fn processes_with_cwd_under(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(dir)))
-        .map(|e| {
-            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
-            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-            format!("{}: {cmdline}", e.file_name().to_string_lossy())
-        })
-        .collect()
 }
 
 fn launch_port(launch_json: &Path) -> u16 {
@@ -199,7 +234,7 @@ fn launch_port(launch_json: &Path) -> u16 {
 /// A trial that started and was probed to the end, every request producing `output_len`
 /// tokens (ignore_eos), whose probe counted exactly the tokens the engine's own output-token
 /// counter says it generated over the probe (warm-up included).
-pub fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
+fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
     let n = record.number;
     assert!(
         matches!(record.outcome, Outcome::Feasible | Outcome::Infeasible),
@@ -229,7 +264,7 @@ pub fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
 }
 
 /// Prints each trial's outcome, readiness time and wall time.
-pub fn print_trials(records: &[TrialRecord]) {
+fn print_trials(records: &[TrialRecord]) {
     for r in records {
         eprintln!(
             "trial {}: {:?}, ready after {:?} s, {:.1} s in all",

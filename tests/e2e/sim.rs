@@ -4,14 +4,13 @@
 
 use crate::kit::e2e_sim_common;
 
+use crate::kit::sim_server::{get, is_ok};
 use crate::kit::study_fakes::search_configs;
 use assert_cmd::Command;
 use e2e_sim_common::{
     processes_under, records, space_with_port, tune, wait_no_processes_under, STUDY,
 };
 use infertune::record::{FailureKind, Outcome, TrialRecord};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -185,7 +184,7 @@ fn start_best_sh(dir: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut health = None;
     while health.is_none() && Instant::now() < deadline {
-        health = get(&authority, "/health").filter(|r| r.starts_with("HTTP/1.1 200"));
+        health = get(&authority, "/health").filter(|r| is_ok(r));
         std::thread::sleep(Duration::from_millis(50));
     }
     let models = get(&authority, "/v1/models");
@@ -206,20 +205,6 @@ fn start_best_sh(dir: &Path) {
         "best.sh's process group {pgid} must be gone"
     );
     assert!(processes_under(dir).is_empty());
-}
-
-/// A plain HTTP/1.1 GET; the whole response, or `None` when nothing answers.
-fn get(authority: &str, path: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(authority).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    Some(response)
 }
 
 #[test]

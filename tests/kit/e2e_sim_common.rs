@@ -76,11 +76,18 @@ pub fn records_so_far(study_dir: &Path) -> Vec<TrialRecord> {
     }
 }
 
-/// Waits (up to a minute) until `ready()` holds or the tuner `child` has exited, so a test
-/// stops the tuner at the moment it means to, however fast or slow the machine is.
-pub fn wait_while_running(child: &mut std::process::Child, ready: impl Fn() -> bool) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !ready() && child.try_wait().unwrap().is_none() && std::time::Instant::now() < deadline {
+/// Waits (up to three minutes) until `ready()` holds or the tuner `child` has exited, so a test
+/// stops the tuner at the moment it means to, however fast or slow the machine is; true when
+/// `ready()` held.
+pub fn wait_while_running(child: &mut std::process::Child, ready: impl Fn() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(180);
+    loop {
+        if ready() {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() || std::time::Instant::now() >= deadline {
+            return false;
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }

@@ -5,6 +5,8 @@
 
 pub mod children;
 pub mod e2e_sim_common;
+pub mod provisioned;
 pub mod sim_common;
+pub mod sim_server;
 pub mod study_fakes;
 pub mod support;

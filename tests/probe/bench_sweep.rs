@@ -2,15 +2,13 @@
 //! progress lines, and the `--sweep` search for the highest load holding the SLOs, against the
 //! fake server and the simulator.
 
+use crate::kit::sim_server::SimServer;
 use crate::kit::support;
 
-use assert_cmd::cargo::cargo_bin;
 use assert_cmd::Command;
 use predicates::str::contains;
-use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{FakeConfig, FakeServer};
 
 fn bench(url: &str) -> Command {
@@ -139,65 +137,23 @@ fn each_run_announces_its_number_the_requests_done_and_the_time_left() {
         ));
 }
 
-/// A running `sim serve` of a server that batches at most 8 sequences, killed when dropped.
-struct Sim {
-    child: Child,
-    url: String,
-}
-
-impl Sim {
-    fn start() -> Sim {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = std::process::Command::new(cargo_bin("infertune"))
-            .args(["sim", "serve", "--card", "A100-80", "--model", "Qwen2.5-7B"])
-            .args(["--served-model-name", "m", "--time-scale", "0.1"])
-            .args(["--startup-time", "1s", "--max-num-seqs", "8", "--port"])
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let sim = Sim {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while health(port).is_err() {
-            assert!(Instant::now() < deadline, "sim serve did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        sim
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `GET /health` answered 200.
-fn health(port: u16) -> std::io::Result<()> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
-    stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")?;
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer)?;
-    if answer.starts_with("HTTP/1.1 200") {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(answer))
-    }
-}
-
 #[test]
 fn a_sweep_finds_the_highest_concurrency_holding_the_slo() {
-    let sim = Sim::start();
+    // A server that batches at most 8 sequences.
+    let sim = SimServer::start(&[
+        "--card",
+        "A100-80",
+        "--model",
+        "Qwen2.5-7B",
+        "--served-model-name",
+        "m",
+        "--time-scale",
+        "0.1",
+        "--startup-time",
+        "1s",
+        "--max-num-seqs",
+        "8",
+    ]);
     let dir = tempfile::tempdir().unwrap();
     // Up to 8 requests run at once; beyond that, half of each run waits for a slot.
     let output = bench(&sim.url)

@@ -1,89 +1,28 @@
 //! `infertune sim serve` as a process: OpenAI-compatible streaming over raw HTTP, metrics,
 //! many concurrent streams, and start-up refusals with the engine's messages.
 
+use crate::kit::sim_server::SimServer;
 use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-/// A running `sim serve`, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let mut args = vec![
-            "sim",
-            "serve",
-            "--card",
-            "A100-80",
-            "--model",
-            "Qwen2.5-0.5B",
-            "--served-model-name",
-            "tiny",
-            "--time-scale",
-            "0.01",
-            "--startup-time",
-            "1s",
-        ];
-        args.extend_from_slice(extra);
-        let port_text = port.to_string();
-        args.extend_from_slice(&["--port", &port_text]);
-        let child = Command::new(cargo_bin("infertune"))
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let server = Server { child, port };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if server
-                .get("/health")
-                .map(|r| r.starts_with("HTTP/1.1 200"))
-                .unwrap_or(false)
-            {
-                return server;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("sim serve did not become healthy on port {port}");
-    }
-
-    fn request(&self, head: &str, body: &str) -> std::io::Result<String> {
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port))?;
-        stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-        write!(stream, "{head}\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())?;
-        let mut raw = Vec::new();
-        stream.read_to_end(&mut raw)?;
-        Ok(String::from_utf8_lossy(&raw).into_owned())
-    }
-
-    fn get(&self, path: &str) -> std::io::Result<String> {
-        self.request(&format!("GET {path} HTTP/1.1"), "")
-    }
-
-    fn post(&self, path: &str, body: &Value) -> String {
-        self.request(&format!("POST {path} HTTP/1.1"), &body.to_string())
-            .unwrap()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        // The test started this child; stop it by its own pid.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A `sim serve` of Qwen2.5-0.5B on an A100 named `tiny`, a hundred times faster than modelled,
+/// with `extra` arguments.
+fn start(extra: &[&str]) -> SimServer {
+    let mut args = vec![
+        "--card",
+        "A100-80",
+        "--model",
+        "Qwen2.5-0.5B",
+        "--served-model-name",
+        "tiny",
+        "--time-scale",
+        "0.01",
+        "--startup-time",
+        "1s",
+    ];
+    args.extend_from_slice(extra);
+    SimServer::start(&args)
 }
 
 /// The `data:` payloads of an SSE response (chunked transfer decoded).
@@ -112,7 +51,7 @@ fn sse_events(response: &str) -> Vec<String> {
         .collect()
 }
 
-fn stream_chat(server: &Server, words: &str, max_tokens: u32) -> Vec<String> {
+fn stream_chat(server: &SimServer, words: &str, max_tokens: u32) -> Vec<String> {
     let body = serde_json::json!({"model": "tiny", "stream": true, "stream_options": {"include_usage": true},
         "max_tokens": max_tokens, "messages": [{"role": "user", "content": words}]});
     sse_events(&server.post("/v1/chat/completions", &body))
@@ -120,7 +59,7 @@ fn stream_chat(server: &Server, words: &str, max_tokens: u32) -> Vec<String> {
 
 #[test]
 fn streams_a_chat_completion_with_usage_then_reports_metrics() {
-    let server = Server::start(&[]);
+    let server = start(&[]);
     let events = stream_chat(&server, "one two three four five", 12);
     assert_eq!(events.last().map(String::as_str), Some("[DONE]"));
     let chunks: Vec<Value> = events[..events.len() - 1]
@@ -179,7 +118,7 @@ fn streams_a_chat_completion_with_usage_then_reports_metrics() {
 
 #[test]
 fn copes_with_hundreds_of_concurrent_streams() {
-    let server = Server::start(&["--max-num-seqs", "64"]);
+    let server = start(&["--max-num-seqs", "64"]);
     let results: Vec<usize> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..300)
             .map(|_| scope.spawn(|| stream_chat(&server, "alpha beta gamma", 16).len()))
@@ -231,19 +170,18 @@ fn counter(metrics: &str, name: &str) -> f64 {
 
 #[test]
 fn the_probe_measures_the_simulator_consistently() {
-    let server = Server::start(&["--max-num-seqs", "16"]);
+    let server = start(&["--max-num-seqs", "16"]);
     let before = counter(
         &server.get("/metrics").unwrap(),
         "vllm:generation_tokens_total",
     );
     let dir = tempfile::tempdir().unwrap();
     let json_path = dir.path().join("bench.json");
-    let url = format!("http://127.0.0.1:{}", server.port);
     let out = Command::new(cargo_bin("infertune"))
         .args([
             "bench",
             "--url",
-            &url,
+            &server.url,
             "--model",
             "tiny",
             "--concurrency",

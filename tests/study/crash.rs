@@ -1,26 +1,49 @@
-//! Crash safety of the real binary on the simulator: `kill -9` the tuner at seeded random
-//! moments across one study and resume each time. No completed trial is lost or duplicated,
-//! the server a killed tuner left running is recorded and stopped by the resume, the journal
-//! parses, the study ends with the trials asked, and its configs are those of an uninterrupted
-//! run with the same seed.
+//! Crash safety of the real binary on the simulator: `kill -9` the tuner at points across one
+//! study (defined by the journal's progress and the state of the trial in flight, never by the
+//! clock, so they are reached on any machine) and resume each time. No completed trial is lost
+//! or duplicated, the server a killed tuner left running is recorded and stopped by the resume,
+//! the journal parses, the study ends with the trials asked, and its configs are those of an
+//! uninterrupted run with the same seed.
 
 use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    kill_if_running, processes_under, records, space_with_port, spawn_tune, tune,
-    wait_no_processes_under, STUDY,
+    kill_if_running, processes_under, records, records_so_far, space_with_port, spawn_tune, tune,
+    wait_no_processes_under, wait_while_running, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
 use infertune::record::TrialRecord;
-use rand::{Rng, SeedableRng};
 use std::path::Path;
-use std::time::Duration;
+use Moment::{Journaled, Serving, Starting};
 
 /// Search trials asked (baseline and enqueued configs included).
 const TRIALS: &str = "14";
-/// Kills that must land on a running tuner.
-const KILLS: usize = 10;
+
+/// The moment of a trial at which a kill lands.
+#[derive(Clone, Copy, Debug)]
+enum Moment {
+    /// As soon as the journal holds the records asked (maybe while the tuner resumes).
+    Journaled,
+    /// While a server starts: spawned and recorded, not ready yet.
+    Starting,
+    /// While a server is probed: ready, its record listing its processes.
+    Serving,
+}
+
+/// Where the kills land: once the journal holds this many records, at this moment of a trial.
+const KILLS: [(usize, Moment); 10] = [
+    (0, Starting),
+    (0, Serving),
+    (1, Journaled),
+    (2, Starting),
+    (4, Serving),
+    (5, Journaled),
+    (7, Starting),
+    (8, Serving),
+    (10, Journaled),
+    (12, Serving),
+];
 
 #[test]
 fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_configs() {
@@ -30,23 +53,23 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
     std::fs::create_dir_all(&reference).unwrap();
     let space = space_with_port(tmp.path(), 18500);
     let dir = crashed.join(STUDY);
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(20240607);
     let mut kept: Vec<TrialRecord> = Vec::new();
-    let (mut kills, mut left_running) = (0, 0);
-    for attempt in 0..60 {
-        if kills == KILLS {
-            break;
-        }
+    let mut left_running = 0;
+    for (attempt, (journaled, moment)) in KILLS.into_iter().enumerate() {
+        // Servers earlier kills left (the resume stops them) are not the trial in flight.
+        let left = server_groups(&dir);
         let mut child = spawn_tune(&space, &crashed, &["--trials", TRIALS], attempt);
-        std::thread::sleep(Duration::from_secs_f64(rng.random_range(0.2..1.6)));
-        if !kill_if_running(&mut child) {
-            break;
-        }
-        kills += 1;
+        let reached = wait_while_running(&mut child, || {
+            records_so_far(&dir).len() >= journaled && at(&dir, moment, &left)
+        });
+        assert!(
+            kill_if_running(&mut child) && reached,
+            "kill {attempt} never landed: the tuner ended or stalled before {moment:?} after \
+             {journaled} records"
+        );
         left_running += usize::from(assert_leftovers_are_recorded(&crashed));
-        kept = assert_extends(&kept, &records_or_none(&dir));
+        kept = assert_extends(&kept, &records_so_far(&dir));
     }
-    assert_eq!(kills, KILLS, "the study ended before {KILLS} kills landed");
     finish(tune(&space, &crashed, &["--trials", TRIALS, "--resume"]));
     assert_eq!(wait_no_processes_under(&crashed, 5.0), Vec::<i32>::new());
     assert!(
@@ -58,7 +81,10 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
     assert_extends(&kept, &done);
     let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
-    assert_eq!(search_configs(&done).len(), 14);
+    assert_eq!(
+        search_configs(&done).len(),
+        TRIALS.parse::<usize>().unwrap()
+    );
     // The finalist and the baseline (unless it is the finalist), re-validated once each.
     let mut repeated: Vec<u32> = done.iter().filter_map(|r| r.repeat_of()).collect();
     repeated.dedup();
@@ -81,14 +107,7 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
 /// resume stops it). Returns true when one was running.
 fn assert_leftovers_are_recorded(results: &Path) -> bool {
     // Records first: the tuner is dead, so none can vanish after this read.
-    let recorded: Vec<GroupRecord> = std::fs::read_dir(results.join(STUDY))
-        .map(|entries| {
-            entries
-                .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(PID_FILE)).ok())
-                .map(|text| serde_json::from_str(&text).expect("a server record parses"))
-                .collect()
-        })
-        .unwrap_or_default();
+    let recorded = server_groups(&results.join(STUDY));
     let left = processes_under(results);
     for pid in &left {
         let group = nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(*pid)))
@@ -118,14 +137,6 @@ fn finish(mut command: std::process::Command) {
     );
 }
 
-fn records_or_none(dir: &Path) -> Vec<TrialRecord> {
-    if dir.join("journal.jsonl").exists() {
-        records(dir)
-    } else {
-        Vec::new()
-    }
-}
-
 /// `now` holds every record of `before`, unchanged and in order, and numbers stay unique.
 fn assert_extends(before: &[TrialRecord], now: &[TrialRecord]) -> Vec<TrialRecord> {
     assert!(now.len() >= before.len(), "records were lost");
@@ -144,4 +155,31 @@ fn strictly_parsed(dir: &Path) -> Vec<TrialRecord> {
         .lines()
         .map(|line| serde_json::from_str(line).expect("every journal line parses"))
         .collect()
+}
+
+/// The servers recorded in `study`'s trial folders (each record is written whole).
+fn server_groups(study: &Path) -> Vec<GroupRecord> {
+    std::fs::read_dir(study)
+        .map(|entries| {
+            entries
+                .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(PID_FILE)).ok())
+                .map(|text| serde_json::from_str(&text).expect("a server record parses"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// True when a server of `study` other than those `left` is running at `moment` (always true
+/// for [`Moment::Journaled`]).
+fn at(study: &Path, moment: Moment, left: &[GroupRecord]) -> bool {
+    let ready = match moment {
+        Journaled => return true,
+        Starting => false,
+        Serving => true,
+    };
+    server_groups(study).iter().any(|g| {
+        g.still_running()
+            && !left.iter().any(|l| l.pgid == g.pgid)
+            && ready != g.descendants.is_empty()
+    })
 }
