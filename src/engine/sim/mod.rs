@@ -1,8 +1,9 @@
 //! The built-in simulator: `infertune sim serve --host H --port P --model M --card C …`.
 
-use super::assemble::{device_env, finish, Invocation};
-use super::render::{push_flag, render_params, BoolStyle, DefaultTarget};
-use super::{Engine, Slot};
+use crate::engine::assemble::{device_env, finish, Invocation};
+use crate::engine::render::{push_flag, render_params, BoolStyle, DefaultTarget};
+use crate::engine::Description;
+use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
 use crate::space::StudySpec;
@@ -69,6 +70,9 @@ impl Engine for Sim {
 
     /// `sim serve` keeps vLLM's counters, so trials cross-check their token counts as with vLLM.
     fn output_token_counter(&self) -> Option<&'static str> {
-        Some("vllm:generation_tokens_total")
+        Some(crate::engine::vllm::OUTPUT_TOKENS)
     }
 }
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description { launch: &Sim };

@@ -1,8 +1,9 @@
 //! Any server given as an argv template: `launch.command` with `{param}` placeholders.
 
-use super::assemble::{finish, Invocation};
-use super::render::{render_params, value_text, BoolStyle, DefaultTarget};
-use super::{Engine, Slot};
+use crate::engine::assemble::{finish, Invocation};
+use crate::engine::render::{render_params, value_text, BoolStyle, DefaultTarget};
+use crate::engine::Description;
+use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::StudySpec;
@@ -118,6 +119,9 @@ fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Stri
         .map(|c| format!(" (did you mean `{{{c}}}`?)"))
         .unwrap_or_default()
 }
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description { launch: &Custom };
 
 #[cfg(test)]
 mod tests {

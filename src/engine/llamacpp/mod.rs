@@ -1,20 +1,15 @@
 //! llama.cpp: `llama-server -m MODEL --host H --port P --alias NAME … --metrics`.
 
-use super::flag_cli::{build, CliShape, ModelArg};
-use super::render::BoolStyle;
-use super::{Engine, Slot};
-use crate::launch::LaunchSpec;
-use crate::record::Params;
-use crate::space::StudySpec;
+use crate::engine::flag_cli::{CliShape, ModelArg};
+use crate::engine::render::BoolStyle;
+use crate::engine::Description;
 
 /// The llama.cpp server adapter. The served name always goes in `--alias` (without it
 /// `/v1/models` lists the GGUF's own name); `--metrics` is always on, so trials can read
 /// `llamacpp:tokens_predicted_total`. Booleans are `store_true` flags (name a parameter
 /// `no_kv_offload` to tune `--no-kv-offload`). Readiness needs no special case: `/health`
 /// answers 503 while the model loads and 200 once it serves.
-pub struct Llamacpp;
-
-const SHAPE: CliShape = CliShape {
+pub(crate) const LAUNCH: CliShape = CliShape {
     label: "llama.cpp",
     default_command: &["llama-server"],
     model: ModelArg::Flag("-m"),
@@ -22,19 +17,8 @@ const SHAPE: CliShape = CliShape {
     always_name: true,
     required_flags: &["--metrics"],
     bools: BoolStyle::StoreTrue,
+    output_token_counter: Some("llamacpp:tokens_predicted_total"),
 };
 
-impl Engine for Llamacpp {
-    fn launch_spec(
-        &self,
-        space: &StudySpec,
-        params: &Params,
-        slot: &Slot,
-    ) -> anyhow::Result<LaunchSpec> {
-        build(&SHAPE, space, params, slot)
-    }
-
-    fn output_token_counter(&self) -> Option<&'static str> {
-        Some("llamacpp:tokens_predicted_total")
-    }
-}
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description { launch: &LAUNCH };
