@@ -96,7 +96,7 @@ pub(crate) enum ExecutorArg {
 
 /// Runs `infertune tune`.
 pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
-    let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     for note in notes {
         eprintln!("note: {note}");
     }

@@ -19,6 +19,7 @@ mod vllm;
 
 use crate::launch::LaunchSpec;
 use crate::record::Params;
+use crate::space::rules::RulePack;
 use crate::space::{EngineKind, StudySpec};
 use std::path::PathBuf;
 
@@ -81,6 +82,8 @@ impl<E: Engine + ?Sized> Engine for &E {
 pub struct Description {
     /// How a config becomes the engine's launch.
     pub launch: &'static dyn Engine,
+    /// The checks the engine applies at start-up.
+    pub rules: &'static RulePack,
 }
 
 /// The description of `kind`: the one registration of every engine.
@@ -93,6 +96,11 @@ pub fn describe(kind: EngineKind) -> &'static Description {
         EngineKind::Custom => &custom::ENGINE,
         EngineKind::Sim => &sim::ENGINE,
     }
+}
+
+/// The rule pack of `kind`; the [`crate::space::rules::RuleBook`] spaces are loaded with.
+pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
+    describe(kind).rules
 }
 
 /// The adapter for an engine kind.

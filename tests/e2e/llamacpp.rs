@@ -9,8 +9,9 @@
 //! `INFERTUNE_REQUIRE_LLAMACPP=1`, and is skipped with a loud message otherwise.
 
 use crate::real_engine::{self, all_exist, env_path};
+use infertune::engine::rule_pack;
 use infertune::record::{FailureKind, Outcome, Params, Value};
-use infertune::space::{rules, EngineKind};
+use infertune::space::EngineKind;
 use std::time::Duration;
 
 /// The variables of scripts/vllm-env.sh and scripts/llamacpp-env.sh the study needs.
@@ -147,7 +148,8 @@ fn pack_refusal(params: &Params) -> String {
     let mut config = params.clone();
     config.retain(|k, _| k == "flash_attn" || k == "cache_type_v");
     assert_eq!(config["cache_type_v"], Value::Str("q8_0".into()));
-    rules::check(EngineKind::Llamacpp, None, Some("cpu"), &config)
+    rule_pack(EngineKind::Llamacpp)
+        .check(None, Some("cpu"), &config)
         .expect_err("the pack refuses a quantized V cache without flash attention")
         .message
 }

@@ -18,7 +18,8 @@ fn space_with(dir: &Path, value: &str) -> PathBuf {
 fn screening(value: &str) -> Option<ScreeningSettings> {
     let tmp = tempfile::tempdir().unwrap();
     let path = space_with(tmp.path(), value);
-    let space = StudySpec::load(&path).unwrap_or_else(|e| panic!("{value}: {e}"));
+    let space = StudySpec::load(&path, infertune::engine::rule_pack)
+        .unwrap_or_else(|e| panic!("{value}: {e}"));
     space.search.screening
 }
 
@@ -64,7 +65,7 @@ fn a_bad_screening_setting_is_refused_where_it_is_written() {
     ];
     for (value, expected) in cases {
         let path = space_with(tmp.path(), value);
-        let err = StudySpec::load(&path).expect_err(value);
+        let err = StudySpec::load(&path, infertune::engine::rule_pack).expect_err(value);
         assert!(err.downcast_ref::<SpaceError>().is_some(), "{err}");
         let text = err.to_string();
         let at = format!("{}:47:14: ", path.display());

@@ -66,7 +66,10 @@ fn unscreened_requests(records: &[TrialRecord]) -> f64 {
 
 /// The SLOs a study of the space file `space` judges trials by.
 fn slos_of(space: &Path) -> Vec<Slo> {
-    StudySpec::load(space).unwrap().objective.slos()
+    StudySpec::load(space, infertune::engine::rule_pack)
+        .unwrap()
+        .objective
+        .slos()
 }
 
 /// Run a tune to its end; it must succeed.

@@ -6,7 +6,8 @@ use crate::engine::Description;
 use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::StudySpec;
+use crate::space::rules::RulePack;
+use crate::space::{EngineKind, StudySpec};
 use crate::util::did_you_mean;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -120,8 +121,19 @@ fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Stri
         .unwrap_or_default()
 }
 
+/// No start-up checks: the command could run anything.
+static NO_RULES: RulePack = RulePack {
+    engine: EngineKind::Custom,
+    rules: &[],
+    platform: "cuda",
+    version_query: None,
+};
+
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &Custom };
+pub(crate) static ENGINE: Description = Description {
+    launch: &Custom,
+    rules: &NO_RULES,
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,7 @@
 //! llama.cpp: `llama-server -m MODEL --host H --port P --alias NAME … --metrics`.
 
+mod rules;
+
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
@@ -21,4 +23,7 @@ pub(crate) const LAUNCH: CliShape = CliShape {
 };
 
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &LAUNCH };
+pub(crate) static ENGINE: Description = Description {
+    launch: &LAUNCH,
+    rules: &rules::PACK,
+};

@@ -1,6 +1,7 @@
 //! Huawei MindIE: writes `config.json` from a template and starts `mindieservice_daemon`.
 
 mod json_path;
+mod rules;
 
 use crate::engine::assemble::{finish, program_and_leading, Invocation};
 use crate::engine::render::{render_params, BoolStyle, DefaultTarget, Rendered};
@@ -155,4 +156,7 @@ fn to_json(value: &Value) -> Json {
 }
 
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &Mindie };
+pub(crate) static ENGINE: Description = Description {
+    launch: &Mindie,
+    rules: &rules::PACK,
+};

@@ -1,5 +1,7 @@
 //! SGLang: `python3 -m sglang.launch_server --model-path MODEL --host H --port P …`.
 
+mod rules;
+
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
@@ -17,4 +19,7 @@ pub(crate) const LAUNCH: CliShape = CliShape {
 };
 
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &LAUNCH };
+pub(crate) static ENGINE: Description = Description {
+    launch: &LAUNCH,
+    rules: &rules::PACK,
+};

@@ -6,7 +6,8 @@ use crate::engine::Description;
 use crate::engine::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
-use crate::space::StudySpec;
+use crate::space::rules::RulePack;
+use crate::space::{EngineKind, StudySpec};
 use anyhow::Context;
 
 /// The simulator adapter. The program is `launch.command` (program + leading args) when set,
@@ -74,5 +75,16 @@ impl Engine for Sim {
     }
 }
 
+/// No start-up checks: the simulator refuses configs itself, as the engine it models would.
+static NO_RULES: RulePack = RulePack {
+    engine: EngineKind::Sim,
+    rules: &[],
+    platform: "cuda",
+    version_query: None,
+};
+
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &Sim };
+pub(crate) static ENGINE: Description = Description {
+    launch: &Sim,
+    rules: &NO_RULES,
+};

@@ -1,5 +1,7 @@
 //! vLLM: `vllm serve MODEL --host H --port P --max-num-seqs 256 --no-enable-prefix-caching …`.
 
+mod rules;
+
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
@@ -22,4 +24,7 @@ pub(crate) const LAUNCH: CliShape = CliShape {
 };
 
 /// What infertune knows of this engine.
-pub(crate) static ENGINE: Description = Description { launch: &LAUNCH };
+pub(crate) static ENGINE: Description = Description {
+    launch: &LAUNCH,
+    rules: &rules::PACK,
+};
