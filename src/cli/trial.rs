@@ -40,7 +40,7 @@ pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
     let stop = interrupt::on_sigint_or_sigterm()?;
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let prober = HttpProber::new()?;
-    let launcher = ProcessLauncher::new();
+    let launcher = ProcessLauncher::new(crate::engine::log_patterns());
     let backends = Backends {
         check: &space,
         engine: engine.as_ref(),

@@ -163,7 +163,8 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
 /// warnings shown by `progress`.
 fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLauncher {
     let progress = Arc::clone(progress);
-    let launcher = ProcessLauncher::new().on_warning(move |text| progress.warning(text));
+    let launcher = ProcessLauncher::new(crate::engine::log_patterns())
+        .on_warning(move |text| progress.warning(text));
     let cancel = launcher.cancel_flag();
     let stop = stop.clone();
     std::thread::spawn(move || {

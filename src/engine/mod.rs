@@ -17,11 +17,13 @@ mod sglang;
 mod sim;
 mod vllm;
 
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::rules::RulePack;
 use crate::space::{EngineKind, StudySpec};
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 /// Resources allocated to one trial (port, devices, folder), so several can later run at once.
 #[derive(Clone, Debug, PartialEq)]
@@ -84,9 +86,11 @@ pub struct Description {
     pub launch: &'static dyn Engine,
     /// The checks the engine applies at start-up.
     pub rules: &'static RulePack,
+    /// What marks a failure in the engine's log.
+    pub log: &'static LogPatterns,
 }
 
-/// The description of `kind`: the one registration of every engine.
+/// The description of `kind`: the one registration of every engine (with [`KINDS`]).
 pub fn describe(kind: EngineKind) -> &'static Description {
     match kind {
         EngineKind::Vllm => &vllm::ENGINE,
@@ -96,6 +100,24 @@ pub fn describe(kind: EngineKind) -> &'static Description {
         EngineKind::Custom => &custom::ENGINE,
         EngineKind::Sim => &sim::ENGINE,
     }
+}
+
+/// Every engine kind, in the order [`log_patterns`] lists them.
+const KINDS: [EngineKind; 6] = [
+    EngineKind::Vllm,
+    EngineKind::Sglang,
+    EngineKind::Mindie,
+    EngineKind::Llamacpp,
+    EngineKind::Custom,
+    EngineKind::Sim,
+];
+
+/// Every engine's log patterns, for the supervisor: a failed server's log is read with all of
+/// them, since a custom command may run any engine.
+pub fn log_patterns() -> &'static [&'static LogPatterns] {
+    static ALL: LazyLock<Vec<&'static LogPatterns>> =
+        LazyLock::new(|| KINDS.iter().map(|k| describe(*k).log).collect());
+    &ALL
 }
 
 /// The rule pack of `kind`; the [`crate::space::rules::RuleBook`] spaces are loaded with.

@@ -4,6 +4,7 @@ use crate::engine::assemble::{finish, Invocation};
 use crate::engine::render::{render_params, value_text, BoolStyle, DefaultTarget};
 use crate::engine::Description;
 use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::rules::RulePack;
@@ -129,10 +130,18 @@ static NO_RULES: RulePack = RulePack {
     version_query: None,
 };
 
+/// What marks a failure in the log: None of its own: a custom command's log is read with every engine's patterns.
+static LOG: LogPatterns = LogPatterns {
+    oom: &[],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &Custom,
     rules: &NO_RULES,
+    log: &LOG,
 };
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ mod rules;
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
+use crate::launch::classify::LogPatterns;
 
 /// The llama.cpp server adapter. The served name always goes in `--alias` (without it
 /// `/v1/models` lists the GGUF's own name); `--metrics` is always on, so trials can read
@@ -22,8 +23,16 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     output_token_counter: Some("llamacpp:tokens_predicted_total"),
 };
 
+/// What marks a failure in the log: llama.cpp's: its allocator, its own argument parser and its context-parameter checks.
+static LOG: LogPatterns = LogPatterns {
+    oom: &["cudaMalloc failed: out of memory"],
+    arg_refusals: &["error: invalid argument"],
+    config_checks: &["llama_init_from_model: "],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
+    log: &LOG,
 };

@@ -7,6 +7,7 @@ use crate::engine::assemble::{finish, program_and_leading, Invocation};
 use crate::engine::render::{render_params, BoolStyle, DefaultTarget, Rendered};
 use crate::engine::Description;
 use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::{FileToWrite, LaunchSpec};
 use crate::record::{Params, Value};
 use crate::space::StudySpec;
@@ -155,8 +156,16 @@ fn to_json(value: &Value) -> Json {
     }
 }
 
+/// What marks a failure in the log: MindIE's.
+static LOG: LogPatterns = LogPatterns {
+    oom: &["NPU out of memory"],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &Mindie,
     rules: &rules::PACK,
+    log: &LOG,
 };

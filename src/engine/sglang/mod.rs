@@ -5,6 +5,7 @@ mod rules;
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
+use crate::launch::classify::LogPatterns;
 
 /// The SGLang adapter. Booleans are `store_true` flags: true → `--x`, false → omitted.
 pub(crate) const LAUNCH: CliShape = CliShape {
@@ -18,8 +19,16 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     output_token_counter: None,
 };
 
+/// What marks a failure in the log: SGLang's (PyTorch's).
+static LOG: LogPatterns = LogPatterns {
+    oom: &["CUDA out of memory", "OutOfMemoryError"],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
+    log: &LOG,
 };

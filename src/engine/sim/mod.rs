@@ -4,6 +4,7 @@ use crate::engine::assemble::{device_env, finish, Invocation};
 use crate::engine::render::{push_flag, render_params, BoolStyle, DefaultTarget};
 use crate::engine::Description;
 use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
 use crate::space::rules::RulePack;
@@ -83,8 +84,20 @@ static NO_RULES: RulePack = RulePack {
     version_query: None,
 };
 
+/// What marks a failure in the log: The simulator's argument parser (clap); its start-up failures quote the simulated engine's texts.
+static LOG: LogPatterns = LogPatterns {
+    oom: &[],
+    arg_refusals: &[
+        "error: unexpected argument ",
+        "error: invalid value ",
+        "error: a value is required for ",
+    ],
+    config_checks: &[],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &Sim,
     rules: &NO_RULES,
+    log: &LOG,
 };

@@ -5,6 +5,7 @@ mod rules;
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
+use crate::launch::classify::LogPatterns;
 
 /// vLLM's counter of generated tokens on `/metrics`.
 pub(crate) const OUTPUT_TOKENS: &str = "vllm:generation_tokens_total";
@@ -23,8 +24,22 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     output_token_counter: Some(OUTPUT_TOKENS),
 };
 
+/// What marks a failure in the log: vLLM's (PyTorch's, its KV-cache sizing's).
+static LOG: LogPatterns = LogPatterns {
+    oom: &[
+        "CUDA out of memory",
+        "OutOfMemoryError",
+        "No available memory for the cache blocks",
+        "larger than the available KV cache memory",
+        "less than desired",
+    ],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
 /// What infertune knows of this engine.
 pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
+    log: &LOG,
 };
