@@ -24,7 +24,7 @@ fn main() {
         let port = free_port();
         let spec = fake_spec(&fake, port, delay);
         let log = dir.path().join(format!("round-{round}.log"));
-        let server = ProcessLauncher::new()
+        let server = ProcessLauncher::new(infertune::engine::log_patterns())
             .spawn(&spec, &log, Duration::from_secs(30), Duration::from_secs(5))
             .expect("fake server starts");
         let ready_at = now();

@@ -4,7 +4,6 @@
 use crate::engine::{self, Slot};
 use crate::record::Params;
 use crate::space::error::thousands;
-use crate::space::rules;
 use crate::space::sample::{self, Estimate};
 use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -26,7 +25,7 @@ pub(crate) struct CheckArgs {
 
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
-    let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     crate::study::preflight::check(&space)?;
     let flags = crate::study::preflight::flags(&mut space)?;
     for note in notes {
@@ -81,14 +80,14 @@ fn header(space: &StudySpec, version: Option<&str>) -> String {
     let e = &space.engine;
     let engine = format!("{:?}", e.kind).to_lowercase();
     // Version and platform only choose rules: say so where there are none to choose.
-    let rules = if rules::pack(e.kind).is_empty() {
+    let rules = if space.rule_pack.rules.is_empty() {
         format!("{} (no rule pack)", version.unwrap_or_default())
     } else {
         let platform = space
             .rules
             .platform
             .clone()
-            .unwrap_or_else(|| rules::default_platform(e.kind, version).to_string());
+            .unwrap_or_else(|| space.rule_pack.default_platform(version).to_string());
         let version = match version {
             Some(v) => v,
             None if !space.rules.enabled => "(version unknown; rules disabled)",
@@ -207,12 +206,12 @@ fn describe(kind: &ParamKind) -> (&'static str, String) {
 }
 
 fn rule_table(space: &StudySpec, version: Option<&str>) -> Option<Table> {
-    if !space.rules.enabled || rules::pack(space.engine.kind).is_empty() {
+    if !space.rules.enabled || space.rule_pack.rules.is_empty() {
         return None;
     }
     let platform = space.rules.platform.as_deref();
     let mut t = table(&["rule", "versions", "repair"]);
-    for r in rules::applicable(space.engine.kind, version, platform, &space.rules.disable) {
+    for r in (space.rule_pack).applicable(version, platform, &space.rules.disable) {
         let repair = if r.repair.is_some() && space.rules.repair {
             "clamps"
         } else {

@@ -75,7 +75,7 @@ fn in_folder(path: &Path, catalogue: &Catalogue, extension: &str) -> PathBuf {
 }
 
 fn installed(space: &Path, args: &FlagsArgs) -> anyhow::Result<Catalogue> {
-    let space = StudySpec::load(space)?;
+    let space = StudySpec::load(space, crate::engine::rule_pack)?;
     if space.engine.kind == EngineKind::Mindie {
         let chosen = catalogue::choose(EngineKind::Mindie, space.engine.version.as_deref())?
             .context("no MindIE config.json schema is shipped")?;

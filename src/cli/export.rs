@@ -19,8 +19,11 @@ pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let dir = &args.study_dir;
     let meta = journal::load_meta(dir)?;
     let _lock = lock::acquire_shared(dir)?;
-    let space = StudySpec::load(std::path::Path::new(&meta.space_origin))
-        .context("export rebuilds the winner's launch from the study's space file")?;
+    let space = StudySpec::load(
+        std::path::Path::new(&meta.space_origin),
+        crate::engine::rule_pack,
+    )
+    .context("export rebuilds the winner's launch from the study's space file")?;
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let records = journal::read_records(dir)?;
     let exporter = Exporter::new(&space, engine.as_ref(), &meta, dir);

@@ -32,7 +32,7 @@ pub(crate) struct LaunchArgs {
 
 /// Runs `infertune launch`.
 pub fn run(args: LaunchArgs) -> Result<i32> {
-    let (mut space, _notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, _notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     let flags = crate::study::preflight::flags(&mut space)?;
     if let Some(notice) = flags.notice() {
         eprintln!("warning: {notice}");
@@ -56,7 +56,8 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     if args.dry_run {
         return Ok(0);
     }
-    let launcher = ProcessLauncher::new().on_warning(|text| eprintln!("warning: {text}"));
+    let launcher = ProcessLauncher::new(crate::engine::log_patterns())
+        .on_warning(|text| eprintln!("warning: {text}"));
     let interrupted = on_interrupt(launcher.cancel_flag())?;
     let log = args.workdir.join("server.log");
     let server = match launcher.start(

@@ -75,7 +75,7 @@ pub(crate) enum ExecutorArg {
 
 /// Runs `infertune tune`.
 pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
-    let (mut space, notes) = StudySpec::load_for_host(&args.space)?;
+    let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     for note in notes {
         eprintln!("note: {note}");
     }
@@ -142,7 +142,8 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
 /// warnings shown by `progress`.
 fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLauncher {
     let progress = Arc::clone(progress);
-    let launcher = ProcessLauncher::new().on_warning(move |text| progress.warning(text));
+    let launcher = ProcessLauncher::new(crate::engine::log_patterns())
+        .on_warning(move |text| progress.warning(text));
     let cancel = launcher.cancel_flag();
     let stop = stop.clone();
     std::thread::spawn(move || {

@@ -3,7 +3,7 @@
 
 use super::assemble::{device_env, finish, program_and_leading, Invocation};
 use super::render::{render_params, BoolStyle, DefaultTarget};
-use super::Slot;
+use super::{Engine, Slot};
 use crate::launch::LaunchSpec;
 use crate::record::Params;
 use crate::space::StudySpec;
@@ -34,11 +34,28 @@ pub(crate) struct CliShape {
     pub required_flags: &'static [&'static str],
     /// Boolean spelling.
     pub bools: BoolStyle,
+    /// The Prometheus counter of generated tokens, when the engine has one.
+    pub output_token_counter: Option<&'static str>,
+}
+
+impl Engine for CliShape {
+    fn launch_spec(
+        &self,
+        space: &StudySpec,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
+        build(self, space, params, slot)
+    }
+
+    fn output_token_counter(&self) -> Option<&'static str> {
+        self.output_token_counter
+    }
 }
 
 /// `program leading… <model> --host H --port P [<served-name flag> N] <param flags…>
 /// <required flags…>`.
-pub(crate) fn build(
+fn build(
     shape: &CliShape,
     space: &StudySpec,
     params: &Params,

@@ -1,29 +1,29 @@
 //! Engine adapters: a config → the exact launch of that engine.
+//!
+//! Each engine has a folder (`vllm/`, `sglang/`, `mindie/`, `llamacpp/`, `custom/`, `sim/`)
+//! holding what infertune knows of it; [`describe`] is the one place that lists them. The
+//! files beside the folders are the mechanism the engines share.
 
 mod assemble;
 pub mod catalogue;
-mod custom;
 mod flag_cli;
-mod json_path;
-mod llamacpp;
-mod mindie;
 mod numa;
 mod render;
+
+mod custom;
+mod llamacpp;
+mod mindie;
 mod sglang;
 mod sim;
 mod vllm;
 
-pub use custom::Custom;
-pub use llamacpp::Llamacpp;
-pub use mindie::Mindie;
-pub use sglang::Sglang;
-pub use sim::Sim;
-pub use vllm::Vllm;
-
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::Params;
+use crate::space::rules::RulePack;
 use crate::space::{EngineKind, StudySpec};
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 /// Resources allocated to one trial (port, devices, folder), so several can later run at once.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,14 +61,71 @@ pub trait Engine: Sync {
     }
 }
 
+impl<E: Engine + ?Sized> Engine for &E {
+    fn launch_spec(
+        &self,
+        space: &StudySpec,
+        params: &Params,
+        slot: &Slot,
+    ) -> anyhow::Result<LaunchSpec> {
+        (**self).launch_spec(space, params, slot)
+    }
+
+    fn output_token_counter(&self) -> Option<&'static str> {
+        (**self).output_token_counter()
+    }
+
+    fn extra_ports(&self) -> usize {
+        (**self).extra_ports()
+    }
+}
+
+/// What infertune knows of one engine, gathered from its folder.
+pub struct Description {
+    /// How a config becomes the engine's launch.
+    pub launch: &'static dyn Engine,
+    /// The checks the engine applies at start-up.
+    pub rules: &'static RulePack,
+    /// What marks a failure in the engine's log.
+    pub log: &'static LogPatterns,
+}
+
+/// The description of `kind`: the one registration of every engine (with [`KINDS`]).
+pub fn describe(kind: EngineKind) -> &'static Description {
+    match kind {
+        EngineKind::Vllm => &vllm::ENGINE,
+        EngineKind::Sglang => &sglang::ENGINE,
+        EngineKind::Mindie => &mindie::ENGINE,
+        EngineKind::Llamacpp => &llamacpp::ENGINE,
+        EngineKind::Custom => &custom::ENGINE,
+        EngineKind::Sim => &sim::ENGINE,
+    }
+}
+
+/// Every engine kind, in the order [`log_patterns`] lists them.
+const KINDS: [EngineKind; 6] = [
+    EngineKind::Vllm,
+    EngineKind::Sglang,
+    EngineKind::Mindie,
+    EngineKind::Llamacpp,
+    EngineKind::Custom,
+    EngineKind::Sim,
+];
+
+/// Every engine's log patterns, for the supervisor: a failed server's log is read with all of
+/// them, since a custom command may run any engine.
+pub fn log_patterns() -> &'static [&'static LogPatterns] {
+    static ALL: LazyLock<Vec<&'static LogPatterns>> =
+        LazyLock::new(|| KINDS.iter().map(|k| describe(*k).log).collect());
+    &ALL
+}
+
+/// The rule pack of `kind`; the [`crate::space::rules::RuleBook`] spaces are loaded with.
+pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
+    describe(kind).rules
+}
+
 /// The adapter for an engine kind.
 pub fn for_kind(kind: EngineKind) -> anyhow::Result<Box<dyn Engine>> {
-    Ok(match kind {
-        EngineKind::Vllm => Box::new(Vllm),
-        EngineKind::Sglang => Box::new(Sglang),
-        EngineKind::Mindie => Box::new(Mindie),
-        EngineKind::Llamacpp => Box::new(Llamacpp),
-        EngineKind::Custom => Box::new(Custom),
-        EngineKind::Sim => Box::new(Sim),
-    })
+    Ok(Box::new(describe(kind).launch))
 }

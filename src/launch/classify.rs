@@ -1,5 +1,9 @@
 //! Classify a failed start from how the process ended and what it logged, keeping the
 //! root-cause line (the first, innermost error) rather than the wrappers printed after it.
+//!
+//! What marks a failure in one engine's log is data ([`LogPatterns`]) from that engine's
+//! folder under `engine/`; a log is read with every engine's patterns, since a custom command
+//! may run any engine.
 
 use super::{Exit, StartFailure};
 use crate::record::FailureKind;
@@ -34,41 +38,36 @@ impl fmt::Display for Ending {
     }
 }
 
-/// Substrings that mark an out-of-memory failure (accelerator memory or KV-cache room).
-const OOM_MARKERS: &[&str] = &[
-    "CUDA out of memory",
-    "NPU out of memory",
-    "OutOfMemoryError",
-    "cudaMalloc failed: out of memory",
-    "No available memory for the cache blocks",
-    "larger than the available KV cache memory",
-    "less than desired",
-];
+/// What one engine's log says when it fails to start.
+#[derive(Debug)]
+pub struct LogPatterns {
+    /// Substrings that mark an out-of-memory failure (accelerator memory or KV-cache room).
+    pub oom: &'static [&'static str],
+    /// Command-line refusals of the engine's own argument parser, each starting `error: `;
+    /// the usage text that follows them is a wrapper.
+    pub arg_refusals: &'static [&'static str],
+    /// Prefixes of the engine's error lines (as [`llama_error`] reads them) that refuse the
+    /// config.
+    pub config_checks: &'static [&'static str],
+}
 
-/// Argument-parser refusals (argparse, clap, llama.cpp). The usage text and "For more
+/// Python argparse refusals, whichever engine parses with it. The usage text and "For more
 /// information, try '--help'." that follow them are wrappers.
-const ARG_MARKERS: &[&str] = &[
+const ARGPARSE_MARKERS: &[&str] = &[
     "error: argument ",
     "error: unrecognized arguments",
-    "error: invalid argument",
     "error: the following arguments are required",
-    "error: unexpected argument ",
-    "error: invalid value ",
-    "error: a value is required for ",
 ];
 
 /// Substrings that mark a port another process holds (matched ignoring case).
 const PORT_BUSY_MARKERS: &[&str] = &["address already in use", "eaddrinuse"];
 
-/// llama.cpp's context-parameter checks, whose error lines are refusals of the config.
-const LLAMA_CONTEXT_CHECK: &str = "llama_init_from_model: ";
-
 /// Lines that only wrap an error printed earlier.
 const WRAPPERS: &[&str] = &["See root cause above", "initialization failed"];
 
-/// Classify a server that ended before it was ready.
-pub fn classify(ending: Ending, log: &str) -> StartFailure {
-    if let Some(found) = diagnose(log) {
+/// Classify a server that ended before it was ready, reading `log` with `patterns`.
+pub fn classify(ending: Ending, log: &str, patterns: &[&LogPatterns]) -> StartFailure {
+    if let Some(found) = diagnose(log, patterns) {
         return found;
     }
     let detail = first_exception(log).or_else(|| last_line(log));
@@ -89,8 +88,8 @@ pub fn classify(ending: Ending, log: &str) -> StartFailure {
 /// How a server that had been serving ended: `ending` and the root-cause line of `log`, found
 /// as for a failed start (a known failure's message, else the first exception, else the last
 /// line).
-pub fn exit(ending: Ending, log: &str) -> Exit {
-    let cause = diagnose(log)
+pub fn exit(ending: Ending, log: &str, patterns: &[&LogPatterns]) -> Exit {
+    let cause = diagnose(log, patterns)
         .map(|found| found.message)
         .or_else(|| first_exception(log))
         .or_else(|| last_line(log));
@@ -103,18 +102,22 @@ pub fn exit(ending: Ending, log: &str) -> Exit {
 /// The first line of `log` that shows an out-of-memory, port-busy or invalid-config failure,
 /// as that failure with its message (the error text without log prefixes or pydantic
 /// decoration).
-pub fn diagnose(log: &str) -> Option<StartFailure> {
+pub fn diagnose(log: &str, patterns: &[&LogPatterns]) -> Option<StartFailure> {
     let lines: Vec<&str> = log.lines().collect();
     lines.iter().enumerate().find_map(|(i, line)| {
         let rest = &lines[i + 1..];
-        if OOM_MARKERS.iter().any(|m| line.contains(m)) {
+        if patterns
+            .iter()
+            .flat_map(|p| p.oom)
+            .any(|m| line.contains(m))
+        {
             return Some(failure(FailureKind::Oom, error_text(line, rest)));
         }
         let lower = line.to_ascii_lowercase();
         if PORT_BUSY_MARKERS.iter().any(|m| lower.contains(m)) {
             return Some(failure(FailureKind::PortBusy, error_text(line, rest)));
         }
-        invalid_config(line, rest).map(|m| failure(FailureKind::InvalidConfig, m))
+        invalid_config(line, rest, patterns).map(|m| failure(FailureKind::InvalidConfig, m))
     })
 }
 
@@ -122,8 +125,9 @@ fn failure(kind: FailureKind, message: String) -> StartFailure {
     StartFailure { kind, message }
 }
 
-fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
-    if let Some(msg) = llama_error(line).filter(|m| m.starts_with(LLAMA_CONTEXT_CHECK)) {
+fn invalid_config(line: &str, rest: &[&str], patterns: &[&LogPatterns]) -> Option<String> {
+    let mut checks = patterns.iter().flat_map(|p| p.config_checks);
+    if let Some(msg) = llama_error(line).filter(|m| checks.any(|c| m.starts_with(c))) {
         return Some(msg.to_string());
     }
     if let Some((_, msg)) = line.split_once("Value error, ") {
@@ -146,7 +150,11 @@ fn invalid_config(line: &str, rest: &[&str]) -> Option<String> {
             return Some(continued(msg, rest));
         }
     }
-    let at = ARG_MARKERS.iter().find_map(|m| line.find(m))?;
+    let engines = patterns.iter().flat_map(|p| p.arg_refusals);
+    let at = ARGPARSE_MARKERS
+        .iter()
+        .chain(engines)
+        .find_map(|m| line.find(m))?;
     let refusal = line[at + "error: ".len()..].trim();
     // clap follows a misspelt flag with `tip: a similar argument exists: '--x'`.
     let tip = rest

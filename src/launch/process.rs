@@ -2,7 +2,7 @@
 //! starts can be found (see [`tree`](super::tree)), waits until it serves, classifies failures,
 //! and tears the whole tree down.
 
-use super::classify::{self, classify, diagnose};
+use super::classify::{self, classify, diagnose, LogPatterns};
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
@@ -26,10 +26,11 @@ const LOG_TAIL: u64 = 1 << 20;
 type WarningSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Spawns real processes. Each server runs in a new process group that is killed as a whole.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ProcessLauncher {
     cancel: Arc<AtomicBool>,
     warnings: Option<WarningSink>,
+    log_patterns: &'static [&'static LogPatterns],
 }
 
 impl std::fmt::Debug for ProcessLauncher {
@@ -42,9 +43,14 @@ impl std::fmt::Debug for ProcessLauncher {
 }
 
 impl ProcessLauncher {
-    /// A launcher with its own cancel flag.
-    pub fn new() -> Self {
-        Self::default()
+    /// A launcher with its own cancel flag, reading a failed server's log with `log_patterns`
+    /// (the engine layer's `engine::log_patterns`).
+    pub fn new(log_patterns: &'static [&'static LogPatterns]) -> Self {
+        ProcessLauncher {
+            cancel: Arc::default(),
+            warnings: None,
+            log_patterns,
+        }
     }
 
     /// This launcher, handing its warnings to `sink` (without it they are dropped).
@@ -114,6 +120,7 @@ impl ProcessLauncher {
             record: self.record_group(pgid, record_path, record),
             scratch,
             log: log_path.to_path_buf(),
+            log_patterns: self.log_patterns,
             host: spec.host.clone(),
             port: spec.port,
             ready_after: Duration::ZERO,
@@ -139,11 +146,12 @@ impl ProcessLauncher {
             }
             Ok(Outcome::Exited(status)) => {
                 let torn = server.shut_down();
-                with_teardown(classify(status.into(), &read_tail(log_path)), torn)
+                let log = read_tail(log_path);
+                with_teardown(classify(status.into(), &log, self.log_patterns), torn)
             }
             Ok(Outcome::TimedOut(last)) => {
                 let torn = server.shut_down();
-                let failure = match diagnose(&read_tail(log_path)) {
+                let failure = match diagnose(&read_tail(log_path), self.log_patterns) {
                     Some(mut f) => {
                         f.message.push_str(" (the server hung after this error)");
                         f
@@ -311,6 +319,8 @@ pub struct ProcessServer {
     scratch: Option<Scratch>,
     /// The server log, read for the root cause should the server exit.
     log: PathBuf,
+    /// What marks a failure in the log.
+    log_patterns: &'static [&'static LogPatterns],
     host: String,
     port: u16,
     ready_after: Duration,
@@ -371,7 +381,8 @@ impl Server for ProcessServer {
 
     fn exited(&mut self) -> Option<Exit> {
         let status = self.child.try_wait().ok()??;
-        Some(classify::exit(status.into(), &read_tail(&self.log)))
+        let log = read_tail(&self.log);
+        Some(classify::exit(status.into(), &log, self.log_patterns))
     }
 
     fn stop(mut self: Box<Self>) -> anyhow::Result<()> {

@@ -161,7 +161,7 @@ pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
 /// [`scenario`], its closed-loop probe lengthened to `waves` waves of its concurrency when
 /// given (warm-up unchanged).
 fn scenario_with(path: &Path, waves: Option<u32>) -> anyhow::Result<Scenario> {
-    let mut space = StudySpec::load(path)?;
+    let mut space = StudySpec::load(path, crate::engine::rule_pack)?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

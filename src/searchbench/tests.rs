@@ -21,7 +21,11 @@ fn scenario(metric: &str, answer: Result<MetricMap, StartupFailure>) -> Scenario
 
 /// The 7B chat scenario's space and SLOs, maximising `metric` as `evaluator` measures it.
 pub(super) fn scenario_of(metric: &str, evaluator: Box<dyn Evaluator>) -> Scenario {
-    let space = StudySpec::load(&Path::new(SCENARIOS).join("qwen2.5-7b-h100-chat.yaml")).unwrap();
+    let space = StudySpec::load(
+        &Path::new(SCENARIOS).join("qwen2.5-7b-h100-chat.yaml"),
+        crate::engine::rule_pack,
+    )
+    .unwrap();
     let spec = ObjectiveSpec {
         metric: metric.into(),
         ..space.objective.clone()

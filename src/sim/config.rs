@@ -5,7 +5,7 @@ use super::knobs::Knobs;
 use super::numa::{self, NumaBinding};
 use super::profiles::{self, CardProfile, EngineProfile, ModelProfile, Scheduling};
 use crate::record::{FailureKind, Params};
-use crate::space::{rules, EngineKind};
+use crate::space::EngineKind;
 use serde::{Deserialize, Serialize};
 
 /// The engine, hardware and model being simulated.
@@ -102,13 +102,9 @@ impl EngineConfig {
         let model = profiles::model(&deployment.model).map_err(SimFailure::invalid)?;
         let engine = engine_profile(deployment)?;
         let knobs = Knobs::from_params(deployment.engine, params).map_err(SimFailure::invalid)?;
-        rules::check(
-            deployment.engine,
-            deployment.version.as_deref(),
-            Some(&card.platform),
-            params,
-        )
-        .map_err(|r| SimFailure::invalid(r.message))?;
+        crate::engine::rule_pack(deployment.engine)
+            .check(deployment.version.as_deref(), Some(&card.platform), params)
+            .map_err(|r| SimFailure::invalid(r.message))?;
         let tp = knobs.tensor_parallel_size.unwrap_or(deployment.tp);
         let large_card = card.memory_gib >= 70.0 && !card.name.starts_with("A100");
         let pick = |small: u32, large: u32| if large_card { large } else { small };

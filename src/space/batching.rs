@@ -63,7 +63,7 @@ mod tests {
 
     fn scenario(name: &str) -> StudySpec {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/searchbench/scenarios");
-        StudySpec::load(&dir.join(name)).unwrap()
+        StudySpec::load(&dir.join(name), crate::engine::rule_pack).unwrap()
     }
 
     #[test]

@@ -68,6 +68,8 @@ pub struct StudySpec {
     pub constraints: Vec<Constraint>,
     /// Engine rule pack settings.
     pub rules: RuleSettings,
+    /// The engine's rule pack, from the [`rules::RuleBook`] the space was loaded with.
+    pub rule_pack: &'static rules::RulePack,
     /// The fixed probe workload each trial runs.
     pub probe: WorkloadSpec,
     /// What to optimise, subject to which SLOs.
@@ -259,11 +261,12 @@ pub trait Feasibility: Sync {
 }
 
 impl StudySpec {
-    /// Load and validate a space file.
+    /// Load and validate a space file; `book` gives its engine's rule pack (the engine
+    /// layer's `engine::rule_pack`).
     /// Errors are a [`SpaceError`] (file:line:col: what is wrong and how to fix it).
     /// `numa` parameters with `candidates: auto` stay [`NumaCandidates::Auto`] here.
-    pub fn load(path: &std::path::Path) -> anyhow::Result<StudySpec> {
-        Ok(yaml::load(path)?)
+    pub fn load(path: &std::path::Path, book: rules::RuleBook) -> anyhow::Result<StudySpec> {
+        Ok(yaml::load(path, book)?)
     }
 
     /// Where parameter `name` is declared in the space file (0:0 when unknown), for

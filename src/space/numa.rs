@@ -5,10 +5,13 @@ use crate::topo::{resolve_numa_choices, Topology};
 use anyhow::{Context, Result};
 
 impl StudySpec {
-    /// Load a space and replace every `candidates: auto` with the bindings this host offers
+    /// Load a space (its rules from `book`) and replace every `candidates: auto` with the bindings this host offers
     /// (see `infertune topo`). Returns the space and the topology's notes (e.g. "one node").
-    pub(crate) fn load_for_host(path: &std::path::Path) -> Result<(StudySpec, Vec<String>)> {
-        let mut space = StudySpec::load(path)?;
+    pub(crate) fn load_for_host(
+        path: &std::path::Path,
+        book: super::rules::RuleBook,
+    ) -> Result<(StudySpec, Vec<String>)> {
+        let mut space = StudySpec::load(path, book)?;
         if !space.parameters.iter().any(is_auto_numa) {
             return Ok((space, Vec::new()));
         }
@@ -80,13 +83,13 @@ mod tests {
     #[test]
     fn auto_becomes_the_accelerator_local_candidates() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/vllm.yaml");
-        let mut space = StudySpec::load(&path).unwrap();
+        let mut space = StudySpec::load(&path, crate::engine::rule_pack).unwrap();
         space.bind_numa(&fixture("eight-node")).unwrap();
         let values = numa_values(&space);
         assert_eq!(values[0], "none");
         assert!(values.len() > 1, "{values:?}");
 
-        let mut one = StudySpec::load(&path).unwrap();
+        let mut one = StudySpec::load(&path, crate::engine::rule_pack).unwrap();
         let notes = one.bind_numa(&fixture("one-node")).unwrap();
         assert_eq!(numa_values(&one), vec!["none".to_string()]);
         assert!(!notes.is_empty());

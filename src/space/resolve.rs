@@ -68,7 +68,7 @@ impl StudySpec {
             return None;
         }
         rules::version_warning(
-            self.engine.kind,
+            self.rule_pack,
             self.engine.version.as_deref(),
             self.launch.command.as_deref(),
         )
@@ -78,7 +78,7 @@ impl StudySpec {
     /// installed engine reports (see [`rules::detect_version`]).
     pub(crate) fn engine_version(&self) -> Option<String> {
         rules::effective_version(
-            self.engine.kind,
+            self.rule_pack,
             self.engine.version.as_deref(),
             self.launch.command.as_deref(),
         )
@@ -89,25 +89,14 @@ impl StudySpec {
         if !self.rules.enabled {
             return Ok(());
         }
-        let kind = self.engine.kind;
         let version = self.engine_version();
         let platform = self.rules.platform.as_deref();
         if self.rules.repair {
-            rules::repair(
-                kind,
-                version.as_deref(),
-                platform,
-                config,
-                &self.rules.disable,
-            );
+            self.rule_pack
+                .repair(version.as_deref(), platform, config, &self.rules.disable);
         }
-        rules::check_with(
-            kind,
-            version.as_deref(),
-            platform,
-            config,
-            &self.rules.disable,
-        )
+        self.rule_pack
+            .check_with(version.as_deref(), platform, config, &self.rules.disable)
     }
 }
 

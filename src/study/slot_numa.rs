@@ -86,7 +86,7 @@ mod tests {
     /// vllm.yaml (a `numa: auto` parameter) on four accelerators of nodes 0, 2, 4 and 6.
     fn parallel_space() -> StudySpec {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/vllm.yaml");
-        let mut space = StudySpec::load(&path).unwrap();
+        let mut space = StudySpec::load(&path, crate::engine::rule_pack).unwrap();
         space.search.parallel = 4;
         space.bind_numa(&eight_node()).unwrap();
         space
@@ -117,7 +117,7 @@ mod tests {
     #[test]
     fn one_trial_at_a_time_on_unlisted_devices_has_no_home() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/vllm.yaml");
-        let space = StudySpec::load(&path).unwrap();
+        let space = StudySpec::load(&path, crate::engine::rule_pack).unwrap();
         assert_eq!(space.search.parallel, 1);
         assert!(NumaHome::of(&space, Some(eight_node())).is_none());
     }

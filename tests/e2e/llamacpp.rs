@@ -8,8 +8,9 @@
 
 use crate::kit::provisioned;
 use crate::real_engine::{env_path, replace_sections, shipped_space, FourTrials};
+use infertune::engine::rule_pack;
 use infertune::record::{Params, Value};
-use infertune::space::{rules, EngineKind};
+use infertune::space::EngineKind;
 use std::time::Duration;
 
 /// The test's changes to the shipped space: batch sizes go down to 4 (and the space's own
@@ -95,7 +96,8 @@ fn pack_refusal(params: &Params) -> String {
     let mut config = params.clone();
     config.retain(|k, _| k == "flash_attn" || k == "cache_type_v");
     assert_eq!(config["cache_type_v"], Value::Str("q8_0".into()));
-    rules::check(EngineKind::Llamacpp, None, Some("cpu"), &config)
+    rule_pack(EngineKind::Llamacpp)
+        .check(None, Some("cpu"), &config)
         .expect_err("the pack refuses a quantized V cache without flash attention")
         .message
 }

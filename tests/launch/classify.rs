@@ -2,6 +2,7 @@
 
 use crate::kit::children as support;
 
+use infertune::engine::log_patterns;
 use infertune::launch::classify::{classify, diagnose, Ending};
 use infertune::record::FailureKind;
 use support::fixture;
@@ -12,7 +13,11 @@ fn log(name: &str) -> String {
 
 #[test]
 fn kv_cache_too_small_for_max_model_len_is_oom() {
-    let failure = classify(Ending::Code(1), &log("kv_cache_too_small.log"));
+    let failure = classify(
+        Ending::Code(1),
+        &log("kv_cache_too_small.log"),
+        log_patterns(),
+    );
     assert_eq!(failure.kind, FailureKind::Oom);
     assert!(
         failure
@@ -25,7 +30,7 @@ fn kv_cache_too_small_for_max_model_len_is_oom() {
 
 #[test]
 fn cpu_node_memory_shortfall_is_oom() {
-    let failure = classify(Ending::Code(1), &log("cpu_node_memory.log"));
+    let failure = classify(Ending::Code(1), &log("cpu_node_memory.log"), log_patterns());
     assert_eq!(failure.kind, FailureKind::Oom);
     assert!(
         failure
@@ -39,7 +44,7 @@ fn cpu_node_memory_shortfall_is_oom() {
 #[test]
 fn no_cache_blocks_is_oom_although_it_is_a_value_error() {
     let text = "(EngineCore_DP0 pid=9) ERROR 01-01 00:00:00 [core.py:1] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n";
-    let failure = classify(Ending::Code(1), text);
+    let failure = classify(Ending::Code(1), text, log_patterns());
     assert_eq!(failure.kind, FailureKind::Oom);
     assert!(
         failure
@@ -52,7 +57,7 @@ fn no_cache_blocks_is_oom_although_it_is_a_value_error() {
 
 #[test]
 fn argparse_refusal_is_invalid_config() {
-    let failure = classify(Ending::Code(2), &log("argparse_error.log"));
+    let failure = classify(Ending::Code(2), &log("argparse_error.log"), log_patterns());
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
@@ -63,7 +68,7 @@ fn argparse_refusal_is_invalid_config() {
 #[test]
 fn pydantic_field_error_names_the_field() {
     let text = "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\nmax_model_len\n  Input should be a valid integer [type=int_type, input_value='x', input_type=str]\n";
-    let failure = diagnose(text).expect("recognised");
+    let failure = diagnose(text, log_patterns()).expect("recognised");
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
@@ -74,7 +79,7 @@ fn pydantic_field_error_names_the_field() {
 #[test]
 fn unrecognised_failure_keeps_the_first_real_error_not_the_wrapper() {
     let text = "loading\nImportError: libcublasLt.so.12: cannot open shared object file\nRuntimeError: Engine core initialization failed. See root cause above.\n";
-    let failure = classify(Ending::Code(1), text);
+    let failure = classify(Ending::Code(1), text, log_patterns());
     assert_eq!(failure.kind, FailureKind::Unknown);
     assert_eq!(
         failure.message,
@@ -84,14 +89,14 @@ fn unrecognised_failure_keeps_the_first_real_error_not_the_wrapper() {
 
 #[test]
 fn signal_without_a_diagnosis_is_a_crash() {
-    let failure = classify(Ending::Signal(9), "step 1\nstep 2\n");
+    let failure = classify(Ending::Signal(9), "step 1\nstep 2\n", log_patterns());
     assert_eq!(failure.kind, FailureKind::Crash);
     assert_eq!(failure.message, "killed by SIGKILL (9): step 2");
 }
 
 #[test]
 fn clean_exit_before_ready_is_unknown() {
-    let failure = classify(Ending::Code(0), "");
+    let failure = classify(Ending::Code(0), "", log_patterns());
     assert_eq!(failure.kind, FailureKind::Unknown);
     assert_eq!(failure.message, "exited with status 0 before it was ready");
 }
@@ -102,7 +107,7 @@ fn address_already_in_use_is_port_busy() {
         ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): \
         address already in use\n\
         INFO:     Waiting for application shutdown.\n";
-    let failure = classify(Ending::Code(1), uvicorn);
+    let failure = classify(Ending::Code(1), uvicorn, log_patterns());
     assert_eq!(failure.kind, FailureKind::PortBusy, "{}", failure.message);
     assert!(
         failure.message.contains("address already in use"),
@@ -112,12 +117,12 @@ fn address_already_in_use_is_port_busy() {
     let python = "Traceback (most recent call last):\n\
         OSError: [Errno 98] Address already in use\n";
     assert_eq!(
-        classify(Ending::Code(1), python).kind,
+        classify(Ending::Code(1), python, log_patterns()).kind,
         FailureKind::PortBusy
     );
     let native = "bind: EADDRINUSE\ncould not start the HTTP server\n";
     assert_eq!(
-        classify(Ending::Code(1), native).kind,
+        classify(Ending::Code(1), native, log_patterns()).kind,
         FailureKind::PortBusy
     );
 }
@@ -128,7 +133,7 @@ fn clap_refusals_are_invalid_config_with_the_engines_line_not_the_usage_wrapper(
         tip: a similar argument exists: '--max-num-seqs'\n\n\
         Usage: server --max-num-seqs <MAX_NUM_SEQS>\n\n\
         For more information, try '--help'.\n";
-    let failure = classify(Ending::Code(2), misspelt);
+    let failure = classify(Ending::Code(2), misspelt, log_patterns());
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
@@ -136,7 +141,7 @@ fn clap_refusals_are_invalid_config_with_the_engines_line_not_the_usage_wrapper(
     );
     let bad_value = "error: invalid value 'many' for '--max-num-seqs <MAX_NUM_SEQS>': \
         invalid digit found in string\n\nFor more information, try '--help'.\n";
-    let failure = classify(Ending::Code(2), bad_value);
+    let failure = classify(Ending::Code(2), bad_value, log_patterns());
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
@@ -147,14 +152,18 @@ fn clap_refusals_are_invalid_config_with_the_engines_line_not_the_usage_wrapper(
 #[test]
 fn argparse_unrecognised_arguments_are_invalid_config() {
     let text = "usage: server [-h] [--max-num-seqs N]\nserver: error: unrecognized arguments: --max-num-seqz 64\n";
-    let failure = classify(Ending::Code(2), text);
+    let failure = classify(Ending::Code(2), text, log_patterns());
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(failure.message, "unrecognized arguments: --max-num-seqz 64");
 }
 
 #[test]
 fn llama_cpp_context_check_is_invalid_config_with_its_own_line() {
-    let failure = classify(Ending::Code(1), &log("llamacpp_quantized_v_cache.log"));
+    let failure = classify(
+        Ending::Code(1),
+        &log("llamacpp_quantized_v_cache.log"),
+        log_patterns(),
+    );
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(
         failure.message,
@@ -164,7 +173,11 @@ fn llama_cpp_context_check_is_invalid_config_with_its_own_line() {
 
 #[test]
 fn llama_cpp_abort_keeps_the_assertion_not_the_debugger_output() {
-    let failure = classify(Ending::Signal(6), &log("llamacpp_batch_below_slots.log"));
+    let failure = classify(
+        Ending::Signal(6),
+        &log("llamacpp_batch_below_slots.log"),
+        log_patterns(),
+    );
     assert_eq!(failure.kind, FailureKind::Crash);
     assert_eq!(
         failure.message,
@@ -174,7 +187,11 @@ fn llama_cpp_abort_keeps_the_assertion_not_the_debugger_output() {
 
 #[test]
 fn llama_cpp_argument_refusal_is_invalid_config() {
-    let failure = classify(Ending::Code(1), &log("llamacpp_parallel_zero.log"));
+    let failure = classify(
+        Ending::Code(1),
+        &log("llamacpp_parallel_zero.log"),
+        log_patterns(),
+    );
     assert_eq!(failure.kind, FailureKind::InvalidConfig);
     assert_eq!(failure.message, "invalid value for n_parallel");
 }
@@ -186,13 +203,14 @@ fn llama_cpp_error_lines_need_a_timestamp_and_the_error_level() {
         "E llama_init_from_model: not a llama.cpp log line",
         "10.0.0.1 W llama_init_from_model: a warning",
     ] {
-        assert!(diagnose(line).is_none(), "{line}");
+        assert!(diagnose(line, log_patterns()).is_none(), "{line}");
     }
     let failure = classify(
         Ending::Code(1),
         "0.00.015.528 I srv    load_model: loading model 'm.gguf'\n\
          0.00.038.332 E srv    load_model: failed to load model, 'm.gguf'\n\
          0.00.039.024 E srv  llama_server: exiting due to model loading error\n",
+        log_patterns(),
     );
     assert_eq!(failure.kind, FailureKind::Unknown);
     assert_eq!(

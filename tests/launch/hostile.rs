@@ -74,7 +74,12 @@ fn a_foreign_server_answering_on_our_port_is_port_busy_not_ready() {
     let starting = {
         let log = log.clone();
         std::thread::spawn(move || {
-            ProcessLauncher::new().spawn(&spec, &log, Duration::from_secs(20), GRACE)
+            ProcessLauncher::new(infertune::engine::log_patterns()).spawn(
+                &spec,
+                &log,
+                Duration::from_secs(20),
+                GRACE,
+            )
         })
     };
     wait_logged(&log, "pid ");
@@ -158,7 +163,7 @@ fn a_daemon_that_left_the_group_is_torn_down_with_the_server() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let log = dir.path().join("server.log");
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &fake_server(port, &["--daemon"]),
             &log,
@@ -191,7 +196,7 @@ fn a_daemon_that_left_the_group_is_torn_down_with_the_server() {
 fn a_resumed_study_reclaims_a_daemon_of_a_killed_tuners_server() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("trial-0/server.log");
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &fake_server(free_port(), &["--daemon"]),
             &log,
@@ -250,7 +255,7 @@ fn a_server_killed_in_the_middle_of_a_stream_says_how_it_ended_and_why() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let log = dir.path().join("server.log");
-    let mut server = ProcessLauncher::new()
+    let mut server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &fake_server(port, &["--crash-after", "1"]),
             &log,

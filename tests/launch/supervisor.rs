@@ -17,7 +17,7 @@ fn start_failure(
     log: &Path,
     timeout: Duration,
 ) -> StartFailure {
-    match ProcessLauncher::new().spawn(spec, log, timeout, GRACE) {
+    match ProcessLauncher::new(infertune::engine::log_patterns()).spawn(spec, log, timeout, GRACE) {
         Ok(server) => panic!(
             "expected a failed start, got a server in group {}",
             server.pgid()
@@ -41,7 +41,7 @@ fn cooperative_server_becomes_ready_and_stops_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let log = dir.path().join("trial-1/server.log");
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &fake_server(port, &["--listen-delay", "0.3"]),
             &log,
@@ -67,7 +67,8 @@ fn completions_api_readiness_works_through_the_launcher_trait() {
     let mut spec = fake_server(port, &[]);
     spec.readiness.api = ReadyRequest::Completions;
     let log = dir.path().join("server.log");
-    let launcher: Box<dyn Launcher> = Box::new(ProcessLauncher::new());
+    let launcher: Box<dyn Launcher> =
+        Box::new(ProcessLauncher::new(infertune::engine::log_patterns()));
     let server = launcher
         .start(&spec, &log, Duration::from_secs(30), GRACE)
         .unwrap();
@@ -80,7 +81,7 @@ fn forking_server_that_ignores_sigterm_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let spec = fake_server(port, &["--ignore-term", "--workers", "3"]);
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &spec,
             &dir.path().join("server.log"),
@@ -103,7 +104,7 @@ fn forking_server_that_ignores_sigterm_leaves_nothing_behind() {
 fn dropping_a_server_without_stop_kills_its_group() {
     let dir = tempfile::tempdir().unwrap();
     let spec = fake_server(free_port(), &["--ignore-term", "--workers", "1"]);
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &spec,
             &dir.path().join("server.log"),
@@ -284,7 +285,7 @@ fn files_are_written_before_the_spawn() {
         path: config.clone(),
         contents: "{\"a\": 1}\n".into(),
     });
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(
             &spec,
             &dir.path().join("server.log"),
@@ -313,7 +314,7 @@ fn a_servers_temporary_files_go_with_it() {
     let port = free_port();
     let spec = fake_server(port, &["--leave-temp-files"]);
     let log = dir.path().join("trial-0/server.log");
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(&spec, &log, Duration::from_secs(30), GRACE)
         .unwrap();
     let pgid = server.pgid();
@@ -345,7 +346,7 @@ fn a_tmpdir_set_in_the_space_is_used_as_it_is() {
     spec.env
         .insert("TMPDIR".into(), chosen.to_str().unwrap().to_string());
     let log = dir.path().join("server.log");
-    let server = ProcessLauncher::new()
+    let server = ProcessLauncher::new(infertune::engine::log_patterns())
         .spawn(&spec, &log, Duration::from_secs(30), GRACE)
         .unwrap();
     let pgid = server.pgid();

@@ -5,7 +5,8 @@ use std::path::Path;
 
 fn load_error(fixture: &str) -> String {
     let path = Path::new("tests/fixtures/spaces").join(fixture);
-    let err = StudySpec::load(&path).expect_err("the fixture is malformed");
+    let err =
+        StudySpec::load(&path, infertune::engine::rule_pack).expect_err("the fixture is malformed");
     let located = err.downcast_ref::<SpaceError>().expect("a SpaceError");
     assert_eq!(located.file, path.display().to_string());
     err.to_string()
@@ -145,7 +146,11 @@ fn constraints_no_config_satisfies() {
 
 #[test]
 fn missing_file_is_an_error_not_a_panic() {
-    let err = StudySpec::load(Path::new("tests/fixtures/spaces/none.yaml")).unwrap_err();
+    let err = StudySpec::load(
+        Path::new("tests/fixtures/spaces/none.yaml"),
+        infertune::engine::rule_pack,
+    )
+    .unwrap_err();
     assert!(
         err.to_string().contains("cannot read the space file"),
         "{err}"

@@ -85,7 +85,7 @@ fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
 /// Loads `path` and runs the start-up checks; a panic fails the test with the input named.
 fn must_not_panic(path: &Path, what: &str) {
     let result = std::panic::catch_unwind(|| {
-        if let Ok(space) = StudySpec::load(path) {
+        if let Ok(space) = StudySpec::load(path, infertune::engine::rule_pack) {
             let _ = infertune::study::preflight::check(&space);
         }
     });
@@ -134,7 +134,7 @@ fn inputs_that_once_broke_the_loader_are_refused_cleanly() {
     for input in inputs {
         must_not_panic(&input, &input.display().to_string());
         assert!(
-            StudySpec::load(&input).is_err(),
+            StudySpec::load(&input, infertune::engine::rule_pack).is_err(),
             "{} should be refused",
             input.display()
         );

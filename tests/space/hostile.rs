@@ -84,7 +84,9 @@ fn absurd_durations_are_refused_at_load() {
         "ready_timeout: 30s",
         "ready_timeout: 18446744073709551615s",
     );
-    let err = StudySpec::load(&huge).unwrap_err().to_string();
+    let err = StudySpec::load(&huge, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(":19:") && err.contains("longer than"), "{err}");
     let probe = variant(
         dir.path(),
@@ -92,7 +94,9 @@ fn absurd_durations_are_refused_at_load() {
         "\n  timeout: 30s",
         "\n  timeout: 9999999999s",
     );
-    let err = StudySpec::load(&probe).unwrap_err().to_string();
+    let err = StudySpec::load(&probe, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("timeout is longer than"), "{err}");
 }
 
@@ -107,7 +111,9 @@ fn huge_expressions_are_refused_quickly_without_a_panic() {
         "expr: enable_chunked_prefill || max_num_batched_tokens >= max_model_len",
         &format!("expr: \"{far}\""),
     );
-    let err = StudySpec::load(&space).unwrap_err().to_string();
+    let err = StudySpec::load(&space, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("characters long"), "{err}");
     // 20,000 terms took over a minute to check.
     let terms = vec!["max_num_seqs"; 20_000].join(" + ");
@@ -118,7 +124,9 @@ fn huge_expressions_are_refused_quickly_without_a_panic() {
         &format!("expr: \"{terms} > 0\""),
     );
     let started = Instant::now();
-    let err = StudySpec::load(&space).unwrap_err().to_string();
+    let err = StudySpec::load(&space, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("characters long"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(10));
 }
@@ -129,12 +137,16 @@ fn a_fifo_or_device_as_the_space_is_refused_without_reading() {
     let fifo = dir.path().join("space.yaml");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
     for path in [fifo.as_path(), Path::new("/dev/zero")] {
-        let err = StudySpec::load(path).unwrap_err().to_string();
+        let err = StudySpec::load(path, infertune::engine::rule_pack)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a regular file"), "{err}");
     }
     let big = dir.path().join("big.yaml");
     std::fs::write(&big, "#".repeat(2 * 1024 * 1024)).unwrap();
-    let err = StudySpec::load(&big).unwrap_err().to_string();
+    let err = StudySpec::load(&big, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("larger than the limit"), "{err}");
 }
 
@@ -152,6 +164,8 @@ fn a_fifo_as_a_dataset_is_refused_at_load() {
             fifo.display()
         ),
     );
-    let err = StudySpec::load(&space).unwrap_err().to_string();
+    let err = StudySpec::load(&space, infertune::engine::rule_pack)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not a regular file"), "{err}");
 }

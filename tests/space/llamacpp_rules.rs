@@ -1,19 +1,16 @@
 //! llama.cpp's rule pack: each refusal the real server makes, and what it accepts.
 
+use infertune::engine::rule_pack;
 use infertune::record::params_of as params;
 use infertune::record::Value;
-use infertune::space::{rules, EngineKind};
+use infertune::space::EngineKind;
 
 /// The rule id `config` breaks, with its message; `None` when the pack accepts it.
 fn refusal(config: &[(&str, Value)]) -> Option<(String, String)> {
-    rules::check(
-        EngineKind::Llamacpp,
-        Some("0.3.36"),
-        Some("cpu"),
-        &params(config),
-    )
-    .err()
-    .map(|r| (r.rule, r.message))
+    rule_pack(EngineKind::Llamacpp)
+        .check(Some("0.3.36"), Some("cpu"), &params(config))
+        .err()
+        .map(|r| (r.rule, r.message))
 }
 
 fn text(s: &str) -> Value {

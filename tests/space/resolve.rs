@@ -1,7 +1,8 @@
 //! Completing sampled configs: consts, derived values, `when`, constraints, rules and repair.
 
+use infertune::engine::rule_pack;
 use infertune::record::{Params, Value};
-use infertune::space::{rules, EngineKind, Feasibility, StudySpec};
+use infertune::space::{EngineKind, Feasibility, StudySpec};
 use std::io::Write;
 
 const TAIL: &str = "probe:
@@ -18,7 +19,7 @@ fn space(body: &str) -> StudySpec {
         "engine:\n  kind: vllm\n  version: \"0.11.0\"\n  model: m\n{body}{TAIL}"
     )
     .unwrap();
-    StudySpec::load(file.path()).unwrap()
+    StudySpec::load(file.path(), infertune::engine::rule_pack).unwrap()
 }
 
 use infertune::record::params_of as params;
@@ -145,7 +146,7 @@ fn repair_clamps_instead_of_rejecting() {
 fn rules_follow_versions_and_platforms() {
     let bs = |b: i64| params(&[("block_size", Value::Int(b))]);
     let check =
-        |v: &str, p: Option<&str>, b: i64| rules::check(EngineKind::Vllm, Some(v), p, &bs(b));
+        |v: &str, p: Option<&str>, b: i64| rule_pack(EngineKind::Vllm).check(Some(v), p, &bs(b));
     assert_eq!(
         check("0.6.3", None, 64).unwrap_err().message,
         "argument --block-size: invalid choice: 64 (choose from 8, 16, 32)"
@@ -160,12 +161,6 @@ fn rules_follow_versions_and_platforms() {
     );
     assert!(check("0.32.0", Some("cpu"), 128).is_ok());
     let mut repaired = bs(48);
-    rules::repair(
-        EngineKind::Vllm,
-        Some("0.32.0+cpu"),
-        None,
-        &mut repaired,
-        &[],
-    );
+    rule_pack(EngineKind::Vllm).repair(Some("0.32.0+cpu"), None, &mut repaired, &[]);
     assert_eq!(repaired["block_size"], Value::Int(64));
 }

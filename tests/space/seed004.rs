@@ -2,8 +2,9 @@
 //! Every config vLLM refused at start-up must be refused by the rule pack with vLLM's message,
 //! every config that served must pass; on a current V1 release the removed flags are refused.
 
+use infertune::engine::rule_pack;
 use infertune::record::{Params, Value};
-use infertune::space::{rules, EngineKind, Feasibility, StudySpec};
+use infertune::space::{EngineKind, Feasibility, StudySpec};
 use std::path::Path;
 
 /// The seed's command lines with vLLM's answer (`None` = it served).
@@ -51,7 +52,7 @@ fn params_of(command: &str) -> Params {
 #[test]
 fn v0_release_refuses_exactly_what_vllm_refused_with_its_message() {
     for (command, refusal) in SEED {
-        let verdict = rules::check(EngineKind::Vllm, Some("0.6.3"), None, &params_of(command));
+        let verdict = rule_pack(EngineKind::Vllm).check(Some("0.6.3"), None, &params_of(command));
         match (refusal, verdict) {
             (Some(text), Err(r)) => {
                 assert_eq!(r.message, *text, "{command}");
@@ -65,7 +66,11 @@ fn v0_release_refuses_exactly_what_vllm_refused_with_its_message() {
 
 #[test]
 fn the_seed_space_refuses_before_any_spawn() {
-    let space = StudySpec::load(Path::new("tests/fixtures/spaces/seed004.yaml")).unwrap();
+    let space = StudySpec::load(
+        Path::new("tests/fixtures/spaces/seed004.yaml"),
+        infertune::engine::rule_pack,
+    )
+    .unwrap();
     for (command, refusal) in SEED {
         let mut sampled = params_of(command);
         sampled
@@ -91,7 +96,9 @@ fn the_seed_space_refuses_before_any_spawn() {
 fn current_v1_release_refuses_the_removed_flags() {
     for (command, _) in SEED {
         let params = params_of(command);
-        let r = rules::check(EngineKind::Vllm, Some("0.11.0"), None, &params).unwrap_err();
+        let r = rule_pack(EngineKind::Vllm)
+            .check(Some("0.11.0"), None, &params)
+            .unwrap_err();
         let uses_v2 = params.contains_key("use_v2_block_manager");
         let expected_rule = if uses_v2 {
             "vllm.removed_use_v2_block_manager"
@@ -108,14 +115,16 @@ fn current_v1_release_refuses_the_removed_flags() {
     }
     let mut without = params_of(SEED[7].0);
     without.remove("use_v2_block_manager");
-    let r = rules::check(EngineKind::Vllm, Some("0.11.0"), None, &without).unwrap_err();
+    let r = rule_pack(EngineKind::Vllm)
+        .check(Some("0.11.0"), None, &without)
+        .unwrap_err();
     assert_eq!(
         r.message,
         "vllm: error: unrecognized arguments: --scheduler-delay-factor 0.6083402185069822"
     );
     without.remove("scheduler_delay_factor");
     assert_eq!(
-        rules::check(EngineKind::Vllm, Some("0.11.0"), None, &without),
+        rule_pack(EngineKind::Vllm).check(Some("0.11.0"), None, &without),
         Ok(())
     );
 }
@@ -125,10 +134,12 @@ fn on_v1_chunked_prefill_defaults_on_so_the_seed_refusals_would_pass() {
     let mut params = params_of(SEED[4].0);
     params.remove("scheduler_delay_factor");
     assert_eq!(
-        rules::check(EngineKind::Vllm, Some("0.11.0"), None, &params),
+        rule_pack(EngineKind::Vllm).check(Some("0.11.0"), None, &params),
         Ok(())
     );
     params.insert("enable_chunked_prefill".into(), Value::Bool(false));
-    let r = rules::check(EngineKind::Vllm, Some("0.11.0"), None, &params).unwrap_err();
+    let r = rule_pack(EngineKind::Vllm)
+        .check(Some("0.11.0"), None, &params)
+        .unwrap_err();
     assert_eq!(r.rule, "vllm.batched_tokens_ge_max_model_len");
 }

@@ -16,7 +16,8 @@ fn space_with(dir: &Path, search_lines: &str) -> PathBuf {
 }
 
 fn load_error(path: &Path) -> String {
-    let err = StudySpec::load(path).expect_err("the space is malformed");
+    let err =
+        StudySpec::load(path, infertune::engine::rule_pack).expect_err("the space is malformed");
     assert!(err.downcast_ref::<SpaceError>().is_some(), "{err}");
     err.to_string()
 }
@@ -72,7 +73,7 @@ fn a_folder_without_a_study_or_of_another_engine_is_refused_at_its_entry() {
         tmp.path(),
         "  warm_start:\n    - results/sim-study\n    - results/missing\n    - results/vllm-study\n",
     );
-    let space = StudySpec::load(&path).unwrap();
+    let space = StudySpec::load(&path, infertune::engine::rule_pack).unwrap();
     assert_eq!(
         space.search.warm_start[0].study,
         tmp.path().join("results/sim-study")

@@ -59,7 +59,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
     let old_path = std::env::var("PATH").unwrap_or_default();
     std::env::set_var("PATH", format!("{}:{old_path}", bin.display()));
 
-    let space = StudySpec::load(&space_file).unwrap();
+    let space = StudySpec::load(&space_file, infertune::engine::rule_pack).unwrap();
     let engine = for_kind(space.engine.kind).unwrap();
     let slot = Slot {
         port: 8000,

@@ -61,7 +61,7 @@ pub fn from_installed(space: &StudySpec) -> anyhow::Result<(Catalogue, HelpSourc
             tail.into_iter().rev().collect::<Vec<_>>().join("\n")
         );
     }
-    let version = rules::effective_version(kind, None, space.launch.command.as_deref())
+    let version = rules::effective_version(space.rule_pack, None, space.launch.command.as_deref())
         .or_else(|| space.engine.version.clone())
         .with_context(|| {
             format!(

@@ -1,6 +1,6 @@
 //! Asking an installed engine for its version, when a space names none.
 
-use super::super::EngineKind;
+use super::RulePack;
 use crate::util::process::run_with_timeout;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,7 +13,7 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(60);
 /// reports (asked once per process); `None` (newest pack) when that fails, which
 /// [`version_warning`] words for the user.
 pub(crate) fn effective_version(
-    kind: EngineKind,
+    pack: &RulePack,
     named: Option<&str>,
     command: Option<&[String]>,
 ) -> Option<String> {
@@ -21,13 +21,13 @@ pub(crate) fn effective_version(
         return Some(v.to_string());
     }
     static CACHE: Mutex<Option<HashMap<String, Option<String>>>> = Mutex::new(None);
-    let key = format!("{kind:?} {command:?}");
+    let key = format!("{:?} {command:?}", pack.engine);
     let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let cache = guard.get_or_insert_with(HashMap::new);
     if let Some(found) = cache.get(&key) {
         return found.clone();
     }
-    let found = detect_version(kind, command);
+    let found = detect_version(pack, command);
     cache.insert(key, found.clone());
     found
 }
@@ -36,35 +36,28 @@ pub(crate) fn effective_version(
 /// none (asking it, once per process, when not asked yet); `None` when a version is known or
 /// the engine has no rules.
 pub(crate) fn version_warning(
-    kind: EngineKind,
+    pack: &RulePack,
     named: Option<&str>,
     command: Option<&[String]>,
 ) -> Option<String> {
-    let unknown =
-        effective_version(kind, named, command).is_none() && !super::pack(kind).is_empty();
+    let unknown = effective_version(pack, named, command).is_none() && !pack.rules.is_empty();
     unknown.then(|| {
         format!(
-            "the space names no {kind:?} version and the engine did not report one; applying \
-             the newest rule pack (set `engine.version` to choose)"
+            "the space names no {:?} version and the engine did not report one; applying \
+             the newest rule pack (set `engine.version` to choose)",
+            pack.engine
         )
     })
 }
 
-/// Asks the installed engine for its version, through a query that never starts a server:
-/// `vllm --version`, `llama-server --version`, sglang's `__version__`. The program is the
-/// space's `launch.command` when that runs the engine's own binary, else the one on `PATH`.
-/// Engines without such a query (MindIE, custom commands, the simulator) are never run for
-/// it. The query runs in its own process group with a timeout.
-pub(crate) fn detect_version(kind: EngineKind, command: Option<&[String]>) -> Option<String> {
-    let (binary, args): (&str, &[&str]) = match kind {
-        EngineKind::Vllm => ("vllm", &["--version"]),
-        EngineKind::Llamacpp => ("llama-server", &["--version"]),
-        EngineKind::Sglang => (
-            "python3",
-            &["-c", "import sglang; print(sglang.__version__)"],
-        ),
-        EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => return None,
-    };
+/// Asks the installed engine for its version, through the pack's query, which never starts a
+/// server (`vllm --version`). The program is the space's `launch.command` when that runs the
+/// engine's own binary, else the one on `PATH`. Engines without such a query (MindIE, custom
+/// commands, the simulator) are never run for it. The query runs in its own process group
+/// with a timeout.
+pub(crate) fn detect_version(pack: &RulePack, command: Option<&[String]>) -> Option<String> {
+    let query = pack.version_query.as_ref()?;
+    let (binary, args) = (query.binary, query.args);
     let program = command
         .and_then(|c| c.first())
         .filter(|p| std::path::Path::new(p).file_name() == Some(binary.as_ref()))
@@ -102,15 +95,23 @@ mod tests {
         assert_eq!(first_version("no version here"), None);
     }
 
+    /// A pack with no way to ask its engine's version, as for custom commands.
+    static UNASKED: RulePack = RulePack {
+        engine: crate::space::EngineKind::Custom,
+        rules: &[],
+        platform: "cuda",
+        version_query: None,
+    };
+
     #[test]
-    fn a_named_version_wins_and_custom_engines_report_none() {
+    fn a_named_version_wins_and_engines_without_a_query_report_none() {
         assert_eq!(
-            effective_version(EngineKind::Vllm, Some("0.6.3"), None).as_deref(),
+            effective_version(&UNASKED, Some("0.6.3"), None).as_deref(),
             Some("0.6.3")
         );
-        assert_eq!(detect_version(EngineKind::Sim, None), None);
+        assert_eq!(detect_version(&UNASKED, None), None);
         // A custom command is never run to ask its version: it might start a server.
         let serve = ["sh".to_string(), "-c".to_string(), "sleep 30".to_string()];
-        assert_eq!(detect_version(EngineKind::Custom, Some(&serve)), None);
+        assert_eq!(detect_version(&UNASKED, Some(&serve)), None);
     }
 }

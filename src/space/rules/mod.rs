@@ -3,12 +3,11 @@
 //! Each rule has an id, the engine versions it holds for, optionally the platforms it holds on,
 //! and a check that reads the resolved config. A rule whose parameters are absent from the
 //! config does not fire (the engine then uses its own, valid, default).
+//!
+//! This module is the mechanism; each engine's pack is data in its folder under `engine/`,
+//! handed to the space when it is loaded (a [`RuleBook`]).
 
 mod detect;
-mod llamacpp;
-mod mindie;
-mod sglang;
-mod vllm;
 
 pub(crate) use detect::{effective_version, version_warning};
 
@@ -16,7 +15,34 @@ use super::version::{Version, VersionRange};
 use super::{EngineKind, Rejection};
 use crate::record::{Params, Value};
 
+/// The rule pack of each engine kind, supplied by the engine layer (`engine::rule_pack`).
+pub type RuleBook = fn(EngineKind) -> &'static RulePack;
+
+/// What the space knows of one engine's start-up checks.
+#[derive(Debug)]
+pub struct RulePack {
+    /// The engine, for messages.
+    pub engine: EngineKind,
+    /// Its rules (all versions and platforms).
+    pub rules: &'static [Rule],
+    /// The platform rules assume when a space names none (and the version is no `+cpu` build).
+    pub platform: &'static str,
+    /// How to ask the installed engine its version without starting a server; `None` for
+    /// engines never run for it.
+    pub version_query: Option<VersionQuery>,
+}
+
+/// A command that prints an engine's version: `binary args…`.
+#[derive(Debug)]
+pub struct VersionQuery {
+    /// The engine's program, as on `PATH`.
+    pub binary: &'static str,
+    /// Its arguments.
+    pub args: &'static [&'static str],
+}
+
 /// One start-up check of an engine.
+#[derive(Debug)]
 pub struct Rule {
     /// Stable id, e.g. `vllm.batched_tokens_ge_max_model_len`; `rules.disable` lists these.
     pub id: &'static str,
@@ -81,109 +107,96 @@ impl Ctx<'_> {
     }
 }
 
-/// The rules of `kind` (all versions and platforms).
-pub fn pack(kind: EngineKind) -> &'static [Rule] {
-    match kind {
-        EngineKind::Vllm => vllm::RULES,
-        EngineKind::Sglang => sglang::RULES,
-        EngineKind::Mindie => mindie::RULES,
-        EngineKind::Llamacpp => llamacpp::RULES,
-        EngineKind::Custom | EngineKind::Sim => &[],
-    }
-}
-
-/// The platform rules assume when a space names none: `cpu` for `+cpu` builds, else the
-/// engine's usual accelerator.
-pub(crate) fn default_platform(kind: EngineKind, version: Option<&str>) -> &'static str {
-    if version.is_some_and(|v| v.contains("cpu")) {
-        return "cpu";
-    }
-    match kind {
-        EngineKind::Mindie => "npu",
-        EngineKind::Llamacpp => "any",
-        _ => "cuda",
-    }
-}
-
-/// The rules that hold for this engine version on this platform, minus `disabled` ids.
-pub(crate) fn applicable<'a>(
-    kind: EngineKind,
-    version: Option<&str>,
-    platform: Option<&str>,
-    disabled: &'a [String],
-) -> impl Iterator<Item = &'static Rule> + 'a {
-    let parsed = version.and_then(Version::parse);
-    let platform = platform
-        .unwrap_or_else(|| default_platform(kind, version))
-        .to_string();
-    pack(kind).iter().filter(move |r| {
-        r.versions.contains(parsed.as_ref())
-            && r.platforms.is_none_or(|ps| ps.contains(&platform.as_str()))
-            && !disabled.iter().any(|d| d == r.id)
-    })
-}
-
-/// Apply `kind`'s rule pack (for `version` on `platform`, both optional) to a resolved config.
-pub fn check(
-    kind: EngineKind,
-    version: Option<&str>,
-    platform: Option<&str>,
-    params: &Params,
-) -> Result<(), Rejection> {
-    check_with(kind, version, platform, params, &[])
-}
-
-/// Like [`check`], skipping the rules whose ids are in `disabled`.
-pub(crate) fn check_with(
-    kind: EngineKind,
-    version: Option<&str>,
-    platform: Option<&str>,
-    params: &Params,
-    disabled: &[String],
-) -> Result<(), Rejection> {
-    let parsed = version.and_then(Version::parse);
-    let platform_name = platform.unwrap_or_else(|| default_platform(kind, version));
-    let ctx = Ctx {
-        params,
-        version: parsed.as_ref(),
-        platform: platform_name,
-    };
-    for rule in applicable(kind, version, platform, disabled) {
-        if let Some(message) = (rule.check)(&ctx) {
-            return Err(Rejection {
-                rule: rule.id.to_string(),
-                message,
-            });
+impl RulePack {
+    /// The platform rules assume when a space names none: `cpu` for `+cpu` builds, else the
+    /// engine's usual one.
+    pub fn default_platform(&self, version: Option<&str>) -> &'static str {
+        if version.is_some_and(|v| v.contains("cpu")) {
+            return "cpu";
         }
+        self.platform
     }
-    Ok(())
-}
 
-/// Clamps `params` into the bounds of every repairable rule it breaks; returns the ids applied.
-pub fn repair(
-    kind: EngineKind,
-    version: Option<&str>,
-    platform: Option<&str>,
-    params: &mut Params,
-    disabled: &[String],
-) -> Vec<&'static str> {
-    let parsed = version.and_then(Version::parse);
-    let platform_name = platform.unwrap_or_else(|| default_platform(kind, version));
-    let mut applied = Vec::new();
-    for rule in applicable(kind, version, platform, disabled) {
-        let Some(fix) = rule.repair else { continue };
+    /// The rules that hold for this engine version on this platform, minus `disabled` ids.
+    pub fn applicable<'a>(
+        &'static self,
+        version: Option<&str>,
+        platform: Option<&str>,
+        disabled: &'a [String],
+    ) -> impl Iterator<Item = &'static Rule> + 'a {
+        let parsed = version.and_then(Version::parse);
+        let platform = platform
+            .unwrap_or_else(|| self.default_platform(version))
+            .to_string();
+        self.rules.iter().filter(move |r| {
+            r.versions.contains(parsed.as_ref())
+                && r.platforms.is_none_or(|ps| ps.contains(&platform.as_str()))
+                && !disabled.iter().any(|d| d == r.id)
+        })
+    }
+
+    /// Apply the pack (for `version` on `platform`, both optional) to a resolved config.
+    pub fn check(
+        &'static self,
+        version: Option<&str>,
+        platform: Option<&str>,
+        params: &Params,
+    ) -> Result<(), Rejection> {
+        self.check_with(version, platform, params, &[])
+    }
+
+    /// Like [`RulePack::check`], skipping the rules whose ids are in `disabled`.
+    pub(crate) fn check_with(
+        &'static self,
+        version: Option<&str>,
+        platform: Option<&str>,
+        params: &Params,
+        disabled: &[String],
+    ) -> Result<(), Rejection> {
+        let parsed = version.and_then(Version::parse);
         let ctx = Ctx {
             params,
             version: parsed.as_ref(),
-            platform: platform_name,
+            platform: platform.unwrap_or_else(|| self.default_platform(version)),
         };
-        if (rule.check)(&ctx).is_some() {
-            let changes = fix(&ctx);
-            params.extend(changes);
-            applied.push(rule.id);
+        for rule in self.applicable(version, platform, disabled) {
+            if let Some(message) = (rule.check)(&ctx) {
+                return Err(Rejection {
+                    rule: rule.id.to_string(),
+                    message,
+                });
+            }
         }
+        Ok(())
     }
-    applied
+
+    /// Clamps `params` into the bounds of every repairable rule it breaks; returns the ids
+    /// applied.
+    pub fn repair(
+        &'static self,
+        version: Option<&str>,
+        platform: Option<&str>,
+        params: &mut Params,
+        disabled: &[String],
+    ) -> Vec<&'static str> {
+        let parsed = version.and_then(Version::parse);
+        let platform_name = platform.unwrap_or_else(|| self.default_platform(version));
+        let mut applied = Vec::new();
+        for rule in self.applicable(version, platform, disabled) {
+            let Some(fix) = rule.repair else { continue };
+            let ctx = Ctx {
+                params,
+                version: parsed.as_ref(),
+                platform: platform_name,
+            };
+            if (rule.check)(&ctx).is_some() {
+                let changes = fix(&ctx);
+                params.extend(changes);
+                applied.push(rule.id);
+            }
+        }
+        applied
+    }
 }
 
 /// The allowed value nearest to `value`.

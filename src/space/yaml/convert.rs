@@ -4,7 +4,7 @@ use super::raw::{RawCount, RawEngine, RawLaunch, RawRules, RawSearch, RawSpace};
 use super::{expand, param, secrets, Spots};
 use crate::record::Value;
 use crate::space::error::{Pos, SpaceError};
-use crate::space::rules;
+use crate::space::rules::{RuleBook, RulePack};
 use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
@@ -22,6 +22,7 @@ pub(crate) fn convert(
     file: &str,
     path: &Path,
     raw: RawSpace,
+    book: RuleBook,
 ) -> Result<(StudySpec, Spots), SpaceError> {
     let fail = |pos: Pos, message: String| SpaceError::at(file, pos, message);
     let mut spots = Spots {
@@ -76,6 +77,7 @@ pub(crate) fn convert(
         }
     }
     let engine = engine(raw.engine).map_err(|(p, m)| fail(p, m))?;
+    let rule_pack = book(engine.kind);
     let mut raw_launch = raw.launch;
     let placement = Placement {
         devices: raw_launch.devices.take(),
@@ -94,7 +96,8 @@ pub(crate) fn convert(
         placement,
         executor: raw.executor,
         secrets,
-        rules: rule_settings(raw.rules, &engine).map_err(|(p, m)| fail(p, m))?,
+        rules: rule_settings(raw.rules, rule_pack).map_err(|(p, m)| fail(p, m))?,
+        rule_pack,
         search: search(raw.search, path).map_err(|(p, m)| fail(p, m))?,
         engine,
         parameters,
@@ -244,8 +247,8 @@ fn port(raw: Option<Spanned<u16>>) -> Located<u16> {
     }
 }
 
-fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings> {
-    let ids: Vec<&str> = rules::pack(engine.kind).iter().map(|r| r.id).collect();
+fn rule_settings(raw: RawRules, pack: &RulePack) -> Located<RuleSettings> {
+    let ids: Vec<&str> = pack.rules.iter().map(|r| r.id).collect();
     for d in &raw.disable {
         if !ids.contains(&d.value.as_str()) {
             let hint = did_you_mean(&d.value, &ids)
@@ -253,7 +256,7 @@ fn rule_settings(raw: RawRules, engine: &EngineSection) -> Located<RuleSettings>
                 .unwrap_or_default();
             return Err((
                 Pos::of(&d.referenced),
-                format!("rules.disable: no rule `{}` in the {:?} pack{hint} (`infertune check` lists the rules)", d.value, engine.kind),
+                format!("rules.disable: no rule `{}` in the {:?} pack{hint} (`infertune check` lists the rules)", d.value, pack.engine),
             ));
         }
     }

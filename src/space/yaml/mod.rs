@@ -9,6 +9,7 @@ mod secrets;
 mod validate;
 
 use super::error::{Pos, SpaceError};
+use super::rules::RuleBook;
 use super::StudySpec;
 use crate::util::did_you_mean;
 use crate::util::files::read_limited;
@@ -18,8 +19,8 @@ use std::path::Path;
 /// The largest space file read; real ones are a few KiB.
 const MAX_SPACE_BYTES: u64 = 1024 * 1024;
 
-/// Reads, converts and validates the space file at `path`.
-pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
+/// Reads, converts and validates the space file at `path`, its rules from `book`.
+pub fn load(path: &Path, book: RuleBook) -> Result<StudySpec, SpaceError> {
     let file = path.display().to_string();
     let text = read_limited(path, MAX_SPACE_BYTES).map_err(|e| {
         SpaceError::at(
@@ -30,7 +31,7 @@ pub fn load(path: &Path) -> Result<StudySpec, SpaceError> {
     })?;
     let raw: raw::RawSpace =
         serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &text, &e))?;
-    let (space, spots) = convert::convert(&file, path, raw)?;
+    let (space, spots) = convert::convert(&file, path, raw, book)?;
     validate::validate(&space, &spots)
         .map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
     Ok(space)

@@ -99,6 +99,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             repair: false,
             platform: None,
         },
+        rule_pack: infertune::engine::rule_pack(EngineKind::Custom),
         probe: serde_json::from_value::<WorkloadSpec>(serde_json::json!({
             "dataset": {"kind": "random", "input_len": 128, "output_len": 64},
             "load": {"kind": "closed", "concurrency": 16, "requests": PLANNED}

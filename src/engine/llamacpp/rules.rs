@@ -5,8 +5,9 @@
 //! What it accepts is not listed: `ubatch_size` > `batch_size` runs as `ubatch_size` =
 //! `batch_size`, and a context too small for the slots is raised to 256 tokens per slot.
 
-use super::{Ctx, Rule};
+use crate::space::rules::{Ctx, Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
+use crate::space::EngineKind;
 
 /// KV cache types that are not quantized.
 const PLAIN_CACHE_TYPES: [&str; 3] = ["f32", "f16", "bf16"];
@@ -14,8 +15,19 @@ const PLAIN_CACHE_TYPES: [&str; 3] = ["f32", "f16", "bf16"];
 /// Slots `--parallel -1` (the default, "auto") gives.
 const AUTO_SLOTS: i64 = 4;
 
+/// llama.cpp's rule pack: its rules, its usual platform and how to ask its version.
+pub(crate) static PACK: RulePack = RulePack {
+    engine: EngineKind::Llamacpp,
+    rules: RULES,
+    platform: "any",
+    version_query: Some(VersionQuery {
+        binary: "llama-server",
+        args: &["--version"],
+    }),
+};
+
 /// llama.cpp's rules.
-pub static RULES: &[Rule] = &[
+static RULES: &[Rule] = &[
     Rule {
         id: "llamacpp.parallel_nonzero",
         versions: VersionRange::ALL,

@@ -1,9 +1,13 @@
 //! Huawei MindIE: writes `config.json` from a template and starts `mindieservice_daemon`.
 
-use super::assemble::{finish, program_and_leading, Invocation};
-use super::json_path;
-use super::render::{render_params, BoolStyle, DefaultTarget, Rendered};
-use super::{Engine, Slot};
+mod json_path;
+mod rules;
+
+use crate::engine::assemble::{finish, program_and_leading, Invocation};
+use crate::engine::render::{render_params, BoolStyle, DefaultTarget, Rendered};
+use crate::engine::Description;
+use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::{FileToWrite, LaunchSpec};
 use crate::record::{Params, Value};
 use crate::space::StudySpec;
@@ -151,3 +155,17 @@ fn to_json(value: &Value) -> Json {
         Value::Str(s) => json!(s),
     }
 }
+
+/// What marks a failure in the log: MindIE's.
+static LOG: LogPatterns = LogPatterns {
+    oom: &["NPU out of memory"],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description {
+    launch: &Mindie,
+    rules: &rules::PACK,
+    log: &LOG,
+};

@@ -3,9 +3,10 @@
 //! named by their last path segment (`maxBatchSize`, `maxPrefillTokens`, ...). MindIE refuses
 //! to start on a config outside these bounds; the messages state the documented constraint.
 
-use super::Rule;
 use crate::record::Value;
+use crate::space::rules::{Rule, RulePack};
 use crate::space::version::VersionRange;
+use crate::space::EngineKind;
 
 /// Documented value ranges: (parameter, lowest, highest).
 const RANGES: [(&str, i64, i64); 7] = [
@@ -18,8 +19,16 @@ const RANGES: [(&str, i64, i64); 7] = [
     ("decodeTimeMsPerReq", 0, 1000),
 ];
 
+/// MindIE's rule pack: its rules and its usual platform (it has no version query).
+pub(crate) static PACK: RulePack = RulePack {
+    engine: EngineKind::Mindie,
+    rules: RULES,
+    platform: "npu",
+    version_query: None,
+};
+
 /// MindIE's rules.
-pub static RULES: &[Rule] = &[
+static RULES: &[Rule] = &[
     Rule {
         id: "mindie.documented_ranges",
         versions: VersionRange::ALL,

@@ -1,11 +1,14 @@
 //! Any server given as an argv template: `launch.command` with `{param}` placeholders.
 
-use super::assemble::{finish, Invocation};
-use super::render::{render_params, value_text, BoolStyle, DefaultTarget};
-use super::{Engine, Slot};
+use crate::engine::assemble::{finish, Invocation};
+use crate::engine::render::{render_params, value_text, BoolStyle, DefaultTarget};
+use crate::engine::Description;
+use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::Params;
-use crate::space::StudySpec;
+use crate::space::rules::RulePack;
+use crate::space::{EngineKind, StudySpec};
 use crate::util::did_you_mean;
 use anyhow::{bail, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,6 +121,28 @@ fn suggestion<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Stri
         .map(|c| format!(" (did you mean `{{{c}}}`?)"))
         .unwrap_or_default()
 }
+
+/// No start-up checks: the command could run anything.
+static NO_RULES: RulePack = RulePack {
+    engine: EngineKind::Custom,
+    rules: &[],
+    platform: "cuda",
+    version_query: None,
+};
+
+/// What marks a failure in the log: None of its own: a custom command's log is read with every engine's patterns.
+static LOG: LogPatterns = LogPatterns {
+    oom: &[],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description {
+    launch: &Custom,
+    rules: &NO_RULES,
+    log: &LOG,
+};
 
 #[cfg(test)]
 mod tests {

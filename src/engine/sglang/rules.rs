@@ -1,13 +1,25 @@
 //! SGLang's start-up checks (python/sglang/srt/server_args.py), with SGLang's messages.
 
-use super::Rule;
 use crate::record::Value;
+use crate::space::rules::{Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
+use crate::space::EngineKind;
 
 const SCHEDULE_POLICIES: [&str; 5] = ["lpm", "random", "fcfs", "dfs-weight", "lof"];
 
+/// SGLang's rule pack: its rules, its usual platform and how to ask its version.
+pub(crate) static PACK: RulePack = RulePack {
+    engine: EngineKind::Sglang,
+    rules: RULES,
+    platform: "cuda",
+    version_query: Some(VersionQuery {
+        binary: "python3",
+        args: &["-c", "import sglang; print(sglang.__version__)"],
+    }),
+};
+
 /// SGLang's rules.
-pub static RULES: &[Rule] = &[
+static RULES: &[Rule] = &[
     Rule {
         id: "sglang.schedule_policy_choices",
         versions: VersionRange::ALL,
@@ -66,9 +78,8 @@ pub static RULES: &[Rule] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::super::check;
+    use super::PACK;
     use crate::record::{Params, Value};
-    use crate::space::EngineKind;
 
     #[test]
     fn chunk_must_be_a_page_multiple_unless_disabled() {
@@ -78,9 +89,9 @@ mod tests {
                 ("page_size".to_string(), Value::Int(16)),
             ])
         };
-        assert!(check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(4096)).is_ok());
-        assert!(check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(-1)).is_ok());
-        let err = check(EngineKind::Sglang, Some("0.4.6"), None, &cfg(4100)).unwrap_err();
+        assert!(PACK.check(Some("0.4.6"), None, &cfg(4096)).is_ok());
+        assert!(PACK.check(Some("0.4.6"), None, &cfg(-1)).is_ok());
+        let err = PACK.check(Some("0.4.6"), None, &cfg(4100)).unwrap_err();
         assert_eq!(
             err.message,
             "chunked_prefill_size must be divisible by page_size"

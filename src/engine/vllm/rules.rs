@@ -6,9 +6,10 @@
 //! 0.11.0; `--use-v2-block-manager` (a no-op since 0.6.4) is gone by 0.8.0. Before 0.8.0,
 //! chunked prefill is off unless asked for (for models up to 32K context).
 
-use super::{nearest, Ctx, Rule};
 use crate::record::{Params, Value};
+use crate::space::rules::{nearest, Ctx, Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
+use crate::space::EngineKind;
 
 const V1_ENGINE: &str = "0.8.0";
 const V0_REMOVED: &str = "0.11.0";
@@ -30,8 +31,19 @@ const SINCE_V0_REMOVAL: VersionRange = VersionRange {
 };
 const V0_BLOCK_SIZES: [i64; 3] = [8, 16, 32];
 
+/// vLLM's rule pack: its rules, its usual platform and how to ask its version.
+pub(crate) static PACK: RulePack = RulePack {
+    engine: EngineKind::Vllm,
+    rules: RULES,
+    platform: "cuda",
+    version_query: Some(VersionQuery {
+        binary: "vllm",
+        args: &["--version"],
+    }),
+};
+
 /// vLLM's rules, in the order vLLM meets them (argument parsing first, then config checks).
-pub static RULES: &[Rule] = &[
+static RULES: &[Rule] = &[
     Rule {
         id: "vllm.removed_use_v2_block_manager",
         versions: SINCE_V1,

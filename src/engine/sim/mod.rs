@@ -1,11 +1,14 @@
 //! The built-in simulator: `infertune sim serve --host H --port P --model M --card C …`.
 
-use super::assemble::{device_env, finish, Invocation};
-use super::render::{push_flag, render_params, BoolStyle, DefaultTarget};
-use super::{Engine, Slot};
+use crate::engine::assemble::{device_env, finish, Invocation};
+use crate::engine::render::{push_flag, render_params, BoolStyle, DefaultTarget};
+use crate::engine::Description;
+use crate::engine::{Engine, Slot};
+use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
 use crate::record::{Params, Value};
-use crate::space::StudySpec;
+use crate::space::rules::RulePack;
+use crate::space::{EngineKind, StudySpec};
 use anyhow::Context;
 
 /// The simulator adapter. The program is `launch.command` (program + leading args) when set,
@@ -69,6 +72,32 @@ impl Engine for Sim {
 
     /// `sim serve` keeps vLLM's counters, so trials cross-check their token counts as with vLLM.
     fn output_token_counter(&self) -> Option<&'static str> {
-        Some("vllm:generation_tokens_total")
+        Some(crate::engine::vllm::OUTPUT_TOKENS)
     }
 }
+
+/// No start-up checks: the simulator refuses configs itself, as the engine it models would.
+static NO_RULES: RulePack = RulePack {
+    engine: EngineKind::Sim,
+    rules: &[],
+    platform: "cuda",
+    version_query: None,
+};
+
+/// What marks a failure in the log: The simulator's argument parser (clap); its start-up failures quote the simulated engine's texts.
+static LOG: LogPatterns = LogPatterns {
+    oom: &[],
+    arg_refusals: &[
+        "error: unexpected argument ",
+        "error: invalid value ",
+        "error: a value is required for ",
+    ],
+    config_checks: &[],
+};
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description {
+    launch: &Sim,
+    rules: &NO_RULES,
+    log: &LOG,
+};

@@ -1,0 +1,45 @@
+//! vLLM: `vllm serve MODEL --host H --port P --max-num-seqs 256 --no-enable-prefix-caching …`.
+
+mod rules;
+
+use crate::engine::flag_cli::{CliShape, ModelArg};
+use crate::engine::render::BoolStyle;
+use crate::engine::Description;
+use crate::launch::classify::LogPatterns;
+
+/// vLLM's counter of generated tokens on `/metrics`.
+pub(crate) const OUTPUT_TOKENS: &str = "vllm:generation_tokens_total";
+
+/// The vLLM adapter. Flags are spelled as vLLM's argument parser reads them; booleans use
+/// `--x` / `--no-x`. With a `launch.command` that does not end in `serve` (e.g.
+/// `python -m vllm.entrypoints.openai.api_server`) the model goes in `--model`.
+pub(crate) const LAUNCH: CliShape = CliShape {
+    label: "vLLM",
+    default_command: &["vllm", "serve"],
+    model: ModelArg::PositionalAfterServe("--model"),
+    served_name_flag: "--served-model-name",
+    always_name: false,
+    required_flags: &[],
+    bools: BoolStyle::Negatable,
+    output_token_counter: Some(OUTPUT_TOKENS),
+};
+
+/// What marks a failure in the log: vLLM's (PyTorch's, its KV-cache sizing's).
+static LOG: LogPatterns = LogPatterns {
+    oom: &[
+        "CUDA out of memory",
+        "OutOfMemoryError",
+        "No available memory for the cache blocks",
+        "larger than the available KV cache memory",
+        "less than desired",
+    ],
+    arg_refusals: &[],
+    config_checks: &[],
+};
+
+/// What infertune knows of this engine.
+pub(crate) static ENGINE: Description = Description {
+    launch: &LAUNCH,
+    rules: &rules::PACK,
+    log: &LOG,
+};
