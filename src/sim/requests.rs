@@ -1,6 +1,8 @@
 //! The requests a workload sends: lengths from the random dataset, arrival times of open loads.
 
+use super::chat::SharedPrefixChat;
 use super::config::SimFailure;
+use super::scheduler::SharedPrefix;
 use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -13,8 +15,8 @@ pub(crate) struct RequestShape {
     pub prompt: u32,
     /// Tokens to generate (`max_tokens`).
     pub output: u32,
-    /// Leading prompt tokens shared by every request.
-    pub prefix: u32,
+    /// Leading prompt tokens shared with other requests.
+    pub prefix: SharedPrefix,
 }
 
 /// How many requests to send and when to stop.
@@ -49,6 +51,11 @@ pub(crate) struct RequestSource {
     range_ratio: f64,
     prefix_len: u32,
     gaps: Option<Gamma<f64>>,
+    /// Shared-prefix chat traffic instead of the random dataset's lengths.
+    chat: Option<SharedPrefixChat>,
+    /// Arrivals exactly `1/rate` apart instead of gamma gaps.
+    constant_gap: Option<f64>,
+    sent: u64,
 }
 
 /// Read `workload` into a request source, its load shape and limits.
@@ -106,6 +113,9 @@ pub(crate) fn from_workload(
         range_ratio: *range_ratio,
         prefix_len: *prefix_len,
         gaps,
+        chat: None,
+        constant_gap: None,
+        sent: 0,
     };
     let limits = Limits {
         warmup: workload.warmup,
@@ -116,18 +126,38 @@ pub(crate) fn from_workload(
 }
 
 impl RequestSource {
+    /// Send `chat`'s requests (in its order) at a constant `rate` per second instead.
+    pub(crate) fn into_chat(self, chat: SharedPrefixChat, rate: f64) -> RequestSource {
+        RequestSource {
+            chat: Some(chat),
+            constant_gap: Some(1.0 / rate),
+            ..self
+        }
+    }
+
     /// The next request's lengths.
     pub(crate) fn next_shape(&mut self) -> RequestShape {
+        let index = self.sent;
+        self.sent += 1;
+        if let Some(chat) = &self.chat {
+            return chat.request(index);
+        }
         let input = self.draw(self.input_len);
         RequestShape {
             prompt: self.prefix_len + input,
             output: self.draw(self.output_len).max(1),
-            prefix: self.prefix_len,
+            prefix: SharedPrefix {
+                tokens: self.prefix_len,
+                group: 0,
+            },
         }
     }
 
     /// Seconds until the next arrival of an open load (0 for closed loads).
     pub(crate) fn next_gap(&mut self) -> f64 {
+        if let Some(gap) = self.constant_gap {
+            return gap;
+        }
         match &self.gaps {
             Some(gamma) => gamma.sample(&mut self.rng),
             None => 0.0,
