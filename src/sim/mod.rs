@@ -23,6 +23,7 @@ pub mod requests;
 pub mod scheduler;
 pub mod serve;
 mod track;
+pub mod validate;
 
 pub use config::Deployment;
 
