@@ -3,72 +3,11 @@
 //! followed by a question, at a constant request rate.
 
 use super::config::{Deployment, SimFailure};
-use super::requests::RequestShape;
-use super::scheduler::SharedPrefix;
 use crate::probe::WorkloadSpec;
 use crate::record::{MetricMap, Params};
-use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// The traffic of one shared-prefix chat workload (lengths in tokens).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SharedPrefixChat {
-    /// System prompts, one per group.
-    pub num_groups: u32,
-    /// Users sharing each system prompt.
-    pub prompts_per_group: u32,
-    /// Tokens of each system prompt (the prefix the group's requests share).
-    pub system_prompt_len: u32,
-    /// Tokens of each question (unique to its user).
-    pub question_len: u32,
-    /// Tokens generated per request (`max_tokens` with `ignore_eos`).
-    pub output_len: u32,
-    /// Users come back: each turn resends the user's conversation as sent before, so all of
-    /// it but the last partial block is a cached prefix.
-    pub multi_turn: bool,
-}
-
-impl SharedPrefixChat {
-    /// Why the traffic cannot be sent, naming the field.
-    pub fn check(&self) -> Result<(), String> {
-        let positive = [
-            ("num_groups", self.num_groups),
-            ("prompts_per_group", self.prompts_per_group),
-            ("question_len", self.question_len),
-            ("output_len", self.output_len),
-        ];
-        match positive.iter().find(|(_, v)| *v == 0) {
-            Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
-            None => Ok(()),
-        }
-    }
-
-    /// Request `index`: users take turns in order, each sending its group's system prompt and
-    /// its question; a returning user of a multi-turn chat shares its whole previous prompt
-    /// (cached under a group of its own).
-    pub(crate) fn request(&self, index: u64) -> RequestShape {
-        let users = self.num_groups * self.prompts_per_group;
-        let user = u32::try_from(index % u64::from(users)).expect("user < users");
-        let prompt = self.system_prompt_len + self.question_len;
-        let prefix = if self.multi_turn && index >= u64::from(users) {
-            SharedPrefix {
-                tokens: prompt,
-                group: self.num_groups + user,
-            }
-        } else {
-            SharedPrefix {
-                tokens: self.system_prompt_len,
-                group: user / self.prompts_per_group,
-            }
-        };
-        RequestShape {
-            prompt,
-            output: self.output_len,
-            prefix,
-        }
-    }
-}
+pub use super::requests::SharedPrefixChat;
 
 /// Simulate `chat` sent at a constant `rate` per second for `duration` against `deployment`
 /// configured with `params`; deterministic by `seed`. Returns the probe's metrics.
@@ -103,6 +42,7 @@ pub fn eval_chat(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::scheduler::SharedPrefix;
     use crate::space::EngineKind;
 
     fn chat() -> SharedPrefixChat {

@@ -3,6 +3,7 @@
 
 use assert_cmd::Command;
 use std::path::PathBuf;
+use std::process::Output;
 
 fn truth_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sim-truth");
@@ -20,12 +21,14 @@ fn validate_json() -> Option<serde_json::Value> {
         .arg(dir.join("model-configs"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).unwrap())
+    Some(json_of(&out))
+}
+
+/// The JSON a successful run printed.
+fn json_of(out: &Output) -> serde_json::Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
@@ -78,14 +81,7 @@ fn a_model_config_file_runs_and_a_bad_one_names_the_field() {
     };
     let mixtral =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models/Mixtral-8x7B.json");
-    let out = eval(&mixtral, "2");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["metrics"]["completed"], 8.0);
+    assert_eq!(json_of(&eval(&mixtral, "2"))["metrics"]["completed"], 8.0);
     let out = eval(&mixtral, "3");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let message = v["failure"]["message"].as_str().unwrap();
