@@ -15,6 +15,7 @@ mod sim;
 mod sim_eval;
 mod sim_serve;
 mod sim_target;
+mod sim_validate;
 mod topo;
 mod trial;
 mod tune;

@@ -1,7 +1,8 @@
-//! `infertune sim eval|serve`.
+//! `infertune sim eval|serve|validate`.
 
 use super::sim_eval::{self, EvalArgs};
 use super::sim_serve::{self, ServeArgs};
+use super::sim_validate::{self, ValidateArgs};
 
 /// `infertune sim` subcommands.
 #[derive(clap::Subcommand, Debug)]
@@ -10,6 +11,8 @@ pub(crate) enum SimCommand {
     Eval(Box<EvalArgs>),
     /// Serve an OpenAI-compatible API with modelled timings.
     Serve(Box<ServeArgs>),
+    /// Compare the simulator with measurements (a truth CSV) row by row.
+    Validate(Box<ValidateArgs>),
 }
 
 /// Runs `infertune sim`.
@@ -17,5 +20,6 @@ pub fn run(cmd: SimCommand) -> anyhow::Result<i32> {
     match cmd {
         SimCommand::Eval(args) => sim_eval::run(&args),
         SimCommand::Serve(args) => sim_serve::run(*args),
+        SimCommand::Validate(args) => sim_validate::run(&args),
     }
 }

@@ -10,9 +10,13 @@ pub(crate) struct TargetArgs {
     /// Card profile (H100, H200, A100-40, A100-80, A6000, L40S, T4, V100, Ascend-910B4, MXC500).
     #[arg(long)]
     pub(super) card: String,
-    /// Model profile, e.g. Qwen2.5-7B (a leading `org/` and `-Instruct` aliases are accepted).
-    #[arg(long)]
-    pub(super) model: String,
+    /// Model profile, e.g. Qwen2.5-7B (a leading `org/` and `-Instruct` aliases are accepted),
+    /// or the path of a Hugging Face config.json.
+    #[arg(long, required_unless_present = "model_config")]
+    pub(super) model: Option<String>,
+    /// The model's Hugging Face config.json (instead of --model).
+    #[arg(long, conflicts_with = "model")]
+    pub(super) model_config: Option<String>,
     /// Tensor-parallel size (cards).
     #[arg(long, visible_alias = "tensor-parallel-size", default_value_t = 1)]
     pub(super) tp: u32,
@@ -45,7 +49,11 @@ impl TargetArgs {
             engine,
             version: self.engine_version.clone(),
             card: self.card.clone(),
-            model: self.model.clone(),
+            model: self
+                .model_config
+                .clone()
+                .or_else(|| self.model.clone())
+                .unwrap_or_default(),
             tp: self.tp,
         }
     }

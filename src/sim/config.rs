@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 pub struct Deployment {
     /// `Vllm` or `Mindie`.
     pub engine: EngineKind,
-    /// Engine version; for vLLM, below 0.8 selects the V0 scheduler. `None` = a current V1.
+    /// Engine version; for vLLM, below 0.8 selects the V0 scheduler, 0.8 to 0.11 the V1
+    /// scheduler without async scheduling. `None` = a current V1.
     pub version: Option<String>,
     /// Card profile name, e.g. `H100`.
     pub card: String,
@@ -184,7 +185,8 @@ impl EngineConfig {
         }
         if !m.heads.is_multiple_of(self.tp) {
             return Err(SimFailure::invalid(format!(
-                "Total number of attention heads ({}) must be divisible by tensor parallel size ({}).",
+                "Total number of attention heads ({}) must be divisible by tensor parallel size \
+                 ({}). (`num_attention_heads` of the model's config.json)",
                 m.heads, self.tp
             )));
         }
@@ -252,11 +254,17 @@ pub(crate) fn engine_profile(
     match deployment.engine {
         EngineKind::Mindie => Ok(profiles::engine("mindie")),
         EngineKind::Vllm | EngineKind::Sim => {
-            let v0 = match deployment.version.as_deref() {
-                None => false,
-                Some(text) => vllm_major_minor(text)? < (0, 8),
+            // V1 from 0.8; from 0.12 the scheduler runs one step ahead of the device (async
+            // scheduling by default), which hides most of its host time.
+            let version = match deployment.version.as_deref() {
+                None => None,
+                Some(text) => Some(vllm_major_minor(text)?),
             };
-            Ok(profiles::engine(if v0 { "vllm-v0" } else { "vllm-v1" }))
+            Ok(profiles::engine(match version {
+                Some(v) if v < (0, 8) => "vllm-v0",
+                Some(v) if v < (0, 12) => "vllm-v1",
+                _ => "vllm-v1-async",
+            }))
         }
         other => Err(SimFailure::invalid(format!(
             "the simulator models vLLM and MindIE, not {other:?}; use engine vllm or mindie"

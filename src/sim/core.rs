@@ -4,7 +4,7 @@
 use super::config::{Deployment, EngineConfig, SimFailure};
 use super::cost::CostModel;
 use super::memory::{self, KvCapacity};
-use super::scheduler::{Event, Gauges, Scheduler};
+use super::scheduler::{Event, Gauges, Scheduler, SharedPrefix};
 use crate::record::Params;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -65,8 +65,14 @@ impl SimEngine {
     }
 
     /// Accept a request or refuse it as the engine's API does (HTTP 400 text).
-    /// `prefix` = tokens at the start of the prompt shared with other requests.
-    pub fn add(&mut self, id: u64, prompt: u32, output: u32, prefix: u32) -> Result<(), String> {
+    /// `prefix` = tokens at the start of the prompt shared with other requests of its group.
+    pub fn add(
+        &mut self,
+        id: u64,
+        prompt: u32,
+        output: u32,
+        prefix: SharedPrefix,
+    ) -> Result<(), String> {
         let output = self.config.check_request(prompt, output)?;
         self.scheduler.add(id, prompt, output, prefix);
         Ok(())
@@ -133,7 +139,7 @@ mod tests {
     fn every_request_gets_its_tokens_then_finishes() {
         let mut e = engine(&[]);
         for id in 0..20 {
-            e.add(id, 300, 50, 0).unwrap();
+            e.add(id, 300, 50, SharedPrefix::default()).unwrap();
         }
         let (time, events) = run_to_end(&mut e);
         let tokens = events
@@ -156,7 +162,7 @@ mod tests {
     #[test]
     fn too_long_requests_are_refused() {
         let mut e = engine(&[("max_model_len", Value::Int(1024))]);
-        let err = e.add(1, 1000, 100, 0).unwrap_err();
+        let err = e.add(1, 1000, 100, SharedPrefix::default()).unwrap_err();
         assert!(
             err.contains("maximum context length is 1024 tokens"),
             "{err}"
@@ -172,7 +178,7 @@ mod tests {
         let capacity = e.kv_capacity().tokens;
         let n = capacity / 1000 + 8;
         for id in 0..n {
-            e.add(id, 500, 500, 0).unwrap();
+            e.add(id, 500, 500, SharedPrefix::default()).unwrap();
         }
         let (_, events) = run_to_end(&mut e);
         let done = events
@@ -188,7 +194,16 @@ mod tests {
         let time_with = |caching: bool| {
             let mut e = engine(&[("enable_prefix_caching", Value::Bool(caching))]);
             for id in 0..64 {
-                e.add(id, 4000, 4, 3800).unwrap();
+                e.add(
+                    id,
+                    4000,
+                    4,
+                    SharedPrefix {
+                        tokens: 3800,
+                        group: 0,
+                    },
+                )
+                .unwrap();
             }
             run_to_end(&mut e).0
         };

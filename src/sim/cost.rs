@@ -3,6 +3,7 @@
 
 use super::config::EngineConfig;
 use super::numa;
+use super::profiles::ModelProfile;
 
 /// What one step computes, as the scheduler planned it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -25,7 +26,8 @@ pub(crate) struct CostModel {
     flops_per_token: f64,
     attention_flops_per_pair: f64,
     flops_per_second: f64,
-    weight_bytes: f64,
+    model: &'static ModelProfile,
+    tp: f64,
     kv_bytes_per_token: f64,
     bytes_per_second: f64,
     launch_s: f64,
@@ -51,7 +53,7 @@ impl CostModel {
             * (1.0 + e.host_per_tp_worker * (tp - 1.0));
         let link_hops = 2.0 * (tp - 1.0);
         CostModel {
-            flops_per_token: 2.0 * m.params_b * 1e9 / tp,
+            flops_per_token: 2.0 * m.active_params_b() * 1e9 / tp,
             attention_flops_per_pair: 4.0 * f64::from(m.layers) * f64::from(m.heads * m.head_dim)
                 / tp,
             flops_per_second: cfg.card.tflops
@@ -59,7 +61,8 @@ impl CostModel {
                 * e.mfu
                 * shape_efficiency
                 * cfg.card.efficiency,
-            weight_bytes: m.weight_bytes() / tp,
+            model: m,
+            tp,
             kv_bytes_per_token: cfg.kv_bytes_per_token_per_card(),
             bytes_per_second: cfg.card.hbm_gbps * 1e9 * e.bw_efficiency * cfg.card.efficiency,
             launch_s: f64::from(m.layers)
@@ -88,7 +91,8 @@ impl CostModel {
         let tokens = f64::from(shape.tokens);
         let flops = self.flops_per_token * tokens
             + self.attention_flops_per_pair * (shape.prefill_attention + shape.decode_context);
-        let bytes = self.weight_bytes
+        // A mixture of experts reads only the experts this step's tokens are routed to.
+        let bytes = self.model.weight_bytes_read(tokens) / self.tp
             + self.kv_bytes_per_token * (shape.decode_context + shape.prefill_context);
         let device = (flops / self.flops_per_second).max(bytes / self.bytes_per_second);
         let comm = self.allreduce_count
@@ -134,6 +138,14 @@ mod tests {
         let one = c.step_seconds(&decode(1, 1000.0));
         let many = c.step_seconds(&decode(128, 1000.0));
         assert!(many > one && many / 128.0 < one / 4.0, "{one} {many}");
+    }
+
+    #[test]
+    fn a_mixture_of_experts_reads_the_experts_its_tokens_touch() {
+        let m = cost("H100", "Mixtral-8x7B", 2).model;
+        let (one, many) = (m.weight_bytes_read(1.0), m.weight_bytes_read(64.0));
+        assert!(one < 0.4 * many, "{one} {many}");
+        assert!((many / m.weight_bytes() - 1.0).abs() < 0.01, "{many}");
     }
 
     #[test]

@@ -60,7 +60,32 @@ pub fn eval_with_checkpoint(
     seed: u64,
     checkpoint: Option<u64>,
 ) -> Result<Checkpointed, SimFailure> {
+    run_workload(deployment, params, workload, seed, checkpoint, |source| {
+        source
+    })
+}
+
+/// [`eval`] with the workload's request source changed by `adapt` (another traffic kind).
+pub(crate) fn eval_traffic(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+    adapt: impl FnOnce(RequestSource) -> RequestSource,
+) -> Result<MetricMap, SimFailure> {
+    Ok(run_workload(deployment, params, workload, seed, None, adapt)?.full)
+}
+
+fn run_workload(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+    checkpoint: Option<u64>,
+    adapt: impl FnOnce(RequestSource) -> RequestSource,
+) -> Result<Checkpointed, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
+    let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
     let collector = Collector::new(true, &workload.slo, false);
     let timeout = workload.timeout.as_secs_f64();
@@ -186,29 +211,30 @@ impl Run {
             }
             let due = t as f64 * 1e-9;
             match self.load {
-                Load::Closed { .. } => self.send(due),
+                Load::Closed { .. } => self.send(due, self.now),
                 Load::Open { cap, .. } => {
                     let gap = self.source.next_gap();
                     self.issues.push(Reverse(t + (gap * 1e9) as u64));
                     if cap.is_some_and(|c| self.open_in_flight >= c) {
                         self.backlog.push_back(due);
                     } else {
-                        self.send(due);
+                        // The client sent it on time; the engine sees it at its next step.
+                        self.send(due, due);
                     }
                 }
             }
         }
     }
 
-    /// Sends the next request, due at `due`.
-    fn send(&mut self, due: f64) {
+    /// Sends the next request, due at `due`, at `at` (not after now).
+    fn send(&mut self, due: f64, at: f64) {
         let id = self.tracks.len() as u64;
         let measured = id >= u64::from(self.limits.warmup);
         if measured && self.first_measured_send.is_none() {
-            self.first_measured_send = Some(self.now);
+            self.first_measured_send = Some(at);
         }
         let shape = self.source.next_shape();
-        self.tracks.push(Track::new(shape, measured, due, self.now));
+        self.tracks.push(Track::new(shape, measured, due, at));
         self.open_in_flight += 1;
         match self
             .engine
@@ -222,15 +248,17 @@ impl Run {
         }
     }
 
+    /// Hands the step's tokens to the clients, the API server's latency later.
     fn deliver(&mut self) {
         let events = std::mem::take(&mut self.events);
+        let seen = self.now + self.engine.config().engine.request_latency_ms * 1e-3;
         for event in &events {
             match *event {
-                Event::Token { id, .. } => self.tracks[id as usize].token(self.now),
-                Event::Finished { id } => self.finish(id, self.now, None),
+                Event::Token { id, .. } => self.tracks[id as usize].token(seen),
+                Event::Finished { id } => self.finish(id, seen, None),
                 Event::Rejected { id, ref reason } => {
                     let error = Some((ErrorKind::StreamError, reason.clone()));
-                    self.finish(id, self.now, error);
+                    self.finish(id, seen, error);
                 }
             }
         }
@@ -276,7 +304,7 @@ impl Run {
             Load::Closed { .. } => self.issues.push(Reverse(at_ns)),
             Load::Open { .. } => {
                 if let Some(due) = self.backlog.pop_front() {
-                    self.send(due);
+                    self.send(due, self.now);
                 }
             }
         }

@@ -10,6 +10,7 @@
 //! shape of the landscape is what it is for. Assumptions and the calibration table:
 //! `src/sim/MODEL.md`.
 
+pub mod chat;
 pub mod config;
 pub mod core;
 pub mod cost;
@@ -22,6 +23,7 @@ pub mod requests;
 pub mod scheduler;
 pub mod serve;
 mod track;
+pub mod validate;
 
 pub use config::Deployment;
 

@@ -1,10 +1,13 @@
-//! The requests a workload sends: lengths from the random dataset, arrival times of open loads.
+//! The requests a workload sends: lengths from the random dataset or shared-prefix chat, arrival
+//! times of open loads.
 
 use super::config::SimFailure;
+use super::scheduler::SharedPrefix;
 use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
+use serde::{Deserialize, Serialize};
 
 /// Lengths of one request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,8 +16,69 @@ pub(crate) struct RequestShape {
     pub prompt: u32,
     /// Tokens to generate (`max_tokens`).
     pub output: u32,
-    /// Leading prompt tokens shared by every request.
-    pub prefix: u32,
+    /// Leading prompt tokens shared with other requests.
+    pub prefix: SharedPrefix,
+}
+
+/// Shared-prefix chat traffic as inference-perf's `shared_prefix` generator sends it (run by
+/// [`super::chat::eval_chat`]): the traffic of one workload (lengths in tokens).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedPrefixChat {
+    /// System prompts, one per group.
+    pub num_groups: u32,
+    /// Users sharing each system prompt.
+    pub prompts_per_group: u32,
+    /// Tokens of each system prompt (the prefix the group's requests share).
+    pub system_prompt_len: u32,
+    /// Tokens of each question (unique to its user).
+    pub question_len: u32,
+    /// Tokens generated per request (`max_tokens` with `ignore_eos`).
+    pub output_len: u32,
+    /// Users come back: each turn resends the user's conversation as sent before, so all of
+    /// it but the last partial block is a cached prefix.
+    pub multi_turn: bool,
+}
+
+impl SharedPrefixChat {
+    /// Why the traffic cannot be sent, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let positive = [
+            ("num_groups", self.num_groups),
+            ("prompts_per_group", self.prompts_per_group),
+            ("question_len", self.question_len),
+            ("output_len", self.output_len),
+        ];
+        match positive.iter().find(|(_, v)| *v == 0) {
+            Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
+            None => Ok(()),
+        }
+    }
+
+    /// Request `index`: users take turns in order, each sending its group's system prompt and
+    /// its question; a returning user of a multi-turn chat shares its whole previous prompt
+    /// (cached under a group of its own).
+    pub(crate) fn request(&self, index: u64) -> RequestShape {
+        let users = self.num_groups * self.prompts_per_group;
+        let user = u32::try_from(index % u64::from(users)).expect("user < users");
+        let prompt = self.system_prompt_len + self.question_len;
+        let prefix = if self.multi_turn && index >= u64::from(users) {
+            SharedPrefix {
+                tokens: prompt,
+                group: self.num_groups + user,
+            }
+        } else {
+            SharedPrefix {
+                tokens: self.system_prompt_len,
+                group: user / self.prompts_per_group,
+            }
+        };
+        RequestShape {
+            prompt,
+            output: self.output_len,
+            prefix,
+        }
+    }
 }
 
 /// How many requests to send and when to stop.
@@ -49,6 +113,11 @@ pub(crate) struct RequestSource {
     range_ratio: f64,
     prefix_len: u32,
     gaps: Option<Gamma<f64>>,
+    /// Shared-prefix chat traffic instead of the random dataset's lengths.
+    chat: Option<SharedPrefixChat>,
+    /// Arrivals exactly `1/rate` apart instead of gamma gaps.
+    constant_gap: Option<f64>,
+    sent: u64,
 }
 
 /// Read `workload` into a request source, its load shape and limits.
@@ -106,6 +175,9 @@ pub(crate) fn from_workload(
         range_ratio: *range_ratio,
         prefix_len: *prefix_len,
         gaps,
+        chat: None,
+        constant_gap: None,
+        sent: 0,
     };
     let limits = Limits {
         warmup: workload.warmup,
@@ -116,18 +188,38 @@ pub(crate) fn from_workload(
 }
 
 impl RequestSource {
+    /// Send `chat`'s requests (in its order) at a constant `rate` per second instead.
+    pub(crate) fn into_chat(self, chat: SharedPrefixChat, rate: f64) -> RequestSource {
+        RequestSource {
+            chat: Some(chat),
+            constant_gap: Some(1.0 / rate),
+            ..self
+        }
+    }
+
     /// The next request's lengths.
     pub(crate) fn next_shape(&mut self) -> RequestShape {
+        let index = self.sent;
+        self.sent += 1;
+        if let Some(chat) = &self.chat {
+            return chat.request(index);
+        }
         let input = self.draw(self.input_len);
         RequestShape {
             prompt: self.prefix_len + input,
             output: self.draw(self.output_len).max(1),
-            prefix: self.prefix_len,
+            prefix: SharedPrefix {
+                tokens: self.prefix_len,
+                group: 0,
+            },
         }
     }
 
     /// Seconds until the next arrival of an open load (0 for closed loads).
     pub(crate) fn next_gap(&mut self) -> f64 {
+        if let Some(gap) = self.constant_gap {
+            return gap;
+        }
         match &self.gaps {
             Some(gamma) => gamma.sample(&mut self.rng),
             None => 0.0,

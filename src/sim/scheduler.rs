@@ -5,7 +5,7 @@ use super::config::EngineConfig;
 use super::cost::StepShape;
 use super::memory::KvCapacity;
 use super::profiles::Scheduling;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// What a step produced for one request (tokens appear when the step ends).
 #[derive(Clone, Debug, PartialEq)]
@@ -31,12 +31,23 @@ pub(crate) struct Gauges {
     pub preemptions: u64,
 }
 
+/// The leading prompt tokens a request shares with others of its group (a system prompt).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SharedPrefix {
+    /// Shared tokens at the start of the prompt.
+    pub tokens: u32,
+    /// Requests of the same group share the same prefix.
+    pub group: u32,
+}
+
 #[derive(Debug)]
 struct Seq {
     id: u64,
     prompt: u32,
     output: u32,
-    prefix: u32,
+    prefix: SharedPrefix,
+    /// First step the request may join (async scheduling plans one step ahead).
+    ready_at: u64,
     generated: u32,
     computed: u32,
     own_blocks: u32,
@@ -69,10 +80,15 @@ pub struct Scheduler {
     total_blocks: u32,
     free_blocks: u32,
     watermark_blocks: u32,
-    cached_prefix_blocks: u32,
+    /// Blocks of each group's prefix held in the cache.
+    cached_prefix_blocks: HashMap<u32, u32>,
     running: Vec<Seq>,
     waiting: VecDeque<Seq>,
     preemptions: u64,
+    /// Steps planned so far.
+    steps: u64,
+    /// Steps already planned when a request arrives (1 with async scheduling).
+    lookahead: u64,
 }
 
 impl Scheduler {
@@ -92,21 +108,27 @@ impl Scheduler {
                 Scheduling::PrefillFirst => kv.blocks / 100,
                 Scheduling::Mixed => 0,
             },
-            cached_prefix_blocks: 0,
+            cached_prefix_blocks: HashMap::new(),
             running: Vec::new(),
             waiting: VecDeque::new(),
             preemptions: 0,
+            steps: 0,
+            lookahead: u64::from(cfg.engine.async_scheduling),
         }
     }
 
-    /// Queue a request of `prompt` tokens (the first `prefix` shared by all prompts) that will
-    /// generate `output` tokens (at least one).
-    pub fn add(&mut self, id: u64, prompt: u32, output: u32, prefix: u32) {
+    /// Queue a request of `prompt` tokens (the first `prefix.tokens` shared with its group) that
+    /// will generate `output` tokens (at least one).
+    pub fn add(&mut self, id: u64, prompt: u32, output: u32, prefix: SharedPrefix) {
         self.waiting.push_back(Seq {
             id,
             prompt: prompt.max(1),
             output: output.max(1),
-            prefix: prefix.min(prompt),
+            prefix: SharedPrefix {
+                tokens: prefix.tokens.min(prompt),
+                group: prefix.group,
+            },
+            ready_at: self.steps + self.lookahead,
             generated: 0,
             computed: 0,
             own_blocks: 0,
@@ -160,6 +182,7 @@ impl Scheduler {
                 Scheduling::PrefillFirst => self.plan_prefill_first(),
             };
             if shape.seqs > 0 {
+                self.steps += 1;
                 return Some(shape);
             }
             // Nothing fits although nothing was freed: the head of the queue never will.
@@ -253,11 +276,16 @@ impl Scheduler {
             let Some(seq) = self.waiting.front_mut() else {
                 break;
             };
-            let hit_blocks = if self.prefix_caching
-                && seq.prefix >= self.cached_prefix_blocks * self.block_size
+            // Arrivals wait for the steps already planned (none when the engine is idle).
+            if seq.ready_at > self.steps && !self.running.is_empty() {
+                break;
+            }
+            let cached = (self.cached_prefix_blocks.get(&seq.prefix.group))
+                .copied()
+                .unwrap_or(0);
+            let hit_blocks = if self.prefix_caching && seq.prefix.tokens >= cached * self.block_size
             {
-                self.cached_prefix_blocks
-                    .min((seq.prompt + seq.generated - 1) / self.block_size)
+                cached.min((seq.prompt + seq.generated - 1) / self.block_size)
             } else {
                 0
             };
@@ -329,10 +357,10 @@ impl Scheduler {
             }
             seq.computed += seq.scheduled;
             seq.scheduled = 0;
-            if self.prefix_caching && self.cached_prefix_blocks == 0 {
-                let blocks = seq.prefix / self.block_size;
+            if self.prefix_caching && !self.cached_prefix_blocks.contains_key(&seq.prefix.group) {
+                let blocks = seq.prefix.tokens / self.block_size;
                 if blocks > 0 && seq.computed >= blocks * self.block_size {
-                    self.cached_prefix_blocks = blocks;
+                    self.cached_prefix_blocks.insert(seq.prefix.group, blocks);
                     seq.own_blocks -= blocks;
                     seq.shared_blocks = blocks;
                 }

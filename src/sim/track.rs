@@ -92,13 +92,14 @@ impl Track {
 mod tests {
     use super::*;
     use crate::probe::metrics::Collector;
+    use crate::sim::scheduler::SharedPrefix;
 
     /// A measured request sent at `send` whose `tokens` arrive evenly from `first` to `last`.
     fn completed(send: f64, first: f64, last: f64, tokens: u32) -> Track {
         let shape = RequestShape {
             prompt: 10,
             output: tokens,
-            prefix: 0,
+            prefix: SharedPrefix::default(),
         };
         let mut track = Track::new(shape, true, send, send);
         let step = (last - first) / f64::from(tokens - 1);
@@ -112,7 +113,7 @@ mod tests {
         let shape = RequestShape {
             prompt: 10,
             output: 11,
-            prefix: 0,
+            prefix: SharedPrefix::default(),
         };
         let mut timed_out = Track::new(shape, true, 1.0, 1.0);
         timed_out.fail(4.0, ErrorKind::Timeout, "no response".into());

@@ -7,3 +7,4 @@ mod calibration;
 mod cli;
 mod serve;
 mod surface;
+mod validate;

@@ -31,6 +31,7 @@ static LOG: LogPatterns = LogPatterns {
         "OutOfMemoryError",
         "No available memory for the cache blocks",
         "larger than the available KV cache memory",
+        "larger than the maximum number of tokens that can be stored in KV cache",
         "less than desired",
     ],
     arg_refusals: &[],

@@ -2,7 +2,11 @@
 
 use crate::util::did_you_mean;
 use serde::Deserialize;
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+mod hf;
 
 /// One accelerator card and the host it sits in.
 #[derive(Clone, Debug, Deserialize)]
@@ -71,16 +75,14 @@ impl HostNuma {
     }
 }
 
-/// The shape of one model.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The shape of one model, read from its Hugging Face `config.json` ([`hf::parse`]).
+#[derive(Clone, Debug)]
 pub struct ModelProfile {
-    /// Canonical name, e.g. `Qwen2.5-7B`.
+    /// Canonical name, e.g. `Qwen2.5-7B` (a config file's stem).
     pub name: String,
     /// Other accepted spellings (matched case-insensitively).
-    #[serde(default)]
     pub aliases: Vec<String>,
-    /// Parameters, billions.
+    /// Parameters, billions (every expert counted).
     pub params_b: f64,
     /// Transformer layers.
     pub layers: u32,
@@ -96,13 +98,117 @@ pub struct ModelProfile {
     pub vocab: u32,
     /// Longest context the model supports (the derived `max_model_len`).
     pub max_len: u32,
+    /// Mixture-of-experts layers, `None` for a dense model.
+    pub moe: Option<Moe>,
+    /// Bytes per weight as served (2 for 16-bit, 1 for fp8).
+    pub bytes_per_param: f64,
+}
+
+/// The experts of a mixture-of-experts model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moe {
+    /// Experts per layer.
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub per_token: u32,
+    /// Parameters of all experts of all layers, billions.
+    pub expert_params_b: f64,
 }
 
 impl ModelProfile {
-    /// Bytes of 16-bit weights.
+    /// Bytes of all weights.
     pub(crate) fn weight_bytes(&self) -> f64 {
-        self.params_b * 1e9 * 2.0
+        self.params_b * 1e9 * self.bytes_per_param
     }
+
+    /// Parameters one token is computed with, billions (all of them for a dense model).
+    pub(crate) fn active_params_b(&self) -> f64 {
+        match &self.moe {
+            None => self.params_b,
+            Some(m) => {
+                self.params_b
+                    - m.expert_params_b * (1.0 - f64::from(m.per_token) / f64::from(m.experts))
+            }
+        }
+    }
+
+    /// Bytes of weights a step of `tokens` tokens reads: for a mixture of experts, the
+    /// expected number of distinct experts `tokens` independently routed tokens touch.
+    pub(crate) fn weight_bytes_read(&self, tokens: f64) -> f64 {
+        let Some(m) = &self.moe else {
+            return self.weight_bytes();
+        };
+        let e = f64::from(m.experts);
+        let untouched = (1.0 - f64::from(m.per_token) / e).powf(tokens.max(1.0));
+        let experts_read = 1.0 - untouched;
+        (self.params_b - m.expert_params_b * (1.0 - experts_read)) * 1e9 * self.bytes_per_param
+    }
+}
+
+/// One shipped model: its names and its `config.json` under `profiles/models/`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelEntry {
+    name: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    config: String,
+}
+
+/// The shipped `config.json` files, by file name.
+const SHIPPED_CONFIGS: &[(&str, &str)] = &[
+    (
+        "Qwen2.5-0.5B.json",
+        include_str!("models/Qwen2.5-0.5B.json"),
+    ),
+    ("Qwen2.5-7B.json", include_str!("models/Qwen2.5-7B.json")),
+    ("Qwen2.5-14B.json", include_str!("models/Qwen2.5-14B.json")),
+    ("Qwen2.5-32B.json", include_str!("models/Qwen2.5-32B.json")),
+    ("Qwen2.5-72B.json", include_str!("models/Qwen2.5-72B.json")),
+    ("Qwen1.5-7B.json", include_str!("models/Qwen1.5-7B.json")),
+    ("Qwen2-0.5B.json", include_str!("models/Qwen2-0.5B.json")),
+    ("Qwen2-7B.json", include_str!("models/Qwen2-7B.json")),
+    ("Llama-3-8B.json", include_str!("models/Llama-3-8B.json")),
+    ("Llama-3-70B.json", include_str!("models/Llama-3-70B.json")),
+    (
+        "Mixtral-8x7B.json",
+        include_str!("models/Mixtral-8x7B.json"),
+    ),
+];
+
+fn shipped_model(entry: ModelEntry) -> ModelProfile {
+    let text = SHIPPED_CONFIGS
+        .iter()
+        .find(|(file, _)| *file == entry.config)
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| panic!("models.yaml names {} but it is not shipped", entry.config));
+    // Shipped files are covered by tests, so an error here is a build defect.
+    let mut profile = hf::parse(&entry.name, text)
+        .unwrap_or_else(|e| panic!("src/sim/profiles/models/{}: {e}", entry.config));
+    profile.aliases = entry.aliases;
+    profile
+}
+
+/// The model of the `config.json` at `path`, named after the file's stem; read once per path.
+pub fn model_from_file(path: &Path) -> Result<&'static ModelProfile, String> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, &'static ModelProfile>>> = OnceLock::new();
+    let mut loaded = LOADED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(profile) = loaded.get(path) {
+        return Ok(*profile);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read model config {}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .map_or("model".into(), |s| s.to_string_lossy().into_owned());
+    let profile = hf::parse(&name, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A run reads a handful of configs; keeping each for the process's life is intended.
+    let profile: &'static ModelProfile = Box::leak(Box::new(profile));
+    loaded.insert(path.to_path_buf(), profile);
+    Ok(profile)
 }
 
 /// How an engine composes a step from prefills and decodes.
@@ -120,7 +226,7 @@ pub enum Scheduling {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EngineProfile {
-    /// `vllm-v1`, `vllm-v0` or `mindie`.
+    /// `vllm-v1`, `vllm-v1-async`, `vllm-v0` or `mindie`.
     pub name: String,
     /// Step composition when chunked prefill is off (with it on, steps are always mixed).
     pub scheduling: Scheduling,
@@ -140,6 +246,14 @@ pub struct EngineProfile {
     pub default_chunked_prefill: bool,
     /// Prefix caching on by default.
     pub default_prefix_caching: bool,
+    /// The scheduler plans the next step while the device runs the current one, so an
+    /// arriving request joins the step after next.
+    #[serde(default)]
+    pub async_scheduling: bool,
+    /// Latency the API server adds to every request's tokens (HTTP, tokenisation, streaming),
+    /// ms; 0 when the calibration folds it into the host costs.
+    #[serde(default)]
+    pub request_latency_ms: f64,
     /// Host time of every step, ms.
     pub host_base_ms: f64,
     /// Host time per scheduled sequence, ms.
@@ -180,7 +294,10 @@ fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| Catalog {
         cards: parse_embedded("cards.yaml", include_str!("cards.yaml")),
-        models: parse_embedded("models.yaml", include_str!("models.yaml")),
+        models: parse_embedded::<ModelEntry>("models.yaml", include_str!("models.yaml"))
+            .into_iter()
+            .map(shipped_model)
+            .collect(),
         engines: parse_embedded("engines.yaml", include_str!("engines.yaml")),
     })
 }
@@ -207,7 +324,11 @@ pub fn card(name: &str) -> Result<&'static CardProfile, String> {
 }
 
 /// The model called `name` (or an alias; a leading `org/` is ignored), or an error listing them.
+/// A `name` ending in `.json` is the path of a Hugging Face `config.json` ([`model_from_file`]).
 pub fn model(name: &str) -> Result<&'static ModelProfile, String> {
+    if name.ends_with(".json") {
+        return model_from_file(Path::new(name));
+    }
     let bare = name.rsplit('/').next().unwrap_or(name);
     find(models(), bare, |m| (&m.name, &m.aliases)).map_err(|hint| unknown("model", name, &hint))
 }
@@ -269,7 +390,7 @@ mod tests {
         for m in models() {
             assert_eq!(m.heads % m.kv_heads, 0, "{}", m.name);
         }
-        for e in ["vllm-v1", "vllm-v0", "mindie"] {
+        for e in ["vllm-v1", "vllm-v1-async", "vllm-v0", "mindie"] {
             assert_eq!(engine(e).name, e);
         }
     }
@@ -284,6 +405,34 @@ mod tests {
         let e = card("H1000").unwrap_err();
         assert!(e.contains("did you mean `H100`"), "{e}");
         assert!(model("gpt-5").unwrap_err().contains("known: Qwen2.5-0.5B"));
+    }
+
+    #[test]
+    fn shipped_configs_give_the_published_parameter_counts() {
+        let params = |name: &str| model(name).unwrap().params_b;
+        for (name, published) in [
+            ("Qwen2.5-7B", 7.62),
+            ("Llama-3-70B", 70.6),
+            ("Qwen2-0.5B", 0.494),
+        ] {
+            assert!(
+                (params(name) / published - 1.0).abs() < 0.01,
+                "{name}: {}",
+                params(name)
+            );
+        }
+    }
+
+    #[test]
+    fn a_config_file_is_a_model_named_after_it() {
+        let dir = std::env::temp_dir().join(format!("sim-model-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("Tiny-1B.json");
+        std::fs::write(&path, include_str!("models/Llama-3-8B.json")).unwrap();
+        let m = model(path.to_str().unwrap()).unwrap();
+        assert_eq!((m.name.as_str(), m.layers), ("Tiny-1B", 32));
+        let e = model(dir.join("absent.json").to_str().unwrap()).unwrap_err();
+        assert!(e.contains("cannot read model config"), "{e}");
     }
 
     #[test]

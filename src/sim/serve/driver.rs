@@ -3,7 +3,7 @@
 
 use super::prom::Counters;
 use crate::sim::core::SimEngine;
-use crate::sim::scheduler::Event;
+use crate::sim::scheduler::{Event, SharedPrefix};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -88,7 +88,7 @@ fn apply(
             prompt,
             output,
             events,
-        } => match engine.add(id, prompt, output, 0) {
+        } => match engine.add(id, prompt, output, SharedPrefix::default()) {
             Ok(()) => {
                 lock(counters).prompt_tokens += u64::from(prompt);
                 streams.insert(id, events);

@@ -1,0 +1,98 @@
+//! Shared-prefix chat traffic as inference-perf's `shared_prefix` generator sends it: `num_groups`
+//! system prompts, `prompts_per_group` users per group, each request one user's system prompt
+//! followed by a question, at a constant request rate.
+
+use super::config::{Deployment, SimFailure};
+use crate::probe::WorkloadSpec;
+use crate::record::{MetricMap, Params};
+use std::time::Duration;
+
+pub use super::requests::SharedPrefixChat;
+
+/// Simulate `chat` sent at a constant `rate` per second for `duration` against `deployment`
+/// configured with `params`; deterministic by `seed`. Returns the probe's metrics.
+pub fn eval_chat(
+    deployment: &Deployment,
+    params: &Params,
+    chat: &SharedPrefixChat,
+    rate: f64,
+    duration: Duration,
+    seed: u64,
+) -> Result<MetricMap, SimFailure> {
+    chat.check().map_err(SimFailure::invalid)?;
+    if !(rate > 0.0 && rate.is_finite()) {
+        return Err(SimFailure::invalid(format!(
+            "shared-prefix chat: rate must be a positive number of requests per second, got {rate}"
+        )));
+    }
+    let mut workload = WorkloadSpec::closed_random(chat.question_len, chat.output_len, 1, 1);
+    workload.load = crate::probe::LoadSpec::Open {
+        rate,
+        burstiness: 1.0,
+        max_concurrency: None,
+        requests: None,
+        duration: Some(duration),
+    };
+    workload.ignore_eos = true;
+    super::eval::eval_traffic(deployment, params, &workload, seed, |source| {
+        source.into_chat(chat.clone(), rate)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::scheduler::SharedPrefix;
+    use crate::space::EngineKind;
+
+    fn chat() -> SharedPrefixChat {
+        SharedPrefixChat {
+            num_groups: 3,
+            prompts_per_group: 2,
+            system_prompt_len: 100,
+            question_len: 400,
+            output_len: 50,
+            multi_turn: false,
+        }
+    }
+
+    #[test]
+    fn users_take_turns_and_share_their_groups_prefix() {
+        let c = chat();
+        let groups: Vec<u32> = (0..7).map(|i| c.request(i).prefix.group).collect();
+        assert_eq!(groups, [0, 0, 1, 1, 2, 2, 0]);
+        assert_eq!(c.request(5).prompt, 500);
+        let returning = SharedPrefixChat {
+            multi_turn: true,
+            ..chat()
+        };
+        assert_eq!(returning.request(1).prefix, c.request(1).prefix);
+        assert_eq!(
+            returning.request(7).prefix,
+            SharedPrefix {
+                tokens: 500,
+                group: 4
+            }
+        );
+        let mut bad = chat();
+        bad.prompts_per_group = 0;
+        assert!(bad.check().unwrap_err().contains("`prompts_per_group`"));
+    }
+
+    #[test]
+    fn a_constant_rate_sends_rate_times_duration_requests() {
+        let d = Deployment {
+            engine: EngineKind::Vllm,
+            version: None,
+            card: "H100".into(),
+            model: "Llama-3-8B".into(),
+            tp: 1,
+        };
+        let m = eval_chat(&d, &Params::new(), &chat(), 4.0, Duration::from_secs(30), 1).unwrap();
+        assert_eq!(m["completed"], 120.0);
+        assert!(
+            m["mean_ttft_ms"] > 0.0 && m["mean_ttft_ms"] < 1000.0,
+            "{m:?}"
+        );
+    }
+}

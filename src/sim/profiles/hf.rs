@@ -1,0 +1,196 @@
+//! A model's shape read from its Hugging Face `config.json`: dense or grouped-query attention,
+//! mixture-of-experts, vocabulary and weight dtype. Parameters are counted from the shapes
+//! (SwiGLU MLPs, untied embeddings unless `tie_word_embeddings`).
+
+use super::{ModelProfile, Moe};
+use serde_json::{Map, Value};
+
+/// Architectures whose layer layout the parameter count below describes.
+const KNOWN_ARCHITECTURES: &[&str] = &[
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "MixtralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen2MoeForCausalLM",
+    "Qwen3ForCausalLM",
+    "Qwen3MoeForCausalLM",
+];
+
+/// Read `text` (a `config.json`) into a profile called `name`; errors name the field at fault.
+pub(crate) fn parse(name: &str, text: &str) -> Result<ModelProfile, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+    let Some(c) = value.as_object() else {
+        return Err("expected a JSON object like a Hugging Face config.json".into());
+    };
+    let arch = architecture(c)?;
+    let hidden = int(c, "hidden_size")?;
+    let layers = int(c, "num_hidden_layers")?;
+    let heads = int(c, "num_attention_heads")?;
+    let kv_heads = opt_int(c, "num_key_value_heads")?.unwrap_or(heads);
+    if kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+        return Err(format!(
+            "field `num_key_value_heads` ({kv_heads}) must divide `num_attention_heads` ({heads})"
+        ));
+    }
+    let head_dim = opt_int(c, "head_dim")?.unwrap_or(hidden / heads);
+    let vocab = int(c, "vocab_size")?;
+    let max_len = int(c, "max_position_embeddings")?;
+    let tied = c
+        .get("tie_word_embeddings")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let experts = opt_int(c, "num_local_experts")?.or(opt_int(c, "num_experts")?);
+    let (h, l) = (f64::from(hidden), f64::from(layers));
+    let attention =
+        h * f64::from(heads * head_dim) * 2.0 + h * f64::from(kv_heads * head_dim) * 2.0;
+    let embeddings = f64::from(vocab) * h * if tied { 1.0 } else { 2.0 };
+    let (mlp, moe) = match experts.filter(|e| *e > 1) {
+        None => (3.0 * h * f64::from(int(c, "intermediate_size")?), None),
+        Some(experts) => {
+            let per_token = int(c, "num_experts_per_tok")?;
+            if per_token > experts {
+                return Err(format!(
+                    "field `num_experts_per_tok` ({per_token}) exceeds the {experts} experts"
+                ));
+            }
+            let expert_inter = match opt_int(c, "moe_intermediate_size")? {
+                Some(n) => n,
+                None => int(c, "intermediate_size")?,
+            };
+            let shared = opt_int(c, "shared_expert_intermediate_size")?.unwrap_or(0);
+            let expert_params = 3.0 * h * f64::from(expert_inter) * f64::from(experts);
+            let moe = Moe {
+                experts,
+                per_token,
+                expert_params_b: l * expert_params / 1e9,
+            };
+            let router = h * f64::from(experts);
+            (
+                expert_params + 3.0 * h * f64::from(shared) + router,
+                Some(moe),
+            )
+        }
+    };
+    Ok(ModelProfile {
+        name: name.to_string(),
+        aliases: Vec::new(),
+        params_b: (embeddings + l * (attention + mlp)) / 1e9,
+        layers,
+        hidden,
+        heads,
+        kv_heads,
+        head_dim,
+        vocab,
+        max_len,
+        moe,
+        bytes_per_param: bytes_per_param(c, arch)?,
+    })
+}
+
+fn architecture(c: &Map<String, Value>) -> Result<&str, String> {
+    let arch = c
+        .get("architectures")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)
+        .ok_or("field `architectures` missing (expected e.g. [\"LlamaForCausalLM\"])")?;
+    if KNOWN_ARCHITECTURES.contains(&arch) {
+        Ok(arch)
+    } else {
+        Err(format!(
+            "field `architectures`: `{arch}` is not modelled; known: {}",
+            KNOWN_ARCHITECTURES.join(", ")
+        ))
+    }
+}
+
+/// Bytes per weight as vLLM serves it: 16-bit for `auto` dtypes, 1 for fp8 checkpoints.
+fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
+    let quant = c
+        .get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str);
+    match quant {
+        None => {}
+        Some("fp8") => return Ok(1.0),
+        Some(other) => {
+            return Err(format!(
+                "field `quantization_config.quant_method`: `{other}` is not modelled for \
+                 {arch} (only unquantised and fp8 weights)"
+            ))
+        }
+    }
+    match c
+        .get("torch_dtype")
+        .or(c.get("dtype"))
+        .and_then(Value::as_str)
+    {
+        None | Some("bfloat16" | "float16" | "float32") => Ok(2.0),
+        Some(other) => Err(format!(
+            "field `torch_dtype`: `{other}` is not modelled (bfloat16, float16, float32)"
+        )),
+    }
+}
+
+fn opt_int(c: &Map<String, Value>, field: &str) -> Result<Option<u32>, String> {
+    match c.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| *n > 0)
+            .map(Some)
+            .ok_or_else(|| format!("field `{field}` must be a positive integer, got {v}")),
+    }
+}
+
+fn int(c: &Map<String, Value>, field: &str) -> Result<u32, String> {
+    opt_int(c, field)?.ok_or_else(|| format!("field `{field}` missing"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIXTRAL: &str = r#"{"architectures": ["MixtralForCausalLM"], "hidden_size": 4096,
+        "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+        "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+        "num_local_experts": 8, "vocab_size": 32000, "torch_dtype": "bfloat16"}"#;
+
+    #[test]
+    fn mixtral_counts_its_experts() {
+        let m = parse("Mixtral-8x7B", MIXTRAL).unwrap();
+        // Mixtral-8x7B has 46.7 B parameters, 12.9 B of them active per token.
+        assert!((m.params_b - 46.7).abs() < 0.1, "{}", m.params_b);
+        assert!(
+            (m.active_params_b() - 12.9).abs() < 0.1,
+            "{}",
+            m.active_params_b()
+        );
+        let moe = m.moe.as_ref().unwrap();
+        assert_eq!((moe.experts, moe.per_token), (8, 2));
+        assert_eq!((m.kv_heads, m.head_dim), (8, 128));
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let missing = MIXTRAL.replace("\"num_hidden_layers\": 32,", "");
+        assert!(parse("x", &missing)
+            .unwrap_err()
+            .contains("`num_hidden_layers` missing"));
+        let gpt = MIXTRAL.replace("MixtralForCausalLM", "GPT2LMHeadModel");
+        let e = parse("x", &gpt).unwrap_err();
+        assert!(
+            e.contains("`architectures`") && e.contains("GPT2LMHeadModel"),
+            "{e}"
+        );
+        let no_k = MIXTRAL.replace("\"num_experts_per_tok\": 2,", "");
+        assert!(parse("x", &no_k)
+            .unwrap_err()
+            .contains("`num_experts_per_tok`"));
+        let bad = MIXTRAL.replace("\"vocab_size\": 32000", "\"vocab_size\": \"big\"");
+        assert!(parse("x", &bad)
+            .unwrap_err()
+            .contains("`vocab_size` must be"));
+    }
+}

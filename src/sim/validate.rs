@@ -1,0 +1,286 @@
+//! `sim validate`: every row of a measured-truth CSV (inference-perf's `shared_prefix` chat
+//! against a real vLLM, one row per load stage) simulated and compared with what was measured.
+
+use super::chat::{eval_chat, SharedPrefixChat};
+use super::config::Deployment;
+use crate::record::{MetricMap, Params, Value};
+use crate::space::EngineKind;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// The compared metrics: the CSV's column names.
+pub const METRICS: [&str; 5] = [
+    "ttft_mean_ms",
+    "ttft_p90_ms",
+    "tpot_mean_ms",
+    "e2e_mean_s",
+    "output_tok_s",
+];
+
+/// Mean TTFT above which a stage counts as overloaded (as do failed requests).
+pub const OVERLOADED_TTFT_MS: f64 = 10_000.0;
+
+/// Columns each row must have (what the row specifies).
+const SPEC_COLUMNS: [&str; 14] = [
+    "experiment",
+    "stage",
+    "model",
+    "tp",
+    "max_model_len",
+    "max_num_batched_tokens",
+    "max_num_seqs",
+    "system_prompt_len",
+    "question_len",
+    "output_len",
+    "num_groups",
+    "prompts_per_group",
+    "rate",
+    "duration_s",
+];
+
+/// One row of the truth file: what it specifies and what was measured.
+#[derive(Clone, Debug)]
+pub struct TruthRow {
+    /// The CSV's `experiment`.
+    pub experiment: String,
+    /// The CSV's `stage`.
+    pub stage: u32,
+    /// Every column, by name, as text.
+    pub columns: BTreeMap<String, String>,
+    /// Line in the file (for messages).
+    pub line: usize,
+}
+
+/// The simulated outcome of one row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Predicted {
+    /// The CSV's `experiment`.
+    pub experiment: String,
+    /// The CSV's `stage`.
+    pub stage: u32,
+    /// Failed requests, or a mean TTFT above [`OVERLOADED_TTFT_MS`].
+    pub overloaded: bool,
+    /// Predictions under the CSV's own column names.
+    pub predicted: BTreeMap<String, f64>,
+}
+
+/// Read a truth CSV; errors name the file, line and column.
+pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, String> {
+    let mut reader =
+        csv::Reader::from_path(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
+    if let Some(missing) = SPEC_COLUMNS
+        .iter()
+        .find(|c| !header.iter().any(|h| h == *c))
+    {
+        return Err(format!(
+            "{}: column `{missing}` missing (a row needs {})",
+            path.display(),
+            SPEC_COLUMNS.join(", ")
+        ));
+    }
+    let mut rows = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| format!("{}:{line}: {e}", path.display()))?;
+        let columns: BTreeMap<String, String> = header
+            .iter()
+            .cloned()
+            .zip(record.iter().map(str::to_string))
+            .collect();
+        let mut row = TruthRow {
+            experiment: columns["experiment"].clone(),
+            stage: 0,
+            columns,
+            line,
+        };
+        row.stage = row
+            .int("stage")
+            .map_err(|e| format!("{}:{e}", path.display()))?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+impl TruthRow {
+    fn text(&self, column: &str) -> Result<&str, String> {
+        self.columns
+            .get(column)
+            .map(String::as_str)
+            .ok_or_else(|| format!("{}: column `{column}` missing", self.line))
+    }
+
+    fn int(&self, column: &str) -> Result<u32, String> {
+        let text = self.text(column)?;
+        text.trim().parse().map_err(|_| {
+            format!(
+                "{}: column `{column}`: `{text}` is not a whole number",
+                self.line
+            )
+        })
+    }
+
+    /// A `True`/`False` column (false when absent).
+    fn flag(&self, column: &str) -> Result<bool, String> {
+        match self
+            .columns
+            .get(column)
+            .map(|t| t.trim().to_ascii_lowercase())
+        {
+            None => Ok(false),
+            Some(t) if t == "true" => Ok(true),
+            Some(t) if t == "false" || t.is_empty() => Ok(false),
+            Some(t) => Err(format!(
+                "{}: column `{column}`: `{t}` is not True or False",
+                self.line
+            )),
+        }
+    }
+
+    /// A numeric column (`None` when absent or empty).
+    pub fn number(&self, column: &str) -> Result<Option<f64>, String> {
+        match self.columns.get(column).map(|t| t.trim()) {
+            None | Some("") => Ok(None),
+            Some(text) => text
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{}: column `{column}`: `{text}` is not a number", self.line)),
+        }
+    }
+
+    /// Whether the measurement was overloaded (failed requests or a mean TTFT over 10 s).
+    pub fn measured_overloaded(&self) -> Result<bool, String> {
+        let failures = self.number("failures")?.unwrap_or(0.0);
+        let ttft = self.number("ttft_mean_ms")?.unwrap_or(0.0);
+        Ok(failures > 0.0 || ttft > OVERLOADED_TTFT_MS)
+    }
+
+    /// The traffic the row specifies.
+    pub fn chat(&self) -> Result<SharedPrefixChat, String> {
+        Ok(SharedPrefixChat {
+            num_groups: self.int("num_groups")?,
+            prompts_per_group: self.int("prompts_per_group")?,
+            system_prompt_len: self.int("system_prompt_len")?,
+            question_len: self.int("question_len")?,
+            output_len: self.int("output_len")?,
+            multi_turn: self.flag("multi_turn")?,
+        })
+    }
+}
+
+/// Simulate `row` with its model's `config.json` from `model_configs` (named after the last
+/// component of the `model` column), on `card` with vLLM `version` (`None` = current).
+pub fn predict(
+    row: &TruthRow,
+    model_configs: &Path,
+    card: &str,
+    version: Option<&str>,
+    seed: u64,
+) -> Result<Predicted, String> {
+    let model = row.text("model")?;
+    let file = model_configs.join(format!(
+        "{}.json",
+        model.rsplit('/').next().unwrap_or(model)
+    ));
+    let deployment = Deployment {
+        engine: EngineKind::Vllm,
+        version: version.map(str::to_string),
+        card: card.to_string(),
+        model: file.to_string_lossy().into_owned(),
+        tp: row.int("tp")?,
+    };
+    let mut params = Params::new();
+    for knob in ["max_model_len", "max_num_batched_tokens", "max_num_seqs"] {
+        params.insert(knob.into(), Value::Int(i64::from(row.int(knob)?)));
+    }
+    params.insert("enable_prefix_caching".into(), Value::Bool(true));
+    params.insert("enable_chunked_prefill".into(), Value::Bool(true));
+    let chat = row.chat()?;
+    let rate = row
+        .number("rate")?
+        .ok_or_else(|| format!("{}: column `rate` is empty", row.line))?;
+    let duration = Duration::from_secs(u64::from(row.int("duration_s")?));
+    let metrics = eval_chat(&deployment, &params, &chat, rate, duration, seed)
+        .map_err(|f| format!("{}: {} stage {}: {f}", row.line, row.experiment, row.stage))?;
+    let predicted = in_csv_terms(&metrics, chat.output_len);
+    Ok(Predicted {
+        experiment: row.experiment.clone(),
+        stage: row.stage,
+        overloaded: predicted["failures"] > 0.0 || predicted["ttft_mean_ms"] > OVERLOADED_TTFT_MS,
+        predicted,
+    })
+}
+
+/// The simulator's metrics under the CSV's column names. `tpot_mean_ms` follows the source's
+/// convention: on every one of its rows it equals (e2e − TTFT) / (2 × output tokens + 1),
+/// half the time between tokens (src/sim/MODEL.md).
+fn in_csv_terms(m: &MetricMap, output_len: u32) -> BTreeMap<String, f64> {
+    let get = |key: &str| m.get(key).copied().unwrap_or(f64::NAN);
+    let mut out = BTreeMap::new();
+    for stat in ["mean", "p50", "p90", "p99"] {
+        out.insert(format!("ttft_{stat}_ms"), get(&format!("{stat}_ttft_ms")));
+        out.insert(
+            format!("e2e_{stat}_s"),
+            get(&format!("{stat}_e2el_ms")) / 1000.0,
+        );
+    }
+    let decode_ms = get("mean_e2el_ms") - get("mean_ttft_ms");
+    out.insert(
+        "tpot_mean_ms".into(),
+        decode_ms / (2.0 * f64::from(output_len) + 1.0),
+    );
+    out.insert("output_tok_s".into(), get("output_throughput"));
+    out.insert("request_s".into(), get("request_throughput"));
+    out.insert("requests".into(), get("completed") + get("failed"));
+    out.insert("failures".into(), get("failed"));
+    out
+}
+
+/// Absolute error of `predicted` against `measured`, in percent.
+pub fn abs_error_pct(predicted: f64, measured: f64) -> f64 {
+    ((predicted - measured) / measured).abs() * 100.0
+}
+
+/// Median of `values` (NaN when empty).
+pub fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if !n.is_multiple_of(2) {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_and_errors() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(Vec::new()).is_nan());
+        assert!((abs_error_pct(90.0, 100.0) - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_missing_column_is_named() {
+        let dir = std::env::temp_dir().join(format!("sim-truth-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("truth.csv");
+        std::fs::write(&path, "experiment,stage,model\nx,0,m\n").unwrap();
+        let e = read_truth(&path).unwrap_err();
+        assert!(e.contains("column `tp` missing"), "{e}");
+    }
+}

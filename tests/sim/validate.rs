@@ -1,0 +1,89 @@
+//! `infertune sim validate` against the shared measurements of a real vLLM on an H100
+//! (../shared/data/sim-truth, skipped when absent), and `--model-config` with a config.json.
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+use std::process::Output;
+
+fn truth_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sim-truth");
+    dir.join("h100-vllm.csv").is_file().then_some(dir)
+}
+
+/// Runs validate on the truth file; `None` when the shared data is not checked out.
+fn validate_json() -> Option<serde_json::Value> {
+    let dir = truth_dir()?;
+    let out = Command::cargo_bin("infertune")
+        .unwrap()
+        .args(["sim", "validate", "--json", "--truth"])
+        .arg(dir.join("h100-vllm.csv"))
+        .arg("--model-configs")
+        .arg(dir.join("model-configs"))
+        .output()
+        .unwrap();
+    Some(json_of(&out))
+}
+
+/// The JSON a successful run printed.
+fn json_of(out: &Output) -> serde_json::Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_row_is_predicted_and_only_the_overloaded_rows_overload() {
+    let Some(v) = validate_json() else {
+        eprintln!("skipped: ../shared/data/sim-truth/h100-vllm.csv is not checked out");
+        return;
+    };
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 18);
+    for row in rows {
+        let experiment = row["experiment"].as_str().unwrap();
+        let overloaded = row["overloaded"].as_bool().unwrap();
+        assert_eq!(overloaded, experiment.ends_with("reasoning"), "{row}");
+        for column in [
+            "ttft_mean_ms",
+            "ttft_p90_ms",
+            "tpot_mean_ms",
+            "e2e_mean_s",
+            "output_tok_s",
+        ] {
+            assert!(
+                row["predicted"][column].as_f64().unwrap() > 0.0,
+                "{column}: {row}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_model_config_file_runs_and_a_bad_one_names_the_field() {
+    let eval = |config: &std::path::Path, tp: &str| {
+        Command::cargo_bin("infertune")
+            .unwrap()
+            .args([
+                "sim",
+                "eval",
+                "--card",
+                "H100",
+                "--tp",
+                tp,
+                "--requests",
+                "8",
+                "--json",
+            ])
+            .args(["--input-len", "256", "--output-len", "16", "--model-config"])
+            .arg(config)
+            .output()
+            .unwrap()
+    };
+    let mixtral =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models/Mixtral-8x7B.json");
+    assert_eq!(json_of(&eval(&mixtral, "2"))["metrics"]["completed"], 8.0);
+    let out = eval(&mixtral, "3");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = v["failure"]["message"].as_str().unwrap();
+    assert!(message.contains("num_attention_heads"), "{message}");
+}
