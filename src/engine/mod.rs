@@ -90,7 +90,7 @@ pub struct Description {
     pub log: &'static LogPatterns,
 }
 
-/// The description of `kind`: the one registration of every engine (with [`KINDS`]).
+/// The description of `kind`: the one registration of every engine (with `KINDS`).
 pub fn describe(kind: EngineKind) -> &'static Description {
     match kind {
         EngineKind::Vllm => &vllm::ENGINE,

@@ -46,7 +46,7 @@ pub struct LogPatterns {
     /// Command-line refusals of the engine's own argument parser, each starting `error: `;
     /// the usage text that follows them is a wrapper.
     pub arg_refusals: &'static [&'static str],
-    /// Prefixes of the engine's error lines (as [`llama_error`] reads them) that refuse the
+    /// Prefixes of the engine's error lines (as `llama_error` reads them) that refuse the
     /// config.
     pub config_checks: &'static [&'static str],
 }
