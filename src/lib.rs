@@ -12,6 +12,7 @@ pub mod probe;
 pub mod record;
 pub mod report;
 pub mod sampler;
+pub mod score;
 pub mod searchbench;
 pub mod sim;
 pub mod space;

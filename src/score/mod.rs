@@ -189,6 +189,18 @@ fn is_word_or_dot(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '.'
 }
 
+/// The verdict on the metrics of a completed probe as a trial records it: the objective's
+/// value, score and SLO violations, plus a violation when no request completed.
+pub(crate) fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
+    let mut judgement = objective.judge(metrics);
+    judgement.violations.extend(nothing_completed(metrics));
+    judgement
+}
+
+pub(crate) fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
+    (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

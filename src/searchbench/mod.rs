@@ -6,9 +6,12 @@
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
 //! simulator in virtual time (`sim::SimEvaluator`).
 
+mod bootstrap;
+mod drive;
 pub mod optuna;
 pub mod plot;
 mod pool;
+pub mod prune;
 pub mod reference;
 pub mod report;
 pub mod sim;
@@ -16,9 +19,9 @@ pub mod warm;
 
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
 use crate::sampler::{from_name, Sampler};
+use crate::score::judge_probe;
+use crate::score::Objective;
 use crate::space::Feasibility;
-use crate::study::score::Objective;
-use crate::study::trial::judge_probe;
 use anyhow::Context;
 use reference::Reference;
 use std::path::PathBuf;
@@ -34,6 +37,12 @@ pub trait Evaluator: Sync {
     /// metrics where nothing is drawn).
     fn rerun(&self, params: &Params, _rerun: u64) -> Result<MetricMap, StartupFailure> {
         self.evaluate(params)
+    }
+
+    /// The metrics so far of the full probe of `params` once each share `at` of its measured
+    /// requests had finished (none where not modelled, or where it does not start).
+    fn snapshots(&self, _params: &Params, _at: &[f64]) -> Vec<MetricMap> {
+        Vec::new()
     }
 
     /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
@@ -281,28 +290,15 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
     })
 }
 
-/// `trials` trials of `sampler` on `scenario`: the best feasible value after each, and the
-/// records.
+/// `trials` trials of `sampler` on `scenario`, planned by the study's planner: the best
+/// feasible value after each, and the records.
 pub(crate) fn search_with(
     scenario: &Scenario,
     sampler: &mut dyn Sampler,
     trials: usize,
 ) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
-    let mut records: Vec<TrialRecord> = Vec::with_capacity(trials);
-    let mut best = Vec::with_capacity(trials);
-    let mut top: Option<f64> = None;
-    for t in 0..trials {
-        let params = sampler
-            .ask(&*scenario.space, &records)
-            .with_context(|| format!("at trial {t}"))?;
-        let record = scenario.trial(t, params);
-        if let (true, Some(v)) = (record.is_feasible(), record.value) {
-            top = Some(top.map_or(v, |b| b.max(v)));
-        }
-        best.push(top);
-        records.push(record);
-    }
-    Ok((best, records))
+    let searched = drive::search(scenario, sampler, trials, None)?;
+    Ok((searched.best, searched.records))
 }
 
 #[cfg(test)]

@@ -37,32 +37,30 @@ pub fn eval(
     workload: &WorkloadSpec,
     seed: u64,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(eval_with_checkpoint(deployment, params, workload, seed, None)?.full)
+    Ok(eval_with_snapshots(deployment, params, workload, seed, &[])?.full)
 }
 
 /// The metrics of a simulated run, and of the same run part-way through.
 #[derive(Clone, Debug)]
-pub struct Checkpointed {
-    /// The metrics once the checkpoint's count of measured requests had finished (`None`: no
-    /// checkpoint, or the run never got there).
-    pub at_checkpoint: Option<MetricMap>,
+pub struct Snapshotted {
+    /// The metrics so far once each snapshot's count of measured requests had finished, in
+    /// the order asked (fewer when the run never got that far).
+    pub snapshots: Vec<MetricMap>,
     /// The metrics of the whole run.
     pub full: MetricMap,
 }
 
-/// [`eval`] of a probe with a checkpoint after `checkpoint` measured requests, as the probe runs
-/// one ([`crate::probe::Checkpoint`]): those requests run alone until they have all finished,
-/// their metrics are read, and the rest of the requests follow.
-pub fn eval_with_checkpoint(
+/// [`eval`], also reading the metrics so far as the run goes, once each count of `after`
+/// measured requests (ascending) has finished: what a probe's intermediate values are. The run
+/// itself is not changed by being read.
+pub fn eval_with_snapshots(
     deployment: &Deployment,
     params: &Params,
     workload: &WorkloadSpec,
     seed: u64,
-    checkpoint: Option<u64>,
-) -> Result<Checkpointed, SimFailure> {
-    run_workload(deployment, params, workload, seed, checkpoint, |source| {
-        source
-    })
+    after: &[u64],
+) -> Result<Snapshotted, SimFailure> {
+    run_workload(deployment, params, workload, seed, after, |source| source)
 }
 
 /// [`eval`] with the workload's request source changed by `adapt` (another traffic kind).
@@ -73,7 +71,7 @@ pub(crate) fn eval_traffic(
     seed: u64,
     adapt: impl FnOnce(RequestSource) -> RequestSource,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(run_workload(deployment, params, workload, seed, None, adapt)?.full)
+    Ok(run_workload(deployment, params, workload, seed, &[], adapt)?.full)
 }
 
 fn run_workload(
@@ -81,19 +79,19 @@ fn run_workload(
     params: &Params,
     workload: &WorkloadSpec,
     seed: u64,
-    checkpoint: Option<u64>,
+    after: &[u64],
     adapt: impl FnOnce(RequestSource) -> RequestSource,
-) -> Result<Checkpointed, SimFailure> {
+) -> Result<Snapshotted, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
     let collector = Collector::new(true, &workload.slo, false);
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
-    run.checkpoint = checkpoint;
+    run.snapshot_after = after.to_vec();
     run.drive();
-    Ok(Checkpointed {
-        at_checkpoint: run.at_checkpoint,
+    Ok(Snapshotted {
+        snapshots: run.snapshots,
         full: run.collector.metrics(),
     })
 }
@@ -118,9 +116,9 @@ struct Run {
     /// The instant virtual time 0 stands for in the measured requests' records.
     epoch: Instant,
     collector: Collector,
-    /// Measured requests that run alone before the checkpoint.
-    checkpoint: Option<u64>,
-    at_checkpoint: Option<MetricMap>,
+    /// Counts of finished measured requests at which the metrics so far are read.
+    snapshot_after: Vec<u64>,
+    snapshots: Vec<MetricMap>,
 }
 
 impl Run {
@@ -148,8 +146,8 @@ impl Run {
             events: Vec::new(),
             epoch: Instant::now(),
             collector,
-            checkpoint: None,
-            at_checkpoint: None,
+            snapshot_after: Vec::new(),
+            snapshots: Vec::new(),
         };
         match load {
             Load::Closed { concurrency } => {
@@ -187,8 +185,7 @@ impl Run {
         // Arrivals held back by an open loop's concurrency cap will be sent: they count.
         let sent = (self.tracks.len() + self.backlog.len()) as u64;
         let warm = u64::from(self.limits.warmup);
-        let before_checkpoint = self.checkpoint.filter(|_| self.at_checkpoint.is_none());
-        if let Some(n) = before_checkpoint.or(self.limits.requests.map(u64::from)) {
+        if let Some(n) = self.limits.requests.map(u64::from) {
             if sent >= warm + n {
                 return false;
             }
@@ -309,22 +306,9 @@ impl Run {
             }
         }
         let finished = self.collector.completed + self.collector.failed;
-        if self.at_checkpoint.is_none() && self.checkpoint.is_some_and(|k| finished >= k) {
-            self.at_checkpoint = Some(self.collector.metrics());
-            self.restart_load(at_ns);
-        }
-    }
-
-    /// Starts the load again at `at_ns` once the checkpoint's requests have all finished: the
-    /// clients of a closed loop, the arrivals of an open one.
-    fn restart_load(&mut self, at_ns: u64) {
-        self.issues.clear();
-        let clients = match self.load {
-            Load::Closed { concurrency } => concurrency,
-            Load::Open { .. } => 1,
-        };
-        for _ in 0..clients {
-            self.issues.push(Reverse(at_ns));
+        let next = self.snapshot_after.get(self.snapshots.len());
+        if next.is_some_and(|&k| finished >= k) {
+            self.snapshots.push(self.collector.metrics());
         }
     }
 }

@@ -4,13 +4,13 @@
 
 use super::journal::{self, StudyMeta};
 use super::lock;
-use super::score::Objective;
 use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
 use crate::export::{self, Access, Baseline, Best, Stat, StudyFacts};
 use crate::launch::LaunchSpec;
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
+use crate::score::Objective;
 use crate::space::StudySpec;
 use anyhow::Context as _;
 use std::cell::OnceCell;

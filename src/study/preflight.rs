@@ -1,9 +1,9 @@
 //! What `tune` refuses at start-up beyond loading the space, in one place, so that `check`
 //! refuses exactly the same spaces.
 
-use super::score::Objective;
 use crate::engine::catalogue::{self, Verdict};
 use crate::probe::loadsearch;
+use crate::score::Objective;
 use crate::space::StudySpec;
 use anyhow::Context as _;
 

@@ -9,7 +9,6 @@ use super::observer::StudyObserver;
 use super::pending::{self, Pending};
 use super::prober::Prober;
 use super::prune;
-use super::score::{Judgement, Objective};
 use super::slot_numa::NumaHome;
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
@@ -17,6 +16,7 @@ use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialId, TrialRecord, Violation};
+use crate::score::{judge_probe, nothing_completed, Objective};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -411,18 +411,6 @@ impl TrialRunner<'_> {
             pruned: None,
         }))
     }
-}
-
-/// The verdict on the metrics of a completed probe as a trial records it: the objective's
-/// value, score and SLO violations, plus a violation when no request completed.
-pub(crate) fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
-    let mut judgement = objective.judge(metrics);
-    judgement.violations.extend(nothing_completed(metrics));
-    judgement
-}
-
-fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
-    (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
 }
 
 fn write_probe_json(workdir: &Path, file: &str, json: &serde_json::Value) -> anyhow::Result<()> {

@@ -174,19 +174,21 @@ fn an_open_loop_with_a_concurrency_cap_sends_exactly_the_requests_asked_for() {
 }
 
 #[test]
-fn a_checkpoint_runs_its_requests_alone_and_the_rest_after_them() {
+fn snapshots_read_the_run_so_far_without_changing_it() {
     let d = deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1);
     let p = params(&[("max_num_seqs", Value::Int(64))]);
     let full = closed(1024, 256, 0.2, 32, 256);
-    let first = closed(1024, 256, 0.2, 32, 64);
-    let run = infertune::sim::eval::eval_with_checkpoint(&d, &p, &full, 2, Some(64)).unwrap();
-    let at = run.at_checkpoint.expect("the checkpoint was reached");
-    // The first 64 requests alone read as a probe of 64 does.
-    assert_eq!(at, eval(&d, &p, &first, 2).unwrap());
-    assert_eq!(run.full["completed"], 256.0);
-    let plain = eval(&d, &p, &full, 2).unwrap();
-    assert!(run.full["duration_s"] > at["duration_s"]);
-    // The drain between the two parts costs a little throughput, not much.
-    let ratio = run.full["output_throughput"] / plain["output_throughput"];
-    assert!((0.9..=1.0).contains(&ratio), "{ratio}");
+    let run = infertune::sim::eval::eval_with_snapshots(&d, &p, &full, 2, &[64, 128]).unwrap();
+    assert_eq!(
+        run.full,
+        eval(&d, &p, &full, 2).unwrap(),
+        "reading changes nothing"
+    );
+    let [quarter, half] = &run.snapshots[..] else {
+        panic!("two snapshots, got {}", run.snapshots.len());
+    };
+    assert_eq!(quarter["completed"], 64.0);
+    assert_eq!(half["completed"], 128.0);
+    assert!(quarter["duration_s"] < half["duration_s"]);
+    assert!(half["duration_s"] < run.full["duration_s"]);
 }

@@ -37,6 +37,7 @@ fn spec(trials: u32) -> PlanSpec {
         revalidate_top: 1,
         repeats: 2,
         devices_per_trial: DevicesPerTrial::Count(1),
+        pruner: None,
     }
 }
 
