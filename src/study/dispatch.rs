@@ -67,9 +67,9 @@ impl<'a> Study<'a> {
                             }
                         },
                     };
-                    match slots.seat(planned.slot, planned.devices, &planned.avoid) {
-                        Ok(Some(seat)) => {
-                            slots.start(scope, executor, planned.id, planned.params, seat)
+                    match slots.assign(planned.slot, planned.devices, &planned.avoid) {
+                        Ok(Some(assignment)) => {
+                            slots.start(scope, executor, planned.id, planned.params, assignment)
                         }
                         Ok(None) => {
                             held = Some(planned);
@@ -121,7 +121,7 @@ impl<'a> Study<'a> {
         Ok(Some(decision))
     }
 
-    /// The record of a trial that could not be given a seat: an invalid config.
+    /// The record of a trial that could not be given a assignment: an invalid config.
     fn unplaceable(&self, id: TrialId, params: Params, why: String) -> TrialRecord {
         let mut record = self
             .runner

@@ -4,7 +4,7 @@
 
 use super::executor::TrialExecutor;
 use super::plan::InFlight;
-use super::trial::{Seat, TrialRun};
+use super::trial::{Assignment, TrialRun};
 use crate::exec::DevicePool;
 use crate::record::{Params, TrialId};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -13,7 +13,7 @@ use std::thread::Scope;
 /// A trial that finished running (or failed to).
 pub(crate) struct Finished {
     /// Where it ran.
-    pub seat: Seat,
+    pub assignment: Assignment,
     /// Which trial.
     pub id: TrialId,
     /// What became of it.
@@ -59,15 +59,15 @@ impl Slots {
         &self.in_flight
     }
 
-    /// A seat on `slot` (else the lowest free slot) with `n` accelerators, away from `avoid`
+    /// A assignment on `slot` (else the lowest free slot) with `n` accelerators, away from `avoid`
     /// where it can be; `Ok(None)` when none is free now, an error when the pool can never
     /// give `n`. Without a pool, trials are not pinned to devices.
-    pub fn seat(
+    pub fn assign(
         &mut self,
         slot: Option<u32>,
         n: u32,
         avoid: &[u32],
-    ) -> Result<Option<Seat>, String> {
+    ) -> Result<Option<Assignment>, String> {
         let Some(&lowest) = self.free.first() else {
             return Ok(None);
         };
@@ -86,10 +86,10 @@ impl Slots {
                 None => return Ok(None),
             }
         };
-        Ok(Some(Seat { slot, devices }))
+        Ok(Some(Assignment { slot, devices }))
     }
 
-    /// Run trial `id` of `params` on `seat` (from [`Slots::seat`]) through `executor`, on a
+    /// Run trial `id` of `params` on `assignment` (from [`Slots::assign`]) through `executor`, on a
     /// thread of `scope`.
     pub fn start<'scope, 'env: 'scope>(
         &mut self,
@@ -97,9 +97,9 @@ impl Slots {
         executor: &'env dyn TrialExecutor,
         id: TrialId,
         params: Params,
-        seat: Seat,
+        assignment: Assignment,
     ) {
-        self.free.retain(|s| *s != seat.slot);
+        self.free.retain(|s| *s != assignment.slot);
         self.in_flight.push(InFlight {
             id,
             params: params.clone(),
@@ -107,11 +107,15 @@ impl Slots {
         let sender = self.sender.clone();
         scope.spawn(move || {
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                executor.run(id, params, &seat)
+                executor.run(id, params, &assignment)
             }))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {} panicked", id.number)));
             // The receiver lives as long as the study's thread waits for its trials.
-            let _ = sender.send(Finished { seat, id, run });
+            let _ = sender.send(Finished {
+                assignment,
+                id,
+                run,
+            });
         });
     }
 
@@ -123,8 +127,8 @@ impl Slots {
         }
         let finished = self.receiver.recv().ok()?;
         self.in_flight.retain(|f| f.id.number != finished.id.number);
-        self.pool.give_back(&finished.seat.devices);
-        self.free.push(finished.seat.slot);
+        self.pool.give_back(&finished.assignment.devices);
+        self.free.push(finished.assignment.slot);
         self.free.sort_unstable();
         Some(finished)
     }

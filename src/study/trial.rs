@@ -76,7 +76,7 @@ pub(crate) struct TrialRunner<'a> {
 
 /// Where a trial runs: its slot and the accelerators it was given.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Seat {
+pub(crate) struct Assignment {
     /// Slot number, from 0 (one per trial in flight).
     pub slot: u32,
     /// Accelerator indices (empty: the engine's default).
@@ -160,9 +160,14 @@ impl TrialRunner<'_> {
         self.backends.engine.launch_spec(self.space, &params, slot)
     }
 
-    /// Launch, probe, score and tear down `params` (a resolved config) on `seat`. While it runs,
+    /// Launch, probe, score and tear down `params` (a resolved config) on `assignment`. While it runs,
     /// the trial's folder holds `pending.json`, so a resumed study re-runs it.
-    pub fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
+    pub fn run(
+        &self,
+        id: TrialId,
+        params: Params,
+        assignment: &Assignment,
+    ) -> anyhow::Result<TrialRun> {
         let started = Instant::now();
         let started_unix = unix_now();
         // Absolute, so config files an engine writes there stay valid whatever its cwd.
@@ -175,8 +180,8 @@ impl TrialRunner<'_> {
             .with_context(|| format!("cannot create {}", workdir.display()))?;
         pending::write(&workdir, &Pending::of(id, params.clone()))?;
         let finish = |outcome: Outcome| TrialRecord {
-            slot: Some(seat.slot),
-            devices: seat.devices.clone(),
+            slot: Some(assignment.slot),
+            devices: assignment.devices.clone(),
             ..new_record(
                 id,
                 params.clone(),
@@ -199,7 +204,7 @@ impl TrialRunner<'_> {
             .collect::<anyhow::Result<_>>()?;
         let slot = Slot {
             port: port.port(),
-            devices: seat.devices.clone(),
+            devices: assignment.devices.clone(),
             workdir: workdir.clone(),
             extra_ports: extra.iter().map(|lease| lease.port()).collect(),
         };

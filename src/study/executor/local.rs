@@ -4,7 +4,7 @@
 use super::TrialExecutor;
 use crate::exec::DevicePool;
 use crate::record::{Params, TrialId};
-use crate::study::trial::{Seat, TrialRun, TrialRunner};
+use crate::study::trial::{Assignment, TrialRun, TrialRunner};
 
 /// Runs trials here, up to `slots` at once.
 pub(crate) struct LocalExecutor<'a> {
@@ -33,7 +33,12 @@ impl TrialExecutor for LocalExecutor<'_> {
         self.pool.clone()
     }
 
-    fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
-        self.runner.run(id, params, seat)
+    fn run(
+        &self,
+        id: TrialId,
+        params: Params,
+        assignment: &Assignment,
+    ) -> anyhow::Result<TrialRun> {
+        self.runner.run(id, params, assignment)
     }
 }

@@ -6,7 +6,7 @@ mod local;
 pub mod slurm;
 
 use super::slot_numa::NumaHome;
-use super::trial::{Seat, TrialRun, TrialRunner};
+use super::trial::{Assignment, TrialRun, TrialRunner};
 use crate::exec::DevicePool;
 use crate::record::{Params, TrialId, TrialRecord};
 use crate::space::executor::ExecutorKind;
@@ -22,9 +22,10 @@ pub(crate) trait TrialExecutor: Sync {
     /// The accelerators its trials share (empty: trials are not pinned to devices).
     fn device_pool(&self) -> DevicePool;
 
-    /// Run trial `id` of `params` (a resolved config) on `seat` to its end; called on a thread
+    /// Run trial `id` of `params` (a resolved config) on `assignment` to its end; called on a thread
     /// of its own, several at once.
-    fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun>;
+    fn run(&self, id: TrialId, params: Params, assignment: &Assignment)
+        -> anyhow::Result<TrialRun>;
 
     /// The record a trial left in flight by an earlier run of the tuner finished with after
     /// that run stopped, if any (a Slurm job runs on without its tuner).

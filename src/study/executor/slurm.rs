@@ -11,7 +11,7 @@ use crate::record::{Params, TrialId, TrialRecord};
 use crate::space::StudySpec;
 use crate::study::interrupt::StopFlag;
 use crate::study::pending::{self, Pending};
-use crate::study::trial::{Backends, Seat, TrialRun, TrialRunner};
+use crate::study::trial::{Assignment, Backends, TrialRun, TrialRunner};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -96,7 +96,7 @@ impl Jobs {
         stop: &StopFlag,
         id: TrialId,
         params: Params,
-        seat: &Seat,
+        assignment: &Assignment,
     ) -> anyhow::Result<TrialRun> {
         let workdir = self.dir.join(format!("trial-{}", id.number));
         if workdir.exists() {
@@ -108,9 +108,9 @@ impl Jobs {
         pending::write(&workdir, &Pending::of(id, params))?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
-            match self.one_job(stop, id.number, seat, attempt)? {
+            match self.one_job(stop, id.number, assignment, attempt)? {
                 JobEnd::Record(mut record, job, submitted_unix) => {
-                    record.slot = Some(seat.slot);
+                    record.slot = Some(assignment.slot);
                     record.job_id = Some(job);
                     record
                         .metrics
@@ -128,7 +128,7 @@ impl Jobs {
         &self,
         stop: &StopFlag,
         number: u32,
-        seat: &Seat,
+        assignment: &Assignment,
         attempt: u32,
     ) -> anyhow::Result<JobEnd> {
         let number = number.to_string();
@@ -144,7 +144,7 @@ impl Jobs {
             "--number",
             &number,
             "--slot",
-            &seat.slot.to_string(),
+            &assignment.slot.to_string(),
         ]
         .map(String::from)
         .to_vec();
@@ -241,8 +241,13 @@ impl TrialExecutor for SlurmExecutor {
         DevicePool::new(Vec::new())
     }
 
-    fn run(&self, id: TrialId, params: Params, seat: &Seat) -> anyhow::Result<TrialRun> {
-        self.jobs.run(&self.stop, id, params, seat)
+    fn run(
+        &self,
+        id: TrialId,
+        params: Params,
+        assignment: &Assignment,
+    ) -> anyhow::Result<TrialRun> {
+        self.jobs.run(&self.stop, id, params, assignment)
     }
 
     fn finished_record(&self, trial_dir: &Path) -> Option<TrialRecord> {
@@ -278,11 +283,11 @@ pub fn run_in_job(
         number,
         ..in_flight.id
     };
-    let seat = Seat {
+    let assignment = Assignment {
         slot,
         devices: slurm::job_devices(),
     };
-    match runner.run(id, in_flight.params, &seat)? {
+    match runner.run(id, in_flight.params, &assignment)? {
         TrialRun::Done(record) => {
             let record = crate::study::redact::record(*record, &space.secrets);
             write_atomic(

@@ -113,7 +113,7 @@ pub(crate) enum Decision {
         /// Why.
         message: String,
     },
-    /// Record this trial as an invalid config: it cannot be given a seat (its device count).
+    /// Record this trial as an invalid config: its device count cannot be computed.
     Unplaceable {
         /// Which trial.
         id: TrialId,
