@@ -59,7 +59,7 @@ impl Slots {
         &self.in_flight
     }
 
-    /// A assignment on `slot` (else the lowest free slot) with `n` accelerators, away from `avoid`
+    /// An assignment on `slot` (else the lowest free slot) with `n` accelerators, away from `avoid`
     /// where it can be; `Ok(None)` when none is free now, an error when the pool can never
     /// give `n`. Without a pool, trials are not pinned to devices.
     pub fn assign(
