@@ -3,7 +3,7 @@
 //! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, optuna, plot, prune, report, sim, warm, BenchConfig};
+use infertune::searchbench::{self, optuna, plot, report, sim, warm, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -59,10 +59,6 @@ struct Args {
     /// Optuna samplers to run with `--optuna` (`tpe` is multivariate TPE, `cmaes` CMA-ES).
     #[arg(long, value_delimiter = ',', default_value = "tpe,cmaes")]
     optuna_samplers: Vec<String>,
-    /// Seeds of the pruner comparison (`bo` without and with the percentile pruner; default:
-    /// --seeds; 0 skips it).
-    #[arg(long)]
-    prune_seeds: Option<u64>,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -101,17 +97,6 @@ fn main() -> anyhow::Result<()> {
         summary.push_str(&format!("\n{line}\n"));
     }
     summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
-    let prune_seeds = args.prune_seeds.unwrap_or(args.seeds);
-    if prune_seeds > 0 {
-        let compared = scenarios
-            .iter()
-            .zip(&results)
-            .map(|(scenario, result)| {
-                prune::compare(scenario, result, prune_seeds, args.trials, threads)
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        summary.push_str(&format!("\n{}", prune::table(&compared)));
-    }
     std::fs::write(args.out.join("summary.md"), &summary)?;
     println!("{summary}");
     println!(

@@ -13,7 +13,7 @@ pub use failure::FailureKind;
 pub use latency::Latency;
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
-pub use trial::{Intermediate, Outcome, TrialId, TrialKind, TrialRecord};
+pub use trial::{Outcome, TrialId, TrialKind, TrialRecord};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;
 

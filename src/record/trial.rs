@@ -44,15 +44,6 @@ pub struct TrialId {
     pub kind: TrialKind,
 }
 
-/// The objective as it stood part-way through a trial's probe.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Intermediate {
-    /// Share of the probe's measured requests finished, in `(0, 1)`.
-    pub at: f64,
-    /// The objective's value over the requests finished so far.
-    pub value: f64,
-}
-
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
@@ -93,9 +84,6 @@ pub struct TrialRecord {
     /// The accelerators the trial's server was given (empty: the engine's default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<u32>,
-    /// The objective at the probe's checkpoints, in order (empty when not measured).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub intermediate: Vec<Intermediate>,
     /// The Slurm job that ran the trial, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<u64>,
@@ -168,7 +156,6 @@ impl TrialRecord {
             slot: None,
             devices: Vec::new(),
             job_id: None,
-            intermediate: Vec::new(),
         }
     }
 

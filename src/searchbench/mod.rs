@@ -6,12 +6,10 @@
 //! a probed or failed trial. The benchmark's scenarios are space files evaluated by the
 //! simulator in virtual time (`sim::SimEvaluator`).
 
-mod bootstrap;
 mod drive;
 pub mod optuna;
 pub mod plot;
 mod pool;
-pub mod prune;
 pub mod reference;
 pub mod report;
 pub mod sim;
@@ -37,12 +35,6 @@ pub trait Evaluator: Sync {
     /// metrics where nothing is drawn).
     fn rerun(&self, params: &Params, _rerun: u64) -> Result<MetricMap, StartupFailure> {
         self.evaluate(params)
-    }
-
-    /// The metrics so far of the full probe of `params` once each share `at` of its measured
-    /// requests had finished (none where not modelled, or where it does not start).
-    fn snapshots(&self, _params: &Params, _at: &[f64]) -> Vec<MetricMap> {
-        Vec::new()
     }
 
     /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
@@ -297,7 +289,7 @@ pub(crate) fn search_with(
     sampler: &mut dyn Sampler,
     trials: usize,
 ) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
-    let searched = drive::search(scenario, sampler, trials, None)?;
+    let searched = drive::search(scenario, sampler, trials)?;
     Ok((searched.best, searched.records))
 }
 

@@ -30,8 +30,6 @@ pub(crate) struct SimEvaluator {
     passed: Vec<String>,
     /// Evaluations by config and kind of run.
     memo: Mutex<HashMap<String, Result<MetricMap, StartupFailure>>>,
-    /// The metrics so far at the probe's checkpoints, by config.
-    snapshots: Mutex<HashMap<String, Vec<MetricMap>>>,
 }
 
 impl SimEvaluator {
@@ -47,7 +45,6 @@ impl SimEvaluator {
                 .map(|p| p.name.clone())
                 .collect(),
             memo: Mutex::new(HashMap::new()),
-            snapshots: Mutex::new(HashMap::new()),
         })
     }
 }
@@ -114,39 +111,6 @@ impl Evaluator for SimEvaluator {
     fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {
         let engine_params = self.engine_params(params);
         self.simulate(&engine_params, &self.workload, ENGINE_SEED + rerun)
-    }
-
-    fn snapshots(&self, params: &Params, at: &[f64]) -> Vec<MetricMap> {
-        let engine_params = self.engine_params(params);
-        let key = format!(
-            "{}@{at:?}",
-            serde_json::to_string(&engine_params).unwrap_or_default()
-        );
-        let known = |m: &Mutex<HashMap<String, Vec<MetricMap>>>| {
-            m.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(&key)
-                .cloned()
-        };
-        if let Some(known) = known(&self.snapshots) {
-            return known;
-        }
-        let requests = super::drive::requests(&self.workload).unwrap_or(0) as f64;
-        let after: Vec<u64> = at.iter().map(|f| (f * requests).round() as u64).collect();
-        let snapshots = crate::sim::eval::eval_with_snapshots(
-            &self.deployment,
-            &engine_params,
-            &self.workload,
-            ENGINE_SEED,
-            &after,
-        )
-        .map(|run| run.snapshots)
-        .unwrap_or_default();
-        self.snapshots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, snapshots.clone());
-        snapshots
     }
 
     fn startup_seconds(&self, params: &Params) -> f64 {

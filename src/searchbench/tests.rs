@@ -215,62 +215,28 @@ fn a_lengthened_scenario_probes_as_many_waves_as_asked() {
     assert_eq!((completed(&own), completed(&long)), (384.0, 1024.0));
 }
 
-/// Throughput `max_num_seqs` × 10 over a 100 s probe, read the same part-way through.
-struct Proportional;
+/// Answers every config with a 100 s probe and a 20 s start-up.
+struct Timed;
 
-impl Proportional {
-    fn at(params: &Params, share: f64) -> MetricMap {
-        let seqs = match params.get("max_num_seqs") {
-            Some(Value::Int(n)) => *n as f64,
-            _ => 1.0,
-        };
-        let mut m = metrics(100.0, 384.0 * share);
-        m.insert("output_throughput".into(), seqs * 10.0);
-        m.insert("duration_s".into(), 100.0 * share);
-        m
-    }
-}
-
-impl Evaluator for Proportional {
-    fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure> {
-        Ok(Proportional::at(params, 1.0))
+impl Evaluator for Timed {
+    fn evaluate(&self, _: &Params) -> Result<MetricMap, StartupFailure> {
+        let mut m = metrics(100.0, 384.0);
+        m.insert("duration_s".into(), 100.0);
+        Ok(m)
     }
 
-    fn snapshots(&self, params: &Params, at: &[f64]) -> Vec<MetricMap> {
-        at.iter().map(|&s| Proportional::at(params, s)).collect()
+    fn startup_seconds(&self, _: &Params) -> f64 {
+        20.0
     }
 }
 
 #[test]
-fn the_planner_driven_search_prunes_trials_behind_the_median_and_counts_their_seconds() {
-    use crate::study::plan::behind::PercentilePruner;
-    let scenario = scenario_of("output_throughput", Box::new(Proportional));
-    let pruner = PercentilePruner {
-        percentile: 50.0,
-        startup_trials: 3,
-        direction: crate::space::objective::Direction::Maximize,
-    };
+fn a_search_runs_the_planned_trials_and_counts_their_start_up_and_probe_seconds() {
+    let scenario = scenario_of("output_throughput", Box::new(Timed));
     let mut sampler = from_name("random", 4).unwrap();
-    let on = drive::search(&scenario, &mut *sampler, 24, Some(pruner)).unwrap();
-    let mut sampler = from_name("random", 4).unwrap();
-    let off = drive::search(&scenario, &mut *sampler, 24, None).unwrap();
-    assert_eq!(on.records.len(), 24);
-    assert_eq!(off.seconds.last(), Some(&2400.0), "24 full probes of 100 s");
-    let pruned: Vec<&TrialRecord> = on
-        .records
-        .iter()
-        .filter(|r| matches!(r.outcome, Outcome::Pruned { .. }))
-        .collect();
-    assert!(!pruned.is_empty(), "some trial fell behind");
-    for r in &pruned {
-        assert_eq!(r.intermediate.len(), 1, "stopped at the first checkpoint");
-        assert_eq!(
-            r.value,
-            Some(r.intermediate[0].value),
-            "with its partial value"
-        );
-        assert_eq!(r.metrics["duration_s"], 25.0);
-    }
-    let saved = 75.0 * pruned.len() as f64;
-    assert_eq!(on.seconds.last().copied(), Some(2400.0 - saved));
+    let searched = drive::search(&scenario, &mut *sampler, 5).unwrap();
+    let numbers: Vec<u32> = searched.records.iter().map(|r| r.number).collect();
+    assert_eq!(numbers, [0, 1, 2, 3, 4]);
+    assert_eq!(searched.seconds, [120.0, 240.0, 360.0, 480.0, 600.0]);
+    assert_eq!(searched.best.last(), Some(&Some(900.0)));
 }

@@ -37,30 +37,7 @@ pub fn eval(
     workload: &WorkloadSpec,
     seed: u64,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(eval_with_snapshots(deployment, params, workload, seed, &[])?.full)
-}
-
-/// The metrics of a simulated run, and of the same run part-way through.
-#[derive(Clone, Debug)]
-pub struct Snapshotted {
-    /// The metrics so far once each snapshot's count of measured requests had finished, in
-    /// the order asked (fewer when the run never got that far).
-    pub snapshots: Vec<MetricMap>,
-    /// The metrics of the whole run.
-    pub full: MetricMap,
-}
-
-/// [`eval`], also reading the metrics so far as the run goes, once each count of `after`
-/// measured requests (ascending) has finished: what a probe's intermediate values are. The run
-/// itself is not changed by being read.
-pub fn eval_with_snapshots(
-    deployment: &Deployment,
-    params: &Params,
-    workload: &WorkloadSpec,
-    seed: u64,
-    after: &[u64],
-) -> Result<Snapshotted, SimFailure> {
-    run_workload(deployment, params, workload, seed, after, |source| source)
+    Ok(run_workload(deployment, params, workload, seed, |source| source)?.full)
 }
 
 /// [`eval`] with the workload's request source changed by `adapt` (another traffic kind).
@@ -71,7 +48,12 @@ pub(crate) fn eval_traffic(
     seed: u64,
     adapt: impl FnOnce(RequestSource) -> RequestSource,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(run_workload(deployment, params, workload, seed, &[], adapt)?.full)
+    Ok(run_workload(deployment, params, workload, seed, adapt)?.full)
+}
+
+/// What a simulated run measured.
+struct Finished {
+    full: MetricMap,
 }
 
 fn run_workload(
@@ -79,19 +61,16 @@ fn run_workload(
     params: &Params,
     workload: &WorkloadSpec,
     seed: u64,
-    after: &[u64],
     adapt: impl FnOnce(RequestSource) -> RequestSource,
-) -> Result<Snapshotted, SimFailure> {
+) -> Result<Finished, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
     let collector = Collector::new(true, &workload.slo, false);
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
-    run.snapshot_after = after.to_vec();
     run.drive();
-    Ok(Snapshotted {
-        snapshots: run.snapshots,
+    Ok(Finished {
         full: run.collector.metrics(),
     })
 }
@@ -116,9 +95,6 @@ struct Run {
     /// The instant virtual time 0 stands for in the measured requests' records.
     epoch: Instant,
     collector: Collector,
-    /// Counts of finished measured requests at which the metrics so far are read.
-    snapshot_after: Vec<u64>,
-    snapshots: Vec<MetricMap>,
 }
 
 impl Run {
@@ -146,8 +122,6 @@ impl Run {
             events: Vec::new(),
             epoch: Instant::now(),
             collector,
-            snapshot_after: Vec::new(),
-            snapshots: Vec::new(),
         };
         match load {
             Load::Closed { concurrency } => {
@@ -304,11 +278,6 @@ impl Run {
                     self.send(due, self.now);
                 }
             }
-        }
-        let finished = self.collector.completed + self.collector.failed;
-        let next = self.snapshot_after.get(self.snapshots.len());
-        if next.is_some_and(|&k| finished >= k) {
-            self.snapshots.push(self.collector.metrics());
         }
     }
 }

@@ -11,6 +11,10 @@ pub fn quantile(values: &[f64], q: f64) -> f64 {
     }
     let rank = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
     let (lower, upper) = (v[rank.floor() as usize], v[rank.ceil() as usize]);
+    if lower == upper {
+        // Also where both are infinite: no interpolation between them.
+        return lower;
+    }
     lower + (upper - lower) * rank.fract()
 }
 
@@ -31,5 +35,6 @@ mod tests {
         assert_eq!(quantile(&[10.0, 20.0, 30.0, 40.0, 50.0], 0.25), 20.0);
         assert_eq!(quantile(&[0.0, 10.0], 0.9), 9.0);
         assert_eq!(quantile(&[5.0], 0.99), 5.0);
+        assert_eq!(median(&[1.0, f64::INFINITY, f64::INFINITY]), f64::INFINITY);
     }
 }

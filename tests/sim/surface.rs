@@ -172,23 +172,3 @@ fn an_open_loop_with_a_concurrency_cap_sends_exactly_the_requests_asked_for() {
     let m = eval(&d, &params(&[]), &workload, 1).unwrap();
     assert_eq!(m["completed"] + m["failed"], 300.0, "{m:?}");
 }
-
-#[test]
-fn snapshots_read_the_run_so_far_without_changing_it() {
-    let d = deployment(EngineKind::Vllm, None, "H100", "Qwen2.5-7B", 1);
-    let p = params(&[("max_num_seqs", Value::Int(64))]);
-    let full = closed(1024, 256, 0.2, 32, 256);
-    let run = infertune::sim::eval::eval_with_snapshots(&d, &p, &full, 2, &[64, 128]).unwrap();
-    assert_eq!(
-        run.full,
-        eval(&d, &p, &full, 2).unwrap(),
-        "reading changes nothing"
-    );
-    let [quarter, half] = &run.snapshots[..] else {
-        panic!("two snapshots, got {}", run.snapshots.len());
-    };
-    assert_eq!(quarter["completed"], 64.0);
-    assert_eq!(half["completed"], 128.0);
-    assert!(quarter["duration_s"] < half["duration_s"]);
-    assert!(half["duration_s"] < run.full["duration_s"]);
-}

@@ -4,8 +4,6 @@
 //! queued configs, sampler asks, re-runs after a resume, re-validation repeats, the budget and
 //! the stop rules; the dispatch loop carries its decisions out over an executor.
 
-pub(crate) mod behind;
-
 use super::observer::{EarlyEnd, Phase};
 use super::select;
 use crate::record::{Params, TrialId, TrialKind, TrialRecord};
@@ -28,8 +26,6 @@ pub(crate) struct PlanSpec {
     pub repeats: u32,
     /// Accelerators a trial of a config takes.
     pub devices_per_trial: DevicesPerTrial,
-    /// Stops a trial's probe at a checkpoint where it is behind the others; `None`: never.
-    pub pruner: Option<behind::PercentilePruner>,
 }
 
 impl PlanSpec {
@@ -52,7 +48,6 @@ impl PlanSpec {
             revalidate_top: search.revalidate_top,
             repeats: search.repeats,
             devices_per_trial: space.placement.devices_per_trial.clone(),
-            pruner: None,
         }
     }
 }
@@ -93,8 +88,6 @@ pub(crate) struct Planned {
     pub slot: Option<u32>,
     /// Accelerators to keep it off where others are free (its original's).
     pub avoid: Vec<u32>,
-    /// What it must reach at the probe's checkpoints to go on (none: it runs to the end).
-    pub bars: Vec<behind::Bar>,
 }
 
 /// What happens next.
@@ -234,10 +227,6 @@ impl<'a> Planner<'a> {
             let (id, params) = self.reruns.remove(i);
             return self.run(id, params, None, Vec::new());
         }
-        let bars = match &self.spec.pruner {
-            Some(pruner) if !needs_baseline => pruner.bars(now.records),
-            _ => Vec::new(),
-        };
         let queued = originals
             .iter()
             .filter(|r| !r.is_baseline() && select::counts_as_config(r))
@@ -279,10 +268,7 @@ impl<'a> Planner<'a> {
                 rule: r.rule,
                 message: r.message,
             },
-            Ok(params) => match self.run(id, params, None, Vec::new()) {
-                Decision::Run(planned) => Decision::Run(Planned { bars, ..planned }),
-                other => other,
-            },
+            Ok(params) => self.run(id, params, None, Vec::new()),
         }
     }
 
@@ -339,7 +325,6 @@ impl<'a> Planner<'a> {
                 devices: n as u32,
                 slot: Some(slot),
                 avoid: original.devices.clone(),
-                bars: Vec::new(),
             }),
         }
     }
@@ -354,7 +339,6 @@ impl<'a> Planner<'a> {
                 devices,
                 slot,
                 avoid,
-                bars: Vec::new(),
             }),
             Err(why) => Decision::Unplaceable { id, params, why },
         }

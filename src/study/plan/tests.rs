@@ -37,7 +37,6 @@ fn spec(trials: u32) -> PlanSpec {
         revalidate_top: 1,
         repeats: 2,
         devices_per_trial: DevicesPerTrial::Count(1),
-        pruner: None,
     }
 }
 
