@@ -1,4 +1,5 @@
-//! Load shapes: closed loop (fixed workers) and open loop (scheduled arrivals).
+//! Load shapes: closed loop (fixed workers), open loop (scheduled arrivals) and trace replay
+//! (each request at its trace time).
 
 use super::conn::Conn;
 use super::dataset::{PlannedRequest, Planner};
@@ -34,6 +35,8 @@ pub(crate) enum Shape {
         max_concurrency: Option<u32>,
         seed: u64,
     },
+    /// Each request at its replayed trace's time.
+    Trace { max_concurrency: Option<u32> },
 }
 
 enum Requests {
@@ -47,6 +50,9 @@ pub(crate) struct Feed {
     model: String,
     stop_at: Mutex<Option<Instant>>,
     duration: Option<Duration>,
+    /// When the phase started, and the trace time of its first request: a replayed request
+    /// is due at `origin + (at − first_at)`.
+    origin: Mutex<(Instant, Option<Duration>)>,
 }
 
 impl Feed {
@@ -55,9 +61,10 @@ impl Feed {
         Self::new(Requests::Prebuilt(requests.into()), model, None)
     }
 
-    /// Requests drawn from `planner` until `duration` has passed since [`Feed::start`].
-    pub fn timed(planner: Planner, model: &str, duration: Duration) -> Self {
-        Self::new(Requests::Lazy(Box::new(planner)), model, Some(duration))
+    /// Requests drawn from `planner` until it ends or `duration` has passed since
+    /// [`Feed::start`].
+    pub fn lazy(planner: Planner, model: &str, duration: Option<Duration>) -> Self {
+        Self::new(Requests::Lazy(Box::new(planner)), model, duration)
     }
 
     /// Also stop issuing `duration` after [`Feed::start`].
@@ -72,15 +79,18 @@ impl Feed {
             model: model.to_string(),
             stop_at: Mutex::new(None),
             duration,
+            origin: Mutex::new((Instant::now(), None)),
         }
     }
 
-    /// Starts the clock of a duration-bound feed.
+    /// Starts the clock of the phase.
     pub fn start(&self, now: Instant) {
         *self.stop_at.lock().expect("feed lock") = self.duration.map(|d| now + d);
+        self.origin.lock().expect("feed lock").0 = now;
     }
 
-    /// The request due at `scheduled`, or `None` when the phase is over.
+    /// The request due at `scheduled` (a replayed request: at its trace time), or `None` when
+    /// the phase is over.
     pub fn next(&self, scheduled: Instant) -> Result<Option<Outgoing>> {
         if self
             .stop_at
@@ -97,17 +107,29 @@ impl Feed {
                 Some(planned) => planned,
                 None => return Ok(None),
             },
-            Requests::Lazy(planner) => planner
-                .next_request()
-                .context("building the next request")?,
+            Requests::Lazy(planner) => {
+                match planner.next().context("building the next request")? {
+                    Some(planned) => planned,
+                    None => return Ok(None),
+                }
+            }
         };
         let index = *issued;
         *issued += 1;
+        let scheduled = match planned.at {
+            Some(at) => {
+                let mut origin = self.origin.lock().expect("feed lock");
+                let first = *origin.1.get_or_insert(at);
+                origin.0 + at.saturating_sub(first)
+            }
+            None => scheduled,
+        };
         Ok(Some(Outgoing {
             index,
             body: planned.body_with_model(&self.model),
             input_tokens: planned.input_tokens,
             scheduled,
+            replayed_output: planned.at.map(|_| planned.max_tokens),
         }))
     }
 }
@@ -140,7 +162,17 @@ pub(crate) fn spawn(
             seed,
         } => {
             tasks.spawn(open_dispatcher(
-                Arrivals::new(rate, burstiness, seed),
+                Some(Arrivals::new(rate, burstiness, seed)),
+                max_concurrency,
+                feed,
+                exchange,
+                pool,
+                tx,
+            ));
+        }
+        Shape::Trace { max_concurrency } => {
+            tasks.spawn(open_dispatcher(
+                None,
                 max_concurrency,
                 feed,
                 exchange,
@@ -185,8 +217,10 @@ fn give_back(pool: &Pool, conn: Option<Conn>) {
     }
 }
 
+/// Sends each request at its scheduled time: `arrivals` draws the gaps of an open loop;
+/// without them the feed schedules each request (trace replay).
 async fn open_dispatcher(
-    mut arrivals: Arrivals,
+    mut arrivals: Option<Arrivals>,
     max_concurrency: Option<u32>,
     feed: Arc<Feed>,
     exchange: Arc<Exchange>,
@@ -205,7 +239,7 @@ async fn open_dispatcher(
                 break;
             }
         };
-        tokio::time::sleep_until(due.into()).await;
+        wait_until(request.scheduled).await;
         let permit = match &limit {
             Some(semaphore) => semaphore.clone().acquire_owned().await.ok(),
             None => None,
@@ -218,10 +252,27 @@ async fn open_dispatcher(
             drop(permit);
             let _ = tx.send(Message::Record(record));
         });
+        // Let the request be written before the next body is built.
+        tokio::task::yield_now().await;
         while requests.try_join_next().is_some() {}
-        due += arrivals.next_gap();
+        if let Some(arrivals) = &mut arrivals {
+            due += arrivals.next_gap();
+        }
     }
     while requests.join_next().await.is_some() {}
+}
+
+/// The timer wakes up to a millisecond late; its last stretch is spent yielding instead.
+const SPIN: Duration = Duration::from_micros(1500);
+
+/// Returns at `at`, give or take the time other tasks hold the thread.
+async fn wait_until(at: Instant) {
+    if let Some(early) = at.checked_sub(SPIN) {
+        tokio::time::sleep_until(early.into()).await;
+    }
+    while Instant::now() < at {
+        tokio::task::yield_now().await;
+    }
 }
 
 /// Seeded inter-arrival gaps: gamma with shape `burstiness` and mean `1/rate`.

@@ -2,7 +2,7 @@
 //! probe measures (queued TTFT, error kinds, token-count sources, pruning).
 
 use super::load::Shape;
-use super::metrics::Collector;
+use super::metrics::{Collector, OUTPUT_MISMATCHED, PROMPT_MISMATCHED, USAGE_UNREPORTED};
 use super::plan::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
 use super::{EarlyStop, Target};
@@ -10,13 +10,16 @@ use crate::record::{Latency, MetricMap};
 use serde_json::{json, Map, Value};
 
 /// Metrics that are whole numbers.
-const COUNTS: [&str; 6] = [
+const COUNTS: [&str; 9] = [
     "completed",
     "failed",
     "incomplete",
     "total_input_tokens",
     "total_output_tokens",
     "incomplete_output_tokens",
+    PROMPT_MISMATCHED,
+    OUTPUT_MISMATCHED,
+    USAGE_UNREPORTED,
 ];
 
 /// The report of one run.
@@ -28,6 +31,7 @@ pub(crate) fn json(
     collector: &Collector,
     metrics: &MetricMap,
     pruned: &Option<EarlyStop>,
+    replay: Option<Value>,
 ) -> Value {
     let (rate, burstiness, max_concurrency) = match plan.shape {
         Shape::Closed { concurrency } => (Value::Null, Value::Null, json!(concurrency)),
@@ -37,6 +41,7 @@ pub(crate) fn json(
             max_concurrency,
             ..
         } => (json!(rate), json!(burstiness), json!(max_concurrency)),
+        Shape::Trace { max_concurrency } => (Value::Null, Value::Null, json!(max_concurrency)),
     };
     let tokenizer = match &workload.dataset {
         DatasetSpec::Random {
@@ -79,6 +84,9 @@ pub(crate) fn json(
         "goodput_slo": workload.slo.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "pruned": pruned.as_ref().map(ToString::to_string),
     });
+    if let Some(replay) = replay {
+        report["trace_replay"] = replay;
+    }
     let fields = report.as_object_mut().expect("built as an object");
     for (key, value) in metrics {
         if key == "duration_s" {

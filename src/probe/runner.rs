@@ -49,6 +49,7 @@ pub(crate) async fn run(
     let plan = Plan::new(workload)?;
     limits::ensure_open_files(plan.max_in_flight())?;
     let mut planner = Planner::new(workload)?;
+    let replay = planner.replay_summary();
     let phases = Phases {
         exchange: Arc::new(Exchange {
             endpoint: Endpoint::new(target, workload.api)?,
@@ -73,7 +74,16 @@ pub(crate) async fn run(
             );
         }
         let path = phases.exchange.endpoint.path();
-        let json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        let json = report::json(
+            target,
+            workload,
+            &plan,
+            path,
+            collector,
+            &metrics,
+            &pruned,
+            replay.clone(),
+        );
         ProbeReport {
             metrics,
             pruned,
@@ -109,8 +119,7 @@ pub(crate) async fn run(
         warmup = Some(warmed);
     }
     let Some(n) = plan.requests else {
-        let duration = plan.duration.unwrap_or_default();
-        let feed = Feed::timed(planner, &target.model, duration);
+        let feed = Feed::lazy(planner, &target.model, plan.duration);
         let pruned = phases
             .run(
                 plan.shape,

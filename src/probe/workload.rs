@@ -94,6 +94,51 @@ pub enum DatasetSpec {
         #[serde(default)]
         output_len: Option<u32>,
     },
+    /// A timestamped production trace, replayed: each request goes out at its (scaled) arrival
+    /// time with exactly the trace's input and output token counts (`max_tokens` with
+    /// `ignore_eos`; run it with `load: {kind: trace}`). The file is streamed, never held in
+    /// memory.
+    Trace {
+        /// File path.
+        path: PathBuf,
+        /// How the file is laid out.
+        format: TraceFormat,
+        /// Replay this many times faster than the trace (2 = twice the arrival rate).
+        #[serde(default = "one")]
+        speed: f64,
+        /// Skip the trace's first `start` (trace time).
+        #[serde(default, with = "humantime_serde")]
+        start: Duration,
+        /// Replay this much of the trace after `start` (trace time; it takes `duration/speed`).
+        #[serde(default, with = "humantime_serde")]
+        duration: Option<Duration>,
+        /// Replay at most this many requests.
+        #[serde(default)]
+        requests: Option<u32>,
+        /// The model's context (input + output tokens); a longer request is an error unless
+        /// `scale` is set.
+        #[serde(default)]
+        max_context: Option<u32>,
+        /// Scale every length (and Mooncake's block size) by one factor so that the longest
+        /// request of the window fits `max_context`; the factor is stated in the report.
+        #[serde(default)]
+        scale: bool,
+    },
+}
+
+/// The layout of a trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// Azure LLM inference CSV: `TIMESTAMP,ContextTokens,GeneratedTokens`, timestamps as
+    /// `2023-11-16 18:15:46.6805900`.
+    Azure,
+    /// Mooncake JSONL: `{"timestamp": ms, "input_length", "output_length", "hash_ids"}`, each
+    /// hash id naming a 512-token block (equal ids, identical blocks).
+    Mooncake,
+    /// JSONL: `{"timestamp": seconds, "input_length", "output_length"}`, optional `hash_ids`
+    /// of 512-token blocks.
+    Jsonl,
 }
 
 /// How requests are issued.
@@ -127,6 +172,12 @@ pub enum LoadSpec {
         /// Stop issuing after this long.
         #[serde(default, with = "humantime_serde")]
         duration: Option<Duration>,
+    },
+    /// Requests sent at the arrival times of a `trace` dataset, which also bounds the run.
+    Trace {
+        /// Cap on requests in flight.
+        #[serde(default)]
+        max_concurrency: Option<u32>,
     },
 }
 
@@ -183,6 +234,7 @@ impl LoadSpec {
             | LoadSpec::Open {
                 requests, duration, ..
             } => (*requests, *duration),
+            LoadSpec::Trace { .. } => (None, None),
         }
     }
 
@@ -212,6 +264,12 @@ impl LoadSpec {
                 if *max_concurrency == Some(0) {
                     return Err("open-loop load: max_concurrency must be at least 1".into());
                 }
+            }
+            LoadSpec::Trace { max_concurrency } => {
+                return match max_concurrency {
+                    Some(0) => Err("trace load: max_concurrency must be at least 1".into()),
+                    _ => Ok(()),
+                };
             }
         }
         match self.limits() {

@@ -143,21 +143,26 @@ pub(crate) fn from_workload(
         )));
     }
     workload.load.validate().map_err(SimFailure::invalid)?;
-    let load = match &workload.load {
-        LoadSpec::Closed { concurrency, .. } => Load::Closed {
-            concurrency: *concurrency,
-        },
-        LoadSpec::Open {
-            rate,
-            burstiness,
-            max_concurrency,
-            ..
-        } => Load::Open {
-            rate: *rate,
-            burstiness: *burstiness,
-            cap: *max_concurrency,
-        },
-    };
+    let load =
+        match &workload.load {
+            LoadSpec::Closed { concurrency, .. } => Load::Closed {
+                concurrency: *concurrency,
+            },
+            LoadSpec::Open {
+                rate,
+                burstiness,
+                max_concurrency,
+                ..
+            } => Load::Open {
+                rate: *rate,
+                burstiness: *burstiness,
+                cap: *max_concurrency,
+            },
+            LoadSpec::Trace { .. } => return Err(SimFailure::invalid(
+                "`load: {kind: trace}` replays a trace dataset, which `sim eval` does not model; \
+                 replay it against `infertune sim serve` with `infertune bench` instead",
+            )),
+        };
     let (requests, duration) = workload.load.limits();
     let gaps = match load {
         Load::Open {

@@ -84,6 +84,7 @@ impl Track {
             token_events: u64::from(self.tokens),
             streamed: true,
             error: self.error.take(),
+            replay: None,
         }
     }
 }

@@ -7,3 +7,4 @@ mod bench_sweep;
 mod cli;
 mod dataset;
 mod errors;
+mod trace;

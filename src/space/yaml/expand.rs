@@ -108,9 +108,9 @@ pub(crate) fn probe_paths(
         DatasetSpec::Random {
             tokenizer: None, ..
         } => {}
-        DatasetSpec::Jsonl { path: p, .. } | DatasetSpec::Sharegpt { path: p, .. } => {
-            *p = path("probe.dataset.path", p)?
-        }
+        DatasetSpec::Jsonl { path: p, .. }
+        | DatasetSpec::Sharegpt { path: p, .. }
+        | DatasetSpec::Trace { path: p, .. } => *p = path("probe.dataset.path", p)?,
     }
     Ok(probe)
 }
