@@ -21,6 +21,13 @@ pub(crate) struct BenchArgs {
 /// The options of `infertune bench`.
 #[derive(clap::Args, Debug)]
 struct BenchOptions {
+    /// Workload file (a probe workload in YAML, as in a search space's `probe:`): any dataset
+    /// and load kind; replaces the dataset, load and request flags.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "api", "concurrency", "requests", "rate", "duration", "warmup", "dataset", "input_len",
+        "output_len", "dataset_path", "max_tokens", "trace_format", "seed", "slo", "ignore_eos",
+    ])]
+    workload: Option<PathBuf>,
     /// Base URL of the server.
     #[arg(long, default_value = "http://127.0.0.1:8000")]
     url: String,
@@ -195,8 +202,15 @@ impl fmt::Debug for Secret {
 /// Runs `infertune bench`; exits non-zero only when every request failed.
 pub fn run(args: BenchArgs) -> Result<i32> {
     let args = *args.options;
-    let base = workload(&args)?;
-    let (plan, runs) = plan(&args)?;
+    let (base, loads) = match &args.workload {
+        Some(path) => {
+            let base = WorkloadSpec::from_file(path)?;
+            let loads = vec![base.load.clone()];
+            (base, loads)
+        }
+        None => (workload(&args)?, loads(&args)?),
+    };
+    let (plan, runs) = plan(&args, loads)?;
     let target = Target {
         base_url: args.url.clone(),
         model: args.model.clone(),
@@ -262,9 +276,8 @@ fn workload(args: &BenchOptions) -> Result<WorkloadSpec> {
     })
 }
 
-/// The session's plan and how many runs it makes.
-fn plan(args: &BenchOptions) -> Result<(Plan, Runs)> {
-    let loads = loads(args)?;
+/// The session's plan over `loads` and how many runs it makes.
+fn plan(args: &BenchOptions, loads: Vec<LoadSpec>) -> Result<(Plan, Runs)> {
     if !args.sweep {
         let planned = loads.iter().map(|l| l.limits().0.map(u64::from)).sum();
         let runs = Runs::Listed(loads.len(), planned);

@@ -100,7 +100,8 @@ fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
         .arg(&json)
         .assert()
         .success()
-        .stdout(contains("trace replay"));
+        .stdout(contains("Trace replay: 30 requests"))
+        .stdout(contains("(prompt / output / unreported): 0 / 0 / 0"));
     let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["completed"], 30, "{report}");
     assert_eq!(report["trace_replay"]["requests"], 30);
@@ -117,6 +118,54 @@ fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
     assert!(duration >= span / 20.0, "{duration} s for a {span} s span");
     let late = report["p99_send_lateness_ms"].as_f64().unwrap();
     assert!(late < 100.0, "p99 send lateness {late} ms");
+}
+
+#[test]
+fn bench_runs_a_workload_file() {
+    let sim = SimServer::start(&[
+        "--card",
+        "H100",
+        "--model",
+        "Qwen2.5-7B",
+        "--served-model-name",
+        "m",
+        "--time-scale",
+        "0.01",
+        "--startup-time",
+        "0s",
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "t.jsonl",
+        "{\"timestamp\": 0, \"input_length\": 30, \"output_length\": 4, \"hash_ids\": [1]}\n\
+         {\"timestamp\": 100, \"input_length\": 40, \"output_length\": 5, \"hash_ids\": [1]}\n\
+         {\"timestamp\": 200, \"input_length\": 50, \"output_length\": 6, \"hash_ids\": [2]}\n",
+    );
+    let yaml = format!(
+        "api: completions\ndataset: {{kind: trace, path: {}, format: mooncake, speed: 2}}\n\
+         load: {{kind: trace}}\n",
+        path.display()
+    );
+    let workload = write(dir.path(), "w.yaml", &yaml);
+    let json = dir.path().join("r.json");
+    let mut cmd = Command::cargo_bin("infertune").unwrap();
+    cmd.args(["bench", "--url", &sim.url, "--model", "m", "--workload"])
+        .arg(&workload)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["completed"], 3, "{report}");
+    assert_eq!(report["total_input_tokens"], 120);
+    assert_eq!(report["total_output_tokens"], 15);
+    let mut both = Command::cargo_bin("infertune").unwrap();
+    both.args(["bench", "--model", "m", "--rate", "2", "--workload"])
+        .arg(&workload)
+        .assert()
+        .failure()
+        .stderr(contains("--rate"));
 }
 
 #[test]
