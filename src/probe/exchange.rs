@@ -42,6 +42,8 @@ pub(crate) struct Outgoing {
     pub input_tokens: u32,
     pub scheduled: Instant,
     pub replayed_output: Option<u32>,
+    /// The stage of a staged load it belongs to.
+    pub stage: Option<u32>,
 }
 
 impl Exchange {
@@ -68,6 +70,7 @@ impl Exchange {
             token_events: 0,
             streamed: self.stream,
             error: None,
+            stage: request.stage,
             replay: request.replayed_output.map(|output| ReplayCheck {
                 input: request.input_tokens,
                 output,

@@ -5,10 +5,11 @@ use super::conn::Conn;
 use super::dataset::{PlannedRequest, Planner};
 use super::exchange::{Exchange, Outgoing};
 use super::record::RequestRecord;
+use super::workload::{Stage, StageArrivals};
 use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Gamma};
+use rand_distr::{Distribution, Exp1, Gamma};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,7 +25,7 @@ pub(crate) enum Message {
 }
 
 /// How requests are issued in one phase.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Shape {
     /// `concurrency` workers, each sending its next request when the last one ends.
     Closed { concurrency: u32 },
@@ -37,6 +38,23 @@ pub(crate) enum Shape {
     },
     /// Each request at its replayed trace's time.
     Trace { max_concurrency: Option<u32> },
+    /// Open-loop stages one after another.
+    Stages {
+        stages: Arc<[Stage]>,
+        arrivals: StageArrivals,
+        max_concurrency: Option<u32>,
+        seed: u64,
+    },
+}
+
+/// When an open dispatcher sends its next request.
+enum Schedule {
+    /// Gaps drawn after each arrival.
+    Gaps(Arrivals),
+    /// Stages one after another.
+    Stages(StageClock),
+    /// At the times the feed gives (trace replay).
+    Feed,
 }
 
 enum Requests {
@@ -130,6 +148,7 @@ impl Feed {
             input_tokens: planned.input_tokens,
             scheduled,
             replayed_output: planned.at.map(|_| planned.max_tokens),
+            stage: None,
         }))
     }
 }
@@ -162,7 +181,7 @@ pub(crate) fn spawn(
             seed,
         } => {
             tasks.spawn(open_dispatcher(
-                Some(Arrivals::new(rate, burstiness, seed)),
+                Schedule::Gaps(Arrivals::new(rate, burstiness, seed)),
                 max_concurrency,
                 feed,
                 exchange,
@@ -172,7 +191,23 @@ pub(crate) fn spawn(
         }
         Shape::Trace { max_concurrency } => {
             tasks.spawn(open_dispatcher(
-                None,
+                Schedule::Feed,
+                max_concurrency,
+                feed,
+                exchange,
+                pool,
+                tx,
+            ));
+        }
+        Shape::Stages {
+            stages,
+            arrivals,
+            max_concurrency,
+            seed,
+        } => {
+            let clock = StageClock::new(stages, arrivals, seed);
+            tasks.spawn(open_dispatcher(
+                Schedule::Stages(clock),
                 max_concurrency,
                 feed,
                 exchange,
@@ -217,10 +252,9 @@ fn give_back(pool: &Pool, conn: Option<Conn>) {
     }
 }
 
-/// Sends each request at its scheduled time: `arrivals` draws the gaps of an open loop;
-/// without them the feed schedules each request (trace replay).
+/// Sends each request at its scheduled time.
 async fn open_dispatcher(
-    mut arrivals: Option<Arrivals>,
+    mut schedule: Schedule,
     max_concurrency: Option<u32>,
     feed: Arc<Feed>,
     exchange: Arc<Exchange>,
@@ -229,10 +263,18 @@ async fn open_dispatcher(
 ) {
     let limit = max_concurrency.map(|n| Arc::new(Semaphore::new(n as usize)));
     let mut requests = JoinSet::new();
-    let mut due = Instant::now();
+    let start = Instant::now();
+    let mut due = start;
+    let mut stage = None;
     loop {
+        if let Schedule::Stages(clock) = &mut schedule {
+            let Some((at, index)) = clock.next() else {
+                break;
+            };
+            (due, stage) = (start + at, Some(index));
+        }
         let request = match feed.next(due) {
-            Ok(Some(request)) => request,
+            Ok(Some(request)) => Outgoing { stage, ..request },
             Ok(None) => break,
             Err(e) => {
                 let _ = tx.send(Message::Fatal(e));
@@ -255,7 +297,7 @@ async fn open_dispatcher(
         // Let the request be written before the next body is built.
         tokio::task::yield_now().await;
         while requests.try_join_next().is_some() {}
-        if let Some(arrivals) = &mut arrivals {
+        if let Schedule::Gaps(arrivals) = &mut schedule {
             due += arrivals.next_gap();
         }
     }
@@ -272,6 +314,51 @@ async fn wait_until(at: Instant) {
     }
     while Instant::now() < at {
         tokio::task::yield_now().await;
+    }
+}
+
+/// The arrival times of a staged load: offsets from its start, each with its stage.
+pub(crate) struct StageClock {
+    stages: Arc<[Stage]>,
+    poisson: Option<(Exp1, ChaCha8Rng)>,
+    stage: usize,
+    stage_start: f64,
+    next: f64,
+}
+
+impl StageClock {
+    /// The clock of `stages` (checked by the workload).
+    pub fn new(stages: Arc<[Stage]>, arrivals: StageArrivals, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(1);
+        StageClock {
+            stages,
+            poisson: (arrivals == StageArrivals::Poisson).then_some((Exp1, rng)),
+            stage: 0,
+            stage_start: 0.0,
+            next: 0.0,
+        }
+    }
+
+    /// The next arrival's offset and stage; `None` after the last stage.
+    pub(crate) fn next(&mut self) -> Option<(Duration, u32)> {
+        loop {
+            let stage = self.stages.get(self.stage)?;
+            let end = self.stage_start + stage.duration.as_secs_f64();
+            // A nanosecond's slack: summed gaps of 1/rate must not add an arrival at `end`.
+            if self.next < end - 1e-9 {
+                let at = self.next;
+                let unit: f64 = match &mut self.poisson {
+                    Some((exp, rng)) => exp.sample(rng),
+                    None => 1.0,
+                };
+                self.next += unit / stage.rate;
+                return Some((Duration::from_secs_f64(at), self.stage as u32));
+            }
+            self.stage += 1;
+            self.stage_start = end;
+            self.next = end;
+        }
     }
 }
 
@@ -301,6 +388,39 @@ impl Arrivals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stages_follow_one_another_at_their_rates() {
+        let stages: Arc<[Stage]> = vec![
+            Stage {
+                rate: 2.0,
+                duration: Duration::from_secs(3),
+            },
+            Stage {
+                rate: 10.0,
+                duration: Duration::from_secs(1),
+            },
+        ]
+        .into();
+        let mut clock = StageClock::new(stages.clone(), StageArrivals::Constant, 0);
+        let arrivals: Vec<(f64, u32)> = std::iter::from_fn(|| clock.next())
+            .map(|(at, stage)| (at.as_secs_f64(), stage))
+            .collect();
+        assert_eq!(arrivals.iter().filter(|a| a.1 == 0).count(), 6);
+        assert_eq!(arrivals.iter().filter(|a| a.1 == 1).count(), 10);
+        assert!((arrivals[6].0 - 3.0).abs() < 1e-9 && (arrivals[7].0 - 3.1).abs() < 1e-9);
+        let long: Arc<[Stage]> = vec![Stage {
+            rate: 50.0,
+            duration: Duration::from_secs(400),
+        }]
+        .into();
+        let mut poisson = StageClock::new(long, StageArrivals::Poisson, 3);
+        let n = std::iter::from_fn(|| poisson.next()).count() as f64;
+        assert!(
+            (n - 20_000.0).abs() < 600.0,
+            "{n} arrivals, expected about 20000"
+        );
+    }
 
     #[test]
     fn gaps_have_the_requested_mean_and_are_seeded() {

@@ -76,6 +76,9 @@ pub(crate) fn with_load(
             max_concurrency, ..
         }
         | LoadSpec::Trace { max_concurrency }, LoadKnob::Concurrency) => *max_concurrency = Some(whole),
+        (LoadSpec::Stages { .. }, _) => bail!(
+            "objective.load_search cannot search a staged load; give each stage's rate instead"
+        ),
         (LoadSpec::Trace { .. }, LoadKnob::Rate) => bail!(
             "objective.load_search over `rate` cannot change a replayed trace's arrivals; use `over: concurrency` (its max_concurrency) or the trace's speed"
         ),

@@ -34,6 +34,16 @@ impl Plan {
             LoadSpec::Trace { max_concurrency } => Shape::Trace {
                 max_concurrency: *max_concurrency,
             },
+            LoadSpec::Stages {
+                stages,
+                arrivals,
+                max_concurrency,
+            } => Shape::Stages {
+                stages: stages.clone().into(),
+                arrivals: *arrivals,
+                max_concurrency: *max_concurrency,
+                seed: workload.seed,
+            },
         };
         let replays = matches!(workload.dataset, DatasetSpec::Trace { .. });
         let trace_load = matches!(workload.load, LoadSpec::Trace { .. });
@@ -61,6 +71,9 @@ impl Plan {
         match self.shape {
             Shape::Closed { concurrency } => Some(concurrency),
             Shape::Open {
+                max_concurrency, ..
+            }
+            | Shape::Stages {
                 max_concurrency, ..
             }
             | Shape::Trace { max_concurrency } => max_concurrency,

@@ -109,6 +109,8 @@ pub(crate) struct RequestRecord {
     pub streamed: bool,
     /// `None` when the request succeeded.
     pub error: Option<RequestError>,
+    /// The stage of a staged load the request belongs to.
+    pub stage: Option<u32>,
     /// For a replayed trace's request: the lengths the trace asked for.
     pub replay: Option<ReplayCheck>,
 }

@@ -74,16 +74,10 @@ pub(crate) async fn run(
             );
         }
         let path = phases.exchange.endpoint.path();
-        let json = report::json(
-            target,
-            workload,
-            &plan,
-            path,
-            collector,
-            &metrics,
-            &pruned,
-            replay.clone(),
-        );
+        let mut json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        if let Some(replay) = &replay {
+            json["trace_replay"] = replay.clone();
+        }
         ProbeReport {
             metrics,
             pruned,
@@ -91,6 +85,9 @@ pub(crate) async fn run(
         }
     };
     let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
+    if let Shape::Stages { stages, .. } = &plan.shape {
+        collector = collector.with_stages(stages.len());
+    }
     let mut warmup = None;
     if workload.warmup > 0 {
         let requests = (0..workload.warmup)
@@ -122,7 +119,7 @@ pub(crate) async fn run(
         let feed = Feed::lazy(planner, &target.model, plan.duration);
         let pruned = phases
             .run(
-                plan.shape,
+                plan.shape.clone(),
                 feed,
                 &mut collector,
                 Planned::default(),
@@ -145,7 +142,7 @@ pub(crate) async fn run(
     };
     let pruned = phases
         .run(
-            plan.shape,
+            plan.shape.clone(),
             prebuilt(requests),
             &mut collector,
             planned,

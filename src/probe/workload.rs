@@ -94,6 +94,25 @@ pub enum DatasetSpec {
         #[serde(default)]
         output_len: Option<u32>,
     },
+    /// Shared-prefix chat as inference-perf's `shared_prefix` generator sent it in the public
+    /// H100 measurements: groups of users sharing a system prompt, each asking its question;
+    /// multi-turn users resend their conversation (see `probe::dataset::shared_prefix`).
+    #[serde(rename = "shared_prefix")]
+    SharedPrefix {
+        /// System prompts, one per group.
+        num_groups: u32,
+        /// Users sharing each system prompt.
+        prompts_per_group: u32,
+        /// Tokens of each system prompt.
+        system_prompt_len: u32,
+        /// Tokens of each user's question.
+        question_len: u32,
+        /// Tokens generated per request (`max_tokens`; send with `ignore_eos`).
+        output_len: u32,
+        /// Each user's next request resends its conversation (else every question is new).
+        #[serde(default)]
+        multi_turn: bool,
+    },
     /// A timestamped production trace, replayed: each request goes out at its (scaled) arrival
     /// time with exactly the trace's input and output token counts (`max_tokens` with
     /// `ignore_eos`; run it with `load: {kind: trace}`). The file is streamed, never held in
@@ -179,6 +198,40 @@ pub enum LoadSpec {
         #[serde(default)]
         max_concurrency: Option<u32>,
     },
+    /// Open-loop stages one after another, each at its own rate for its own duration; the
+    /// report has the metrics of each stage besides the whole run's.
+    Stages {
+        /// The stages, in order.
+        stages: Vec<Stage>,
+        /// How arrivals are spaced within a stage.
+        #[serde(default)]
+        arrivals: StageArrivals,
+        /// Cap on requests in flight.
+        #[serde(default)]
+        max_concurrency: Option<u32>,
+    },
+}
+
+/// One stage of a staged load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// Requests per second.
+    pub rate: f64,
+    /// How long the stage lasts.
+    #[serde(with = "humantime_serde")]
+    pub duration: Duration,
+}
+
+/// How arrivals are spaced within a stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageArrivals {
+    /// Exactly `1/rate` apart (inference-perf's `constant`).
+    #[default]
+    Constant,
+    /// Exponential gaps of mean `1/rate`, seeded.
+    Poisson,
 }
 
 fn yes() -> bool {
@@ -244,6 +297,9 @@ impl LoadSpec {
                 requests, duration, ..
             } => (*requests, *duration),
             LoadSpec::Trace { .. } => (None, None),
+            LoadSpec::Stages { stages, .. } => {
+                (None, Some(stages.iter().map(|s| s.duration).sum()))
+            }
         }
     }
 
@@ -279,6 +335,28 @@ impl LoadSpec {
                     Some(0) => Err("trace load: max_concurrency must be at least 1".into()),
                     _ => Ok(()),
                 };
+            }
+            LoadSpec::Stages {
+                stages,
+                max_concurrency,
+                ..
+            } => {
+                if stages.is_empty() {
+                    return Err("staged load: list at least one stage, e.g. `stages: [{rate: 8, duration: 10m}]`".into());
+                }
+                for (i, stage) in stages.iter().enumerate() {
+                    if !(stage.rate.is_finite() && stage.rate > 0.0) {
+                        return Err(format!("staged load: stages[{i}].rate must be a positive number of requests/s, got {}", stage.rate));
+                    }
+                    if stage.duration.is_zero() {
+                        return Err(format!(
+                            "staged load: stages[{i}].duration must be more than zero"
+                        ));
+                    }
+                }
+                if *max_concurrency == Some(0) {
+                    return Err("staged load: max_concurrency must be at least 1".into());
+                }
             }
         }
         match self.limits() {

@@ -124,6 +124,36 @@ pub(crate) struct RequestSource {
 pub(crate) fn from_workload(
     workload: &WorkloadSpec,
 ) -> Result<(RequestSource, Load, Limits), SimFailure> {
+    if let DatasetSpec::SharedPrefix {
+        num_groups,
+        prompts_per_group,
+        system_prompt_len,
+        question_len,
+        output_len,
+        multi_turn,
+    } = &workload.dataset
+    {
+        let chat = SharedPrefixChat {
+            num_groups: *num_groups,
+            prompts_per_group: *prompts_per_group,
+            system_prompt_len: *system_prompt_len,
+            question_len: *question_len,
+            output_len: *output_len,
+            multi_turn: *multi_turn,
+        };
+        chat.check().map_err(SimFailure::invalid)?;
+        let mut lengths = workload.clone();
+        lengths.dataset = DatasetSpec::Random {
+            input_len: *question_len,
+            output_len: *output_len,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            tokenizer: None,
+        };
+        let (source, load, limits) = from_workload(&lengths)?;
+        let chat = Some(chat);
+        return Ok((RequestSource { chat, ..source }, load, limits));
+    }
     let DatasetSpec::Random {
         input_len,
         output_len,
@@ -158,9 +188,9 @@ pub(crate) fn from_workload(
                 burstiness: *burstiness,
                 cap: *max_concurrency,
             },
-            LoadSpec::Trace { .. } => return Err(SimFailure::invalid(
-                "`load: {kind: trace}` replays a trace dataset, which `sim eval` does not model; \
-                 replay it against `infertune sim serve` with `infertune bench` instead",
+            LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => return Err(SimFailure::invalid(
+                "`sim eval` models closed and open loads; send a trace replay or staged load to \
+                 `infertune sim serve` with `infertune bench`",
             )),
         };
     let (requests, duration) = workload.load.limits();

@@ -85,6 +85,7 @@ impl Track {
             streamed: true,
             error: self.error.take(),
             replay: None,
+            stage: None,
         }
     }
 }

@@ -40,6 +40,9 @@ pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
         LoadSpec::Open {
             max_concurrency, ..
         }
+        | LoadSpec::Stages {
+            max_concurrency, ..
+        }
         | LoadSpec::Trace { max_concurrency } => (*max_concurrency)?,
     };
     let searched_int = |name: &str| {

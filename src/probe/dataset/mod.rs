@@ -7,11 +7,14 @@
 //! * `jsonl`: one JSON object a line with `question`, `prompt` or chat `messages`.
 //! * `sharegpt`: ShareGPT conversations; the first turn is the prompt, the reply's length
 //!   (in words) is `max_tokens` unless overridden.
+//! * `shared_prefix`: inference-perf's shared-prefix chat (see [`shared_prefix`]).
 //! * `trace`: a production trace replayed at its arrival times (see [`trace`]).
 
 mod body;
 mod files;
 mod random;
+mod shared_prefix;
+mod synth;
 mod trace;
 
 use super::workload::{DatasetSpec, WorkloadSpec};
@@ -22,6 +25,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random::RandomPrompts;
+use shared_prefix::SharedPrefixChat;
 use std::sync::Arc;
 use std::time::Duration;
 use tokenizers::Tokenizer;
@@ -85,6 +89,7 @@ enum Source {
     Random(RandomPrompts),
     Entries { entries: Vec<Entry>, next: usize },
     Trace(Box<TraceReplay>),
+    SharedPrefix(SharedPrefixChat),
 }
 
 /// An endless, seeded stream of requests for one workload.
@@ -131,6 +136,9 @@ impl Planner {
                 }
                 shuffled(files::load_sharegpt(path, *output_len)?, &mut rng)
             }
+            spec @ DatasetSpec::SharedPrefix { .. } => {
+                Source::SharedPrefix(SharedPrefixChat::new(spec, workload.api)?)
+            }
             spec @ DatasetSpec::Trace { .. } => {
                 Source::Trace(Box::new(TraceReplay::new(spec, workload.api)?))
             }
@@ -158,6 +166,7 @@ impl Planner {
                 *next += 1;
                 (entry, None)
             }
+            Source::SharedPrefix(chat) => (chat.next_entry()?, None),
             Source::Trace(trace) => match trace.next_entry()? {
                 Some((entry, at)) => (entry, Some(at)),
                 None => return Ok(None),
@@ -184,7 +193,7 @@ impl Planner {
     pub fn tokenizer(&self) -> Option<Arc<Tokenizer>> {
         match &self.source {
             Source::Random(random) => random.tokenizer(),
-            Source::Entries { .. } | Source::Trace(_) => None,
+            Source::Entries { .. } | Source::Trace(_) | Source::SharedPrefix(_) => None,
         }
     }
 }

@@ -39,6 +39,8 @@ pub(crate) struct Collector {
     last_end: Option<Instant>,
     live: Option<LiveStats>,
     replay: Option<ReplayFidelity>,
+    /// One collector per stage of a staged load.
+    pub stages: Vec<Collector>,
 }
 
 /// How faithfully a trace was replayed: send lateness against its schedule, and the requests
@@ -77,11 +79,27 @@ impl Collector {
             last_end: None,
             live: keep_samples.then(LiveStats::default),
             replay: None,
+            stages: Vec::new(),
         }
+    }
+
+    /// Also keeps the metrics of each of `count` stages apart.
+    pub fn with_stages(mut self, count: usize) -> Self {
+        self.stages = (0..count)
+            .map(|_| Collector::new(self.streamed, &[], false))
+            .collect();
+        self.stages
+            .iter_mut()
+            .for_each(|stage| stage.slos.clone_from(&self.slos));
+        self
     }
 
     /// Adds one measured request.
     pub fn add(&mut self, record: &RequestRecord) {
+        let stage = record.stage.and_then(|s| self.stages.get_mut(s as usize));
+        if let Some(stage) = stage {
+            stage.add(record);
+        }
         self.first_start = Some(
             self.first_start
                 .map_or(record.start, |t| t.min(record.start)),

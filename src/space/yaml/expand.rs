@@ -107,7 +107,8 @@ pub(crate) fn probe_paths(
         } => *t = path("probe.dataset.tokenizer", t)?,
         DatasetSpec::Random {
             tokenizer: None, ..
-        } => {}
+        }
+        | DatasetSpec::SharedPrefix { .. } => {}
         DatasetSpec::Jsonl { path: p, .. }
         | DatasetSpec::Sharegpt { path: p, .. }
         | DatasetSpec::Trace { path: p, .. } => *p = path("probe.dataset.path", p)?,

@@ -273,6 +273,6 @@ pub fn requests(workload: &WorkloadSpec) -> Option<u64> {
 pub fn concurrency(workload: &WorkloadSpec) -> f64 {
     match workload.load {
         LoadSpec::Closed { concurrency, .. } => f64::from(concurrency),
-        LoadSpec::Open { .. } | LoadSpec::Trace { .. } => 16.0,
+        LoadSpec::Open { .. } | LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => 16.0,
     }
 }

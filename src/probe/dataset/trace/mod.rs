@@ -5,16 +5,13 @@
 //! anything is sent), counts the requests and finds the longest; the second pass streams
 //! them. Memory does not grow with the trace.
 //!
-//! Prompt content: with the completions API a prompt is a list of token ids, so its length is
-//! exact on any engine; with the chat API it is one word per token (exact for the simulator,
-//! approximate for a real tokenizer). Each 512-token block named by a Mooncake hash id has
-//! the same content wherever it appears, so requests sharing ids share a prefix; the rest of
-//! a prompt is unique to its request.
+//! Prompt content is synthesised (see [`super::synth`]): each 512-token block named by a
+//! Mooncake hash id has the same content wherever it appears, so requests sharing ids share a
+//! prefix; the rest of a prompt is unique to its request.
 
 mod read;
 
-use super::random::WORDS;
-use super::{Entry, Prompt};
+use super::{synth, Entry, Prompt};
 use crate::probe::workload::{Api, DatasetSpec, TraceFormat};
 use anyhow::{bail, Result};
 use read::TraceRows;
@@ -25,10 +22,9 @@ use std::time::Duration;
 /// Tokens of the block a Mooncake hash id names.
 pub(crate) const BLOCK_TOKENS: u32 = 512;
 
-/// Token ids of synthesised prompts are drawn from `FIRST_ID..FIRST_ID + ID_SPAN`, clear of
-/// the special tokens at either end of common vocabularies.
-const FIRST_ID: u32 = 1000;
-const ID_SPAN: u32 = 8000;
+/// Kinds of synthesised runs: a Mooncake block, a row's own tokens.
+const BLOCK_KIND: u64 = 1;
+const ROW_KIND: u64 = 2;
 
 /// A trace's window, replayed request by request.
 pub(crate) struct TraceReplay {
@@ -140,8 +136,7 @@ impl TraceReplay {
             self.sent += 1;
             let input = self.scaled(row.input);
             let output = self.scaled(row.output);
-            let unique = (1 << 63) | row.line as u64;
-            let prompt = self.prompt(&row.blocks, unique, input);
+            let prompt = self.prompt(&row.blocks, row.line, input);
             let at = Duration::from_secs_f64((row.at - self.window.start) / self.speed);
             let entry = Entry {
                 prompt,
@@ -156,29 +151,15 @@ impl TraceReplay {
         ((f64::from(tokens) * self.factor).floor() as u32).max(1)
     }
 
-    /// `len` tokens: a block of `block_len` per id of `blocks`, then tokens unique to `unique`.
-    fn prompt(&self, blocks: &[u64], unique: u64, len: u32) -> Prompt {
-        let keys = blocks.iter().copied().chain(std::iter::repeat(unique));
-        let tokens = keys
-            .enumerate()
-            .flat_map(|(block, key)| {
-                let salt = if key == unique { block as u64 } else { 0 };
-                (0..self.block_len).map(move |p| mix(key ^ salt.rotate_left(40), p))
-            })
+    /// `len` tokens: a block of `block_len` per id of `blocks`, then tokens unique to the row.
+    fn prompt(&self, blocks: &[u64], line: usize, len: u32) -> Prompt {
+        let shared = blocks.iter().map(|id| synth::key(BLOCK_KIND, *id));
+        let own = (0..).map(|n| synth::key(ROW_KIND, (line as u64) << 32 | n));
+        let tokens = shared
+            .chain(own)
+            .flat_map(|key| synth::run(key, self.block_len))
             .take(len as usize);
-        match self.api {
-            Api::Completions => Prompt::Tokens(
-                tokens
-                    .map(|h| FIRST_ID + (h % u64::from(ID_SPAN)) as u32)
-                    .collect(),
-            ),
-            Api::Chat => {
-                let words: Vec<&str> = tokens
-                    .map(|h| WORDS[(h % WORDS.len() as u64) as usize])
-                    .collect();
-                Prompt::Text(words.join(" "))
-            }
-        }
+        synth::prompt(tokens, self.api)
     }
 }
 
@@ -241,15 +222,4 @@ fn survey(
         );
     }
     Ok(found)
-}
-
-/// A well-mixed 64-bit hash of `key` and a position (splitmix64).
-fn mix(key: u64, position: u32) -> u64 {
-    let mut z = key
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(u64::from(position))
-        .wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
