@@ -43,16 +43,12 @@ pub struct SharedPrefixChat {
 impl SharedPrefixChat {
     /// Why the traffic cannot be sent, naming the field.
     pub fn check(&self) -> Result<(), String> {
-        let positive = [
-            ("num_groups", self.num_groups),
-            ("prompts_per_group", self.prompts_per_group),
-            ("question_len", self.question_len),
-            ("output_len", self.output_len),
-        ];
-        match positive.iter().find(|(_, v)| *v == 0) {
-            Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
-            None => Ok(()),
-        }
+        crate::probe::dataset::check_shared_prefix(
+            self.num_groups,
+            self.prompts_per_group,
+            self.question_len,
+            self.output_len,
+        )
     }
 
     /// Request `index`: users take turns in order, each sending its group's system prompt and

@@ -1,24 +1,11 @@
 //! Staged loads: stages one after another at their own rates, each with its own metrics.
 
-use crate::kit::sim_server::SimServer;
-
 use assert_cmd::Command;
 use serde_json::Value;
 
 #[test]
 fn each_stage_runs_at_its_rate_and_reports_its_own_metrics() {
-    let sim = SimServer::start(&[
-        "--card",
-        "H100",
-        "--model",
-        "Qwen2.5-7B",
-        "--served-model-name",
-        "m",
-        "--time-scale",
-        "0.01",
-        "--startup-time",
-        "0s",
-    ]);
+    let sim = crate::trace::fast_sim();
     let dir = tempfile::tempdir().unwrap();
     let workload = dir.path().join("w.yaml");
     std::fs::write(

@@ -12,6 +12,22 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// `sim serve` modelling an H100 a hundred times faster than real time, serving model `m`.
+pub(crate) fn fast_sim() -> SimServer {
+    SimServer::start(&[
+        "--card",
+        "H100",
+        "--model",
+        "Qwen2.5-7B",
+        "--served-model-name",
+        "m",
+        "--time-scale",
+        "0.01",
+        "--startup-time",
+        "0s",
+    ])
+}
+
 fn azure_conv() -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/traces/azure-llm-2023-conv.csv");
@@ -81,18 +97,7 @@ fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
             (f[1].parse().unwrap(), f[2].parse().unwrap())
         })
         .collect();
-    let sim = SimServer::start(&[
-        "--card",
-        "H100",
-        "--model",
-        "Qwen2.5-7B",
-        "--served-model-name",
-        "m",
-        "--time-scale",
-        "0.01",
-        "--startup-time",
-        "0s",
-    ]);
+    let sim = fast_sim();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
     bench(&sim.url, &path, "azure")
@@ -122,18 +127,7 @@ fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
 
 #[test]
 fn bench_runs_a_workload_file() {
-    let sim = SimServer::start(&[
-        "--card",
-        "H100",
-        "--model",
-        "Qwen2.5-7B",
-        "--served-model-name",
-        "m",
-        "--time-scale",
-        "0.01",
-        "--startup-time",
-        "0s",
-    ]);
+    let sim = fast_sim();
     let dir = tempfile::tempdir().unwrap();
     let path = write(
         dir.path(),

@@ -25,6 +25,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random::RandomPrompts;
+pub use shared_prefix::check as check_shared_prefix;
 use shared_prefix::SharedPrefixChat;
 use std::sync::Arc;
 use std::time::Duration;

@@ -23,6 +23,25 @@ const SYSTEM_KIND: u64 = 3;
 const QUESTION_KIND: u64 = 4;
 const FRESH_QUESTION_KIND: u64 = 5;
 
+/// Why shared-prefix chat of these sizes cannot be sent, naming the field.
+pub fn check(
+    num_groups: u32,
+    prompts_per_group: u32,
+    question_len: u32,
+    output_len: u32,
+) -> Result<(), String> {
+    let positive = [
+        ("num_groups", num_groups),
+        ("prompts_per_group", prompts_per_group),
+        ("question_len", question_len),
+        ("output_len", output_len),
+    ];
+    match positive.iter().find(|(_, v)| *v == 0) {
+        Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
+        None => Ok(()),
+    }
+}
+
 /// The requests of a shared-prefix chat workload, in order.
 pub(crate) struct SharedPrefixChat {
     groups: u32,
@@ -49,15 +68,8 @@ impl SharedPrefixChat {
         else {
             bail!("not a shared-prefix dataset");
         };
-        let positive = [
-            ("num_groups", num_groups),
-            ("prompts_per_group", prompts_per_group),
-            ("question_len", question_len),
-            ("output_len", output_len),
-        ];
-        if let Some((name, _)) = positive.iter().find(|(_, v)| **v == 0) {
-            bail!("shared_prefix dataset: `{name}` must be at least 1");
-        }
+        check(*num_groups, *prompts_per_group, *question_len, *output_len)
+            .map_err(anyhow::Error::msg)?;
         Ok(SharedPrefixChat {
             groups: *num_groups,
             per_group: *prompts_per_group,
