@@ -4,7 +4,7 @@
 use super::bench_progress::{BenchBar, Runs};
 use super::bench_session::{Outputs, Session};
 use crate::probe::loadsearch::{LoadKnob, LoadSearchSpec};
-use crate::probe::workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
+use crate::probe::workload::{Api, DatasetSpec, LoadSpec, TraceFormat, WorkloadSpec};
 use crate::probe::Target;
 use anyhow::{bail, Context, Result};
 use std::fmt;
@@ -21,6 +21,13 @@ pub(crate) struct BenchArgs {
 /// The options of `infertune bench`.
 #[derive(clap::Args, Debug)]
 struct BenchOptions {
+    /// Workload file (a probe workload in YAML, as in a search space's `probe:`): any dataset
+    /// and load kind; replaces the dataset, load and request flags.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "api", "concurrency", "requests", "rate", "duration", "warmup", "dataset", "input_len",
+        "output_len", "dataset_path", "max_tokens", "trace_format", "seed", "slo", "ignore_eos",
+    ])]
+    workload: Option<PathBuf>,
     /// Base URL of the server.
     #[arg(long, default_value = "http://127.0.0.1:8000")]
     url: String,
@@ -45,8 +52,8 @@ struct BenchOptions {
     /// Open loop: gamma shape of the gaps (1 = Poisson, < 1 burstier).
     #[arg(long, default_value_t = 1.0, requires = "rate")]
     burstiness: f64,
-    /// Open loop: most requests in flight.
-    #[arg(long, requires = "rate")]
+    /// Open loop or trace replay: most requests in flight.
+    #[arg(long)]
     max_concurrency: Option<u32>,
     /// Stop issuing requests after this long (e.g. 60s); instead of, or with, --requests.
     #[arg(long, value_parser = humantime::parse_duration)]
@@ -72,9 +79,28 @@ struct BenchOptions {
     /// random: local tokenizer.json for exact lengths (else a word is a token).
     #[arg(long)]
     tokenizer: Option<PathBuf>,
-    /// jsonl / sharegpt: the dataset file.
+    /// jsonl / sharegpt / trace: the dataset file.
     #[arg(long)]
     dataset_path: Option<PathBuf>,
+    /// trace: the file's layout.
+    #[arg(long, value_enum)]
+    trace_format: Option<TraceFormatArg>,
+    /// trace: replay this many times faster than the trace.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// trace: skip the trace's first part (trace time, e.g. 10m).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    trace_start: Option<Duration>,
+    /// trace: replay this much of the trace (trace time; it takes this / --speed).
+    #[arg(long, value_parser = humantime::parse_duration, conflicts_with = "requests")]
+    trace_duration: Option<Duration>,
+    /// trace: the model's context (input + output tokens); longer requests are refused
+    /// unless --trace-scale.
+    #[arg(long)]
+    max_context: Option<u32>,
+    /// trace: scale all lengths by one factor so the longest request fits --max-context.
+    #[arg(long, requires = "max_context")]
+    trace_scale: bool,
     /// jsonl: field holding the prompt (default: question, prompt or messages).
     #[arg(long)]
     prompt_field: Option<String>,
@@ -146,6 +172,14 @@ enum DatasetArg {
     Random,
     Jsonl,
     Sharegpt,
+    Trace,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum TraceFormatArg {
+    Azure,
+    Mooncake,
+    Jsonl,
 }
 
 /// A secret that never shows in debug output.
@@ -168,8 +202,15 @@ impl fmt::Debug for Secret {
 /// Runs `infertune bench`; exits non-zero only when every request failed.
 pub fn run(args: BenchArgs) -> Result<i32> {
     let args = *args.options;
-    let base = workload(&args)?;
-    let (plan, runs) = plan(&args)?;
+    let (base, loads) = match &args.workload {
+        Some(path) => {
+            let base = WorkloadSpec::from_file(path)?;
+            let loads = vec![base.load.clone()];
+            (base, loads)
+        }
+        None => (workload(&args)?, loads(&args)?),
+    };
+    let (plan, runs) = plan(&args, loads)?;
     let target = Target {
         base_url: args.url.clone(),
         model: args.model.clone(),
@@ -235,9 +276,8 @@ fn workload(args: &BenchOptions) -> Result<WorkloadSpec> {
     })
 }
 
-/// The session's plan and how many runs it makes.
-fn plan(args: &BenchOptions) -> Result<(Plan, Runs)> {
-    let loads = loads(args)?;
+/// The session's plan over `loads` and how many runs it makes.
+fn plan(args: &BenchOptions, loads: Vec<LoadSpec>) -> Result<(Plan, Runs)> {
     if !args.sweep {
         let planned = loads.iter().map(|l| l.limits().0.map(u64::from)).sum();
         let runs = Runs::Listed(loads.len(), planned);
@@ -269,8 +309,24 @@ fn plan(args: &BenchOptions) -> Result<(Plan, Runs)> {
     Ok((Plan::Search(spec), Runs::AtMost(args.sweep_runs as usize)))
 }
 
-/// One load per run: each --rate, else each --concurrency (default 1), with its --requests.
+/// One load per run: each --rate, else each --concurrency (default 1), with its --requests;
+/// a replayed trace's own arrivals.
 fn loads(args: &BenchOptions) -> Result<Vec<LoadSpec>> {
+    if args.dataset == DatasetArg::Trace {
+        if !args.rate.is_empty() || !args.concurrency.is_empty() || args.duration.is_some() {
+            bail!(
+                "--dataset trace sends requests at the trace's times: drop --rate, \
+                 --concurrency and --duration (use --speed, --trace-start, --trace-duration or \
+                 --requests)"
+            );
+        }
+        return Ok(vec![LoadSpec::Trace {
+            max_concurrency: args.max_concurrency,
+        }]);
+    }
+    if args.rate.is_empty() && args.max_concurrency.is_some() {
+        bail!("--max-concurrency applies to --rate and --dataset trace; a closed loop's is --concurrency");
+    }
     let (knob, levels): (&str, Vec<f64>) = if args.rate.is_empty() {
         let levels = match args.concurrency.as_slice() {
             [] => vec![1.0],
@@ -329,10 +385,18 @@ fn dataset(args: &BenchOptions) -> Result<DatasetSpec> {
     if args.dataset != DatasetArg::Jsonl && args.prompt_field.is_some() {
         bail!("--prompt-field applies to --dataset jsonl only");
     }
+    let trace_flags = args.trace_format.is_some()
+        || args.trace_start.is_some()
+        || args.trace_duration.is_some()
+        || args.max_context.is_some()
+        || args.speed != 1.0;
+    if args.dataset != DatasetArg::Trace && trace_flags {
+        bail!("--trace-format, --speed, --trace-start, --trace-duration and --max-context apply to --dataset trace only");
+    }
     let path = || {
         args.dataset_path
             .clone()
-            .context("--dataset jsonl and sharegpt need --dataset-path FILE")
+            .context("--dataset jsonl, sharegpt and trace need --dataset-path FILE")
     };
     Ok(match args.dataset {
         DatasetArg::Random => DatasetSpec::Random {
@@ -351,5 +415,30 @@ fn dataset(args: &BenchOptions) -> Result<DatasetSpec> {
             path: path()?,
             output_len,
         },
+        DatasetArg::Trace => {
+            if output_len.is_some() {
+                bail!("--dataset trace sends each request's own output length; drop --max-tokens");
+            }
+            let requests = match args.requests.as_slice() {
+                [] => None,
+                [n] => Some(*n),
+                _ => bail!("--dataset trace takes one --requests value"),
+            };
+            DatasetSpec::Trace {
+                path: path()?,
+                format: match args.trace_format {
+                    Some(TraceFormatArg::Azure) => TraceFormat::Azure,
+                    Some(TraceFormatArg::Mooncake) => TraceFormat::Mooncake,
+                    Some(TraceFormatArg::Jsonl) => TraceFormat::Jsonl,
+                    None => bail!("--dataset trace needs --trace-format azure|mooncake|jsonl"),
+                },
+                speed: args.speed,
+                start: args.trace_start.unwrap_or_default(),
+                duration: args.trace_duration,
+                requests,
+                max_context: args.max_context,
+                scale: args.trace_scale,
+            }
+        }
     })
 }

@@ -193,6 +193,8 @@ pub(crate) fn describe(load: &LoadSpec) -> (String, f64) {
             f64::from(*concurrency),
         ),
         LoadSpec::Open { rate, .. } => (format!("rate {rate}/s"), *rate),
+        LoadSpec::Trace { .. } => ("trace replay".into(), 1.0),
+        LoadSpec::Stages { stages, .. } => (format!("{} stages", stages.len()), 1.0),
     }
 }
 

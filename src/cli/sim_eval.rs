@@ -48,10 +48,7 @@ impl EvalArgs {
     /// The workload: the file when given, else the inline flags.
     fn workload(&self) -> anyhow::Result<WorkloadSpec> {
         if let Some(path) = &self.workload {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read workload file {}", path.display()))?;
-            return serde_saphyr::from_str(&text)
-                .map_err(|e| anyhow::anyhow!("{}: not a valid workload: {e}", path.display()));
+            return WorkloadSpec::from_file(path);
         }
         let mut workload = WorkloadSpec::closed_random(
             self.input_len,

@@ -5,7 +5,7 @@ use super::chunk::{self, Event, Usage};
 use super::conn::{Conn, ConnError};
 use super::http::Endpoint;
 use super::http1::{BodyDecoder, Head};
-use super::record::{ErrorKind, RequestError, RequestRecord, TokenSource};
+use super::record::{ErrorKind, ReplayCheck, RequestError, RequestRecord, TokenSource};
 use super::sse::SseSplitter;
 use super::watcher::{ArrivalWatcher, Watch};
 use bytes::Bytes;
@@ -34,12 +34,16 @@ pub(crate) struct Exchange {
     pub watcher: Option<ArrivalWatcher>,
 }
 
-/// Request to send: index, body and planned prompt length.
+/// Request to send: index, body and planned prompt length; a replayed trace's request also
+/// carries its `max_tokens`, to check the server's usage against the trace.
 pub(crate) struct Outgoing {
     pub index: u64,
     pub body: Bytes,
     pub input_tokens: u32,
     pub scheduled: Instant,
+    pub replayed_output: Option<u32>,
+    /// The stage of a staged load it belongs to.
+    pub stage: Option<u32>,
 }
 
 impl Exchange {
@@ -66,6 +70,12 @@ impl Exchange {
             token_events: 0,
             streamed: self.stream,
             error: None,
+            stage: request.stage,
+            replay: request.replayed_output.map(|output| ReplayCheck {
+                input: request.input_tokens,
+                output,
+                reported_input: None,
+            }),
         };
         let outcome = self
             .exchange(slot, request.body, deadline, timer.as_mut(), &mut record)
@@ -339,6 +349,9 @@ impl Reply {
         let usage = self.usage.unwrap_or_default();
         if let Some(prompt) = usage.prompt_tokens {
             record.input_tokens = prompt;
+        }
+        if let Some(replay) = &mut record.replay {
+            replay.reported_input = usage.prompt_tokens;
         }
         let counted = match (&self.text, tokenizer) {
             (Some(text), Some(tokenizer)) => tokenizer

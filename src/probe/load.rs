@@ -1,13 +1,15 @@
-//! Load shapes: closed loop (fixed workers) and open loop (scheduled arrivals).
+//! Load shapes: closed loop (fixed workers), open loop (scheduled arrivals) and trace replay
+//! (each request at its trace time).
 
 use super::conn::Conn;
 use super::dataset::{PlannedRequest, Planner};
 use super::exchange::{Exchange, Outgoing};
 use super::record::RequestRecord;
+use super::workload::{Stage, StageArrivals};
 use anyhow::{Context, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, Gamma};
+use rand_distr::{Distribution, Exp1, Gamma};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,7 +25,7 @@ pub(crate) enum Message {
 }
 
 /// How requests are issued in one phase.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) enum Shape {
     /// `concurrency` workers, each sending its next request when the last one ends.
     Closed { concurrency: u32 },
@@ -34,6 +36,25 @@ pub(crate) enum Shape {
         max_concurrency: Option<u32>,
         seed: u64,
     },
+    /// Each request at its replayed trace's time.
+    Trace { max_concurrency: Option<u32> },
+    /// Open-loop stages one after another.
+    Stages {
+        stages: Arc<[Stage]>,
+        arrivals: StageArrivals,
+        max_concurrency: Option<u32>,
+        seed: u64,
+    },
+}
+
+/// When an open dispatcher sends its next request.
+enum Schedule {
+    /// Gaps drawn after each arrival.
+    Gaps(Arrivals),
+    /// Stages one after another.
+    Stages(StageClock),
+    /// At the times the feed gives (trace replay).
+    Feed,
 }
 
 enum Requests {
@@ -47,6 +68,9 @@ pub(crate) struct Feed {
     model: String,
     stop_at: Mutex<Option<Instant>>,
     duration: Option<Duration>,
+    /// When the phase started, and the trace time of its first request: a replayed request
+    /// is due at `origin + (at − first_at)`.
+    origin: Mutex<(Instant, Option<Duration>)>,
 }
 
 impl Feed {
@@ -55,9 +79,10 @@ impl Feed {
         Self::new(Requests::Prebuilt(requests.into()), model, None)
     }
 
-    /// Requests drawn from `planner` until `duration` has passed since [`Feed::start`].
-    pub fn timed(planner: Planner, model: &str, duration: Duration) -> Self {
-        Self::new(Requests::Lazy(Box::new(planner)), model, Some(duration))
+    /// Requests drawn from `planner` until it ends or `duration` has passed since
+    /// [`Feed::start`].
+    pub fn lazy(planner: Planner, model: &str, duration: Option<Duration>) -> Self {
+        Self::new(Requests::Lazy(Box::new(planner)), model, duration)
     }
 
     /// Also stop issuing `duration` after [`Feed::start`].
@@ -72,15 +97,18 @@ impl Feed {
             model: model.to_string(),
             stop_at: Mutex::new(None),
             duration,
+            origin: Mutex::new((Instant::now(), None)),
         }
     }
 
-    /// Starts the clock of a duration-bound feed.
+    /// Starts the clock of the phase.
     pub fn start(&self, now: Instant) {
         *self.stop_at.lock().expect("feed lock") = self.duration.map(|d| now + d);
+        self.origin.lock().expect("feed lock").0 = now;
     }
 
-    /// The request due at `scheduled`, or `None` when the phase is over.
+    /// The request due at `scheduled` (a replayed request: at its trace time), or `None` when
+    /// the phase is over.
     pub fn next(&self, scheduled: Instant) -> Result<Option<Outgoing>> {
         if self
             .stop_at
@@ -97,17 +125,30 @@ impl Feed {
                 Some(planned) => planned,
                 None => return Ok(None),
             },
-            Requests::Lazy(planner) => planner
-                .next_request()
-                .context("building the next request")?,
+            Requests::Lazy(planner) => {
+                match planner.next().context("building the next request")? {
+                    Some(planned) => planned,
+                    None => return Ok(None),
+                }
+            }
         };
         let index = *issued;
         *issued += 1;
+        let scheduled = match planned.at {
+            Some(at) => {
+                let mut origin = self.origin.lock().expect("feed lock");
+                let first = *origin.1.get_or_insert(at);
+                origin.0 + at.saturating_sub(first)
+            }
+            None => scheduled,
+        };
         Ok(Some(Outgoing {
             index,
             body: planned.body_with_model(&self.model),
             input_tokens: planned.input_tokens,
             scheduled,
+            replayed_output: planned.at.map(|_| planned.max_tokens),
+            stage: None,
         }))
     }
 }
@@ -140,7 +181,33 @@ pub(crate) fn spawn(
             seed,
         } => {
             tasks.spawn(open_dispatcher(
-                Arrivals::new(rate, burstiness, seed),
+                Schedule::Gaps(Arrivals::new(rate, burstiness, seed)),
+                max_concurrency,
+                feed,
+                exchange,
+                pool,
+                tx,
+            ));
+        }
+        Shape::Trace { max_concurrency } => {
+            tasks.spawn(open_dispatcher(
+                Schedule::Feed,
+                max_concurrency,
+                feed,
+                exchange,
+                pool,
+                tx,
+            ));
+        }
+        Shape::Stages {
+            stages,
+            arrivals,
+            max_concurrency,
+            seed,
+        } => {
+            let clock = StageClock::new(stages, arrivals, seed);
+            tasks.spawn(open_dispatcher(
+                Schedule::Stages(clock),
                 max_concurrency,
                 feed,
                 exchange,
@@ -185,8 +252,9 @@ fn give_back(pool: &Pool, conn: Option<Conn>) {
     }
 }
 
+/// Sends each request at its scheduled time.
 async fn open_dispatcher(
-    mut arrivals: Arrivals,
+    mut schedule: Schedule,
     max_concurrency: Option<u32>,
     feed: Arc<Feed>,
     exchange: Arc<Exchange>,
@@ -195,17 +263,25 @@ async fn open_dispatcher(
 ) {
     let limit = max_concurrency.map(|n| Arc::new(Semaphore::new(n as usize)));
     let mut requests = JoinSet::new();
-    let mut due = Instant::now();
+    let start = Instant::now();
+    let mut due = start;
+    let mut stage = None;
     loop {
+        if let Schedule::Stages(clock) = &mut schedule {
+            let Some((at, index)) = clock.next() else {
+                break;
+            };
+            (due, stage) = (start + at, Some(index));
+        }
         let request = match feed.next(due) {
-            Ok(Some(request)) => request,
+            Ok(Some(request)) => Outgoing { stage, ..request },
             Ok(None) => break,
             Err(e) => {
                 let _ = tx.send(Message::Fatal(e));
                 break;
             }
         };
-        tokio::time::sleep_until(due.into()).await;
+        wait_until(request.scheduled).await;
         let permit = match &limit {
             Some(semaphore) => semaphore.clone().acquire_owned().await.ok(),
             None => None,
@@ -218,10 +294,72 @@ async fn open_dispatcher(
             drop(permit);
             let _ = tx.send(Message::Record(record));
         });
+        // Let the request be written before the next body is built.
+        tokio::task::yield_now().await;
         while requests.try_join_next().is_some() {}
-        due += arrivals.next_gap();
+        if let Schedule::Gaps(arrivals) = &mut schedule {
+            due += arrivals.next_gap();
+        }
     }
     while requests.join_next().await.is_some() {}
+}
+
+/// The timer wakes up to a millisecond late; its last stretch is spent yielding instead.
+const SPIN: Duration = Duration::from_micros(1500);
+
+/// Returns at `at`, give or take the time other tasks hold the thread.
+async fn wait_until(at: Instant) {
+    if let Some(early) = at.checked_sub(SPIN) {
+        tokio::time::sleep_until(early.into()).await;
+    }
+    while Instant::now() < at {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The arrival times of a staged load: offsets from its start, each with its stage.
+pub(crate) struct StageClock {
+    stages: Arc<[Stage]>,
+    poisson: Option<(Exp1, ChaCha8Rng)>,
+    stage: usize,
+    stage_start: f64,
+    next: f64,
+}
+
+impl StageClock {
+    /// The clock of `stages` (checked by the workload).
+    pub fn new(stages: Arc<[Stage]>, arrivals: StageArrivals, seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(1);
+        StageClock {
+            stages,
+            poisson: (arrivals == StageArrivals::Poisson).then_some((Exp1, rng)),
+            stage: 0,
+            stage_start: 0.0,
+            next: 0.0,
+        }
+    }
+
+    /// The next arrival's offset and stage; `None` after the last stage.
+    pub(crate) fn next(&mut self) -> Option<(Duration, u32)> {
+        loop {
+            let stage = self.stages.get(self.stage)?;
+            let end = self.stage_start + stage.duration.as_secs_f64();
+            // A nanosecond's slack: summed gaps of 1/rate must not add an arrival at `end`.
+            if self.next < end - 1e-9 {
+                let at = self.next;
+                let unit: f64 = match &mut self.poisson {
+                    Some((exp, rng)) => exp.sample(rng),
+                    None => 1.0,
+                };
+                self.next += unit / stage.rate;
+                return Some((Duration::from_secs_f64(at), self.stage as u32));
+            }
+            self.stage += 1;
+            self.stage_start = end;
+            self.next = end;
+        }
+    }
 }
 
 /// Seeded inter-arrival gaps: gamma with shape `burstiness` and mean `1/rate`.
@@ -250,6 +388,39 @@ impl Arrivals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stages_follow_one_another_at_their_rates() {
+        let stages: Arc<[Stage]> = vec![
+            Stage {
+                rate: 2.0,
+                duration: Duration::from_secs(3),
+            },
+            Stage {
+                rate: 10.0,
+                duration: Duration::from_secs(1),
+            },
+        ]
+        .into();
+        let mut clock = StageClock::new(stages.clone(), StageArrivals::Constant, 0);
+        let arrivals: Vec<(f64, u32)> = std::iter::from_fn(|| clock.next())
+            .map(|(at, stage)| (at.as_secs_f64(), stage))
+            .collect();
+        assert_eq!(arrivals.iter().filter(|a| a.1 == 0).count(), 6);
+        assert_eq!(arrivals.iter().filter(|a| a.1 == 1).count(), 10);
+        assert!((arrivals[6].0 - 3.0).abs() < 1e-9 && (arrivals[7].0 - 3.1).abs() < 1e-9);
+        let long: Arc<[Stage]> = vec![Stage {
+            rate: 50.0,
+            duration: Duration::from_secs(400),
+        }]
+        .into();
+        let mut poisson = StageClock::new(long, StageArrivals::Poisson, 3);
+        let n = std::iter::from_fn(|| poisson.next()).count() as f64;
+        assert!(
+            (n - 20_000.0).abs() < 600.0,
+            "{n} arrivals, expected about 20000"
+        );
+    }
 
     #[test]
     fn gaps_have_the_requested_mean_and_are_seeded() {

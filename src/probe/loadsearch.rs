@@ -74,7 +74,14 @@ pub(crate) fn with_load(
         (LoadSpec::Closed { concurrency, .. }, LoadKnob::Concurrency) => *concurrency = whole,
         (LoadSpec::Open {
             max_concurrency, ..
-        }, LoadKnob::Concurrency) => *max_concurrency = Some(whole),
+        }
+        | LoadSpec::Trace { max_concurrency }, LoadKnob::Concurrency) => *max_concurrency = Some(whole),
+        (LoadSpec::Stages { .. }, _) => bail!(
+            "objective.load_search cannot search a staged load; give each stage's rate instead"
+        ),
+        (LoadSpec::Trace { .. }, LoadKnob::Rate) => bail!(
+            "objective.load_search over `rate` cannot change a replayed trace's arrivals; use `over: concurrency` (its max_concurrency) or the trace's speed"
+        ),
         (LoadSpec::Closed { .. }, LoadKnob::Rate) => bail!(
             "objective.load_search over `rate` needs an open-loop probe load (probe.load.kind: open); use `over: concurrency` for a closed loop"
         ),

@@ -1,8 +1,8 @@
 //! A run's load, checked: its shape (closed or open loop) and its limits.
 
 use super::load::Shape;
-use super::workload::{LoadSpec, WorkloadSpec};
-use anyhow::Result;
+use super::workload::{DatasetSpec, LoadSpec, WorkloadSpec};
+use anyhow::{bail, Result};
 use std::time::Duration;
 
 /// A run's load, checked.
@@ -31,7 +31,33 @@ impl Plan {
                 max_concurrency: *max_concurrency,
                 seed: workload.seed,
             },
+            LoadSpec::Trace { max_concurrency } => Shape::Trace {
+                max_concurrency: *max_concurrency,
+            },
+            LoadSpec::Stages {
+                stages,
+                arrivals,
+                max_concurrency,
+            } => Shape::Stages {
+                stages: stages.clone().into(),
+                arrivals: *arrivals,
+                max_concurrency: *max_concurrency,
+                seed: workload.seed,
+            },
         };
+        let replays = matches!(workload.dataset, DatasetSpec::Trace { .. });
+        let trace_load = matches!(workload.load, LoadSpec::Trace { .. });
+        if replays && !trace_load {
+            bail!(
+                "a trace dataset is replayed at its own arrival times: use `load: {{kind: trace}}` \
+                 (optionally with max_concurrency)"
+            );
+        }
+        if trace_load && !replays {
+            bail!(
+                "`load: {{kind: trace}}` needs a trace dataset (`dataset: {{kind: trace, ...}}`)"
+            );
+        }
         let (requests, duration) = workload.load.limits();
         Ok(Plan {
             shape,
@@ -46,7 +72,11 @@ impl Plan {
             Shape::Closed { concurrency } => Some(concurrency),
             Shape::Open {
                 max_concurrency, ..
-            } => max_concurrency,
+            }
+            | Shape::Stages {
+                max_concurrency, ..
+            }
+            | Shape::Trace { max_concurrency } => max_concurrency,
         }
     }
 }

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 
 /// Checks `workload` the way a run would; the error says which value is wrong.
 pub fn check(workload: &WorkloadSpec) -> Result<()> {
-    workload.load.validate().map_err(anyhow::Error::msg)?;
+    super::plan::Plan::new(workload)?;
     let durations = [
         ("timeout", Some(workload.timeout)),
         ("stall_timeout", workload.stall_timeout),

@@ -109,6 +109,21 @@ pub(crate) struct RequestRecord {
     pub streamed: bool,
     /// `None` when the request succeeded.
     pub error: Option<RequestError>,
+    /// The stage of a staged load the request belongs to.
+    pub stage: Option<u32>,
+    /// For a replayed trace's request: the lengths the trace asked for.
+    pub replay: Option<ReplayCheck>,
+}
+
+/// A replayed request's lengths as the trace gives them, and what the server reported.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ReplayCheck {
+    /// The trace's input tokens (scaled when the replay scales lengths).
+    pub input: u32,
+    /// The trace's output tokens (`max_tokens`).
+    pub output: u32,
+    /// `usage.prompt_tokens`, when the server reported it.
+    pub reported_input: Option<u64>,
 }
 
 impl RequestRecord {

@@ -2,7 +2,7 @@
 //! probe measures (queued TTFT, error kinds, token-count sources, pruning).
 
 use super::load::Shape;
-use super::metrics::Collector;
+use super::metrics::{Collector, OUTPUT_MISMATCHED, PROMPT_MISMATCHED, USAGE_UNREPORTED};
 use super::plan::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
 use super::{EarlyStop, Target};
@@ -10,14 +10,31 @@ use crate::record::{Latency, MetricMap};
 use serde_json::{json, Map, Value};
 
 /// Metrics that are whole numbers.
-const COUNTS: [&str; 6] = [
+const COUNTS: [&str; 9] = [
     "completed",
     "failed",
     "incomplete",
     "total_input_tokens",
     "total_output_tokens",
     "incomplete_output_tokens",
+    PROMPT_MISMATCHED,
+    OUTPUT_MISMATCHED,
+    USAGE_UNREPORTED,
 ];
+
+/// Adds `metrics` to the JSON object `to` (`duration_s` as `duration`, counts as integers).
+fn insert_metrics(to: &mut Value, metrics: &MetricMap) {
+    let fields = to.as_object_mut().expect("built as an object");
+    for (key, value) in metrics {
+        let value = if COUNTS.contains(&key.as_str()) {
+            json!(*value as u64)
+        } else {
+            json!(value)
+        };
+        let key = if key == "duration_s" { "duration" } else { key };
+        fields.insert(key.to_string(), value);
+    }
+}
 
 /// The report of one run.
 pub(crate) fn json(
@@ -37,6 +54,10 @@ pub(crate) fn json(
             max_concurrency,
             ..
         } => (json!(rate), json!(burstiness), json!(max_concurrency)),
+        Shape::Trace { max_concurrency }
+        | Shape::Stages {
+            max_concurrency, ..
+        } => (Value::Null, Value::Null, json!(max_concurrency)),
     };
     let tokenizer = match &workload.dataset {
         DatasetSpec::Random {
@@ -79,18 +100,23 @@ pub(crate) fn json(
         "goodput_slo": workload.slo.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "pruned": pruned.as_ref().map(ToString::to_string),
     });
-    let fields = report.as_object_mut().expect("built as an object");
-    for (key, value) in metrics {
-        if key == "duration_s" {
-            continue;
-        }
-        let value = if COUNTS.contains(&key.as_str()) {
-            json!(*value as u64)
-        } else {
-            json!(value)
-        };
-        fields.insert(key.clone(), value);
+    if let Shape::Stages { stages, .. } = &plan.shape {
+        let each = stages.iter().zip(&collector.stages).enumerate();
+        let list: Vec<Value> = each
+            .map(|(i, (stage, stats))| {
+                let mut object = json!({
+                    "stage": i,
+                    "request_rate": stage.rate,
+                    "stage_duration": stage.duration.as_secs_f64(),
+                });
+                insert_metrics(&mut object, &stats.metrics());
+                object
+            })
+            .collect();
+        report["stages"] = json!(list);
     }
+    insert_metrics(&mut report, metrics);
+    let fields = report.as_object_mut().expect("built as an object");
     if !workload.stream {
         let unavailable: Vec<&str> = Latency::ALL
             .into_iter()

@@ -49,6 +49,7 @@ pub(crate) async fn run(
     let plan = Plan::new(workload)?;
     limits::ensure_open_files(plan.max_in_flight())?;
     let mut planner = Planner::new(workload)?;
+    let replay = planner.replay_summary();
     let phases = Phases {
         exchange: Arc::new(Exchange {
             endpoint: Endpoint::new(target, workload.api)?,
@@ -73,7 +74,10 @@ pub(crate) async fn run(
             );
         }
         let path = phases.exchange.endpoint.path();
-        let json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        let mut json = report::json(target, workload, &plan, path, collector, &metrics, &pruned);
+        if let Some(replay) = &replay {
+            json["trace_replay"] = replay.clone();
+        }
         ProbeReport {
             metrics,
             pruned,
@@ -81,6 +85,9 @@ pub(crate) async fn run(
         }
     };
     let mut collector = Collector::new(workload.stream, &workload.slo, options.prune.is_some());
+    if let Shape::Stages { stages, .. } = &plan.shape {
+        collector = collector.with_stages(stages.len());
+    }
     let mut warmup = None;
     if workload.warmup > 0 {
         let requests = (0..workload.warmup)
@@ -109,11 +116,10 @@ pub(crate) async fn run(
         warmup = Some(warmed);
     }
     let Some(n) = plan.requests else {
-        let duration = plan.duration.unwrap_or_default();
-        let feed = Feed::timed(planner, &target.model, duration);
+        let feed = Feed::lazy(planner, &target.model, plan.duration);
         let pruned = phases
             .run(
-                plan.shape,
+                plan.shape.clone(),
                 feed,
                 &mut collector,
                 Planned::default(),
@@ -136,7 +142,7 @@ pub(crate) async fn run(
     };
     let pruned = phases
         .run(
-            plan.shape,
+            plan.shape.clone(),
             prebuilt(requests),
             &mut collector,
             planned,

@@ -60,6 +60,7 @@ pub fn render(report: &ProbeReport, title: &str) -> String {
             let _ = writeln!(result, "Output tokens counted from: {}", list.join(", "));
         }
     }
+    result.push_str(&replay_lines(report));
     result.push_str(&latency_table(report));
     result.push_str(&error_table(report));
     if let Some(reason) = &report.pruned {
@@ -67,6 +68,30 @@ pub fn render(report: &ProbeReport, title: &str) -> String {
     }
     let _ = writeln!(result, "{}", "=".repeat(WIDTH));
     result
+}
+
+/// What a trace replay covered and how faithful it was: the window, the length scale, send
+/// lateness against the trace and the requests whose usage disagrees with it.
+fn replay_lines(report: &ProbeReport) -> String {
+    let Some(trace) = report.json.get("trace_replay") else {
+        return String::new();
+    };
+    let m = &report.metrics;
+    let get = |key: &str| m.get(key).copied().unwrap_or_default();
+    format!(
+        "Trace replay: {} requests of {} at speed {}, lengths scaled by {}\n\
+         Send lateness p50 / p99 (ms): {:.3} / {:.3}\n\
+         Usage differing from the trace (prompt / output / unreported): {} / {} / {}\n",
+        trace["requests"],
+        trace["path"].as_str().unwrap_or_default(),
+        trace["speed"],
+        trace["length_scale"],
+        get("p50_send_lateness_ms"),
+        get("p99_send_lateness_ms"),
+        get("prompt_tokens_mismatched"),
+        get("output_tokens_mismatched"),
+        get("usage_unreported"),
+    )
 }
 
 fn latency_table(report: &ProbeReport) -> String {

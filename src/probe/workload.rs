@@ -94,6 +94,70 @@ pub enum DatasetSpec {
         #[serde(default)]
         output_len: Option<u32>,
     },
+    /// Shared-prefix chat as inference-perf's `shared_prefix` generator sent it in the public
+    /// H100 measurements: groups of users sharing a system prompt, each asking its question;
+    /// multi-turn users resend their conversation (see `probe::dataset::shared_prefix`).
+    #[serde(rename = "shared_prefix")]
+    SharedPrefix {
+        /// System prompts, one per group.
+        num_groups: u32,
+        /// Users sharing each system prompt.
+        prompts_per_group: u32,
+        /// Tokens of each system prompt.
+        system_prompt_len: u32,
+        /// Tokens of each user's question.
+        question_len: u32,
+        /// Tokens generated per request (`max_tokens`; send with `ignore_eos`).
+        output_len: u32,
+        /// Each user's next request resends its conversation (else every question is new).
+        #[serde(default)]
+        multi_turn: bool,
+    },
+    /// A timestamped production trace, replayed: each request goes out at its (scaled) arrival
+    /// time with exactly the trace's input and output token counts (`max_tokens` with
+    /// `ignore_eos`; run it with `load: {kind: trace}`). The file is streamed, never held in
+    /// memory.
+    Trace {
+        /// File path.
+        path: PathBuf,
+        /// How the file is laid out.
+        format: TraceFormat,
+        /// Replay this many times faster than the trace (2 = twice the arrival rate).
+        #[serde(default = "one")]
+        speed: f64,
+        /// Skip the trace's first `start` (trace time).
+        #[serde(default, with = "humantime_serde")]
+        start: Duration,
+        /// Replay this much of the trace after `start` (trace time; it takes `duration/speed`).
+        #[serde(default, with = "humantime_serde")]
+        duration: Option<Duration>,
+        /// Replay at most this many requests.
+        #[serde(default)]
+        requests: Option<u32>,
+        /// The model's context (input + output tokens); a longer request is an error unless
+        /// `scale` is set.
+        #[serde(default)]
+        max_context: Option<u32>,
+        /// Scale every length (and Mooncake's block size) by one factor so that the longest
+        /// request of the window fits `max_context`; the factor is stated in the report.
+        #[serde(default)]
+        scale: bool,
+    },
+}
+
+/// The layout of a trace file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// Azure LLM inference CSV: `TIMESTAMP,ContextTokens,GeneratedTokens`, timestamps as
+    /// `2023-11-16 18:15:46.6805900`.
+    Azure,
+    /// Mooncake JSONL: `{"timestamp": ms, "input_length", "output_length", "hash_ids"}`, each
+    /// hash id naming a 512-token block (equal ids, identical blocks).
+    Mooncake,
+    /// JSONL: `{"timestamp": seconds, "input_length", "output_length"}`, optional `hash_ids`
+    /// of 512-token blocks.
+    Jsonl,
 }
 
 /// How requests are issued.
@@ -128,6 +192,46 @@ pub enum LoadSpec {
         #[serde(default, with = "humantime_serde")]
         duration: Option<Duration>,
     },
+    /// Requests sent at the arrival times of a `trace` dataset, which also bounds the run.
+    Trace {
+        /// Cap on requests in flight.
+        #[serde(default)]
+        max_concurrency: Option<u32>,
+    },
+    /// Open-loop stages one after another, each at its own rate for its own duration; the
+    /// report has the metrics of each stage besides the whole run's.
+    Stages {
+        /// The stages, in order.
+        stages: Vec<Stage>,
+        /// How arrivals are spaced within a stage.
+        #[serde(default)]
+        arrivals: StageArrivals,
+        /// Cap on requests in flight.
+        #[serde(default)]
+        max_concurrency: Option<u32>,
+    },
+}
+
+/// One stage of a staged load.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// Requests per second.
+    pub rate: f64,
+    /// How long the stage lasts.
+    #[serde(with = "humantime_serde")]
+    pub duration: Duration,
+}
+
+/// How arrivals are spaced within a stage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StageArrivals {
+    /// Exactly `1/rate` apart (inference-perf's `constant`).
+    #[default]
+    Constant,
+    /// Exponential gaps of mean `1/rate`, seeded.
+    Poisson,
 }
 
 fn yes() -> bool {
@@ -143,6 +247,15 @@ fn default_timeout() -> Duration {
 }
 
 impl WorkloadSpec {
+    /// Reads a workload from a YAML file (the `probe:` section of a search space).
+    pub fn from_file(path: &std::path::Path) -> anyhow::Result<Self> {
+        use anyhow::Context;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read workload file {}", path.display()))?;
+        serde_saphyr::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: not a valid workload: {e}", path.display()))
+    }
+
     /// A streamed, EOS-ignoring closed loop of random prompts (a word per token without a
     /// tokenizer): `requests` measured requests at `concurrency`, no warm-up, seed 0.
     pub fn closed_random(input_len: u32, output_len: u32, concurrency: u32, requests: u32) -> Self {
@@ -183,6 +296,10 @@ impl LoadSpec {
             | LoadSpec::Open {
                 requests, duration, ..
             } => (*requests, *duration),
+            LoadSpec::Trace { .. } => (None, None),
+            LoadSpec::Stages { stages, .. } => {
+                (None, Some(stages.iter().map(|s| s.duration).sum()))
+            }
         }
     }
 
@@ -211,6 +328,34 @@ impl LoadSpec {
                 }
                 if *max_concurrency == Some(0) {
                     return Err("open-loop load: max_concurrency must be at least 1".into());
+                }
+            }
+            LoadSpec::Trace { max_concurrency } => {
+                return match max_concurrency {
+                    Some(0) => Err("trace load: max_concurrency must be at least 1".into()),
+                    _ => Ok(()),
+                };
+            }
+            LoadSpec::Stages {
+                stages,
+                max_concurrency,
+                ..
+            } => {
+                if stages.is_empty() {
+                    return Err("staged load: list at least one stage, e.g. `stages: [{rate: 8, duration: 10m}]`".into());
+                }
+                for (i, stage) in stages.iter().enumerate() {
+                    if !(stage.rate.is_finite() && stage.rate > 0.0) {
+                        return Err(format!("staged load: stages[{i}].rate must be a positive number of requests/s, got {}", stage.rate));
+                    }
+                    if stage.duration.is_zero() {
+                        return Err(format!(
+                            "staged load: stages[{i}].duration must be more than zero"
+                        ));
+                    }
+                }
+                if *max_concurrency == Some(0) {
+                    return Err("staged load: max_concurrency must be at least 1".into());
                 }
             }
         }

@@ -43,16 +43,12 @@ pub struct SharedPrefixChat {
 impl SharedPrefixChat {
     /// Why the traffic cannot be sent, naming the field.
     pub fn check(&self) -> Result<(), String> {
-        let positive = [
-            ("num_groups", self.num_groups),
-            ("prompts_per_group", self.prompts_per_group),
-            ("question_len", self.question_len),
-            ("output_len", self.output_len),
-        ];
-        match positive.iter().find(|(_, v)| *v == 0) {
-            Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
-            None => Ok(()),
-        }
+        crate::probe::dataset::check_shared_prefix(
+            self.num_groups,
+            self.prompts_per_group,
+            self.question_len,
+            self.output_len,
+        )
     }
 
     /// Request `index`: users take turns in order, each sending its group's system prompt and
@@ -124,6 +120,36 @@ pub(crate) struct RequestSource {
 pub(crate) fn from_workload(
     workload: &WorkloadSpec,
 ) -> Result<(RequestSource, Load, Limits), SimFailure> {
+    if let DatasetSpec::SharedPrefix {
+        num_groups,
+        prompts_per_group,
+        system_prompt_len,
+        question_len,
+        output_len,
+        multi_turn,
+    } = &workload.dataset
+    {
+        let chat = SharedPrefixChat {
+            num_groups: *num_groups,
+            prompts_per_group: *prompts_per_group,
+            system_prompt_len: *system_prompt_len,
+            question_len: *question_len,
+            output_len: *output_len,
+            multi_turn: *multi_turn,
+        };
+        chat.check().map_err(SimFailure::invalid)?;
+        let mut lengths = workload.clone();
+        lengths.dataset = DatasetSpec::Random {
+            input_len: *question_len,
+            output_len: *output_len,
+            range_ratio: 0.0,
+            prefix_len: 0,
+            tokenizer: None,
+        };
+        let (source, load, limits) = from_workload(&lengths)?;
+        let chat = Some(chat);
+        return Ok((RequestSource { chat, ..source }, load, limits));
+    }
     let DatasetSpec::Random {
         input_len,
         output_len,
@@ -143,21 +169,26 @@ pub(crate) fn from_workload(
         )));
     }
     workload.load.validate().map_err(SimFailure::invalid)?;
-    let load = match &workload.load {
-        LoadSpec::Closed { concurrency, .. } => Load::Closed {
-            concurrency: *concurrency,
-        },
-        LoadSpec::Open {
-            rate,
-            burstiness,
-            max_concurrency,
-            ..
-        } => Load::Open {
-            rate: *rate,
-            burstiness: *burstiness,
-            cap: *max_concurrency,
-        },
-    };
+    let load =
+        match &workload.load {
+            LoadSpec::Closed { concurrency, .. } => Load::Closed {
+                concurrency: *concurrency,
+            },
+            LoadSpec::Open {
+                rate,
+                burstiness,
+                max_concurrency,
+                ..
+            } => Load::Open {
+                rate: *rate,
+                burstiness: *burstiness,
+                cap: *max_concurrency,
+            },
+            LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => return Err(SimFailure::invalid(
+                "`sim eval` models closed and open loads; send a trace replay or staged load to \
+                 `infertune sim serve` with `infertune bench`",
+            )),
+        };
     let (requests, duration) = workload.load.limits();
     let gaps = match load {
         Load::Open {

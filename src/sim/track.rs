@@ -84,6 +84,8 @@ impl Track {
             token_events: u64::from(self.tokens),
             streamed: true,
             error: self.error.take(),
+            replay: None,
+            stage: None,
         }
     }
 }

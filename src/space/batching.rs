@@ -39,7 +39,11 @@ pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
         LoadSpec::Closed { concurrency, .. } => *concurrency,
         LoadSpec::Open {
             max_concurrency, ..
-        } => (*max_concurrency)?,
+        }
+        | LoadSpec::Stages {
+            max_concurrency, ..
+        }
+        | LoadSpec::Trace { max_concurrency } => (*max_concurrency)?,
     };
     let searched_int = |name: &str| {
         spec.parameters

@@ -7,3 +7,6 @@ mod bench_sweep;
 mod cli;
 mod dataset;
 mod errors;
+mod shared_prefix;
+mod stages;
+mod trace;

@@ -1,7 +1,7 @@
 //! Request bodies for the OpenAI chat and completions endpoints.
 
 use super::{Entry, Prompt};
-use crate::probe::workload::{Api, WorkloadSpec};
+use crate::probe::workload::{Api, DatasetSpec, WorkloadSpec};
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
@@ -32,7 +32,9 @@ impl BodyTemplate {
             api: workload.api,
             stream: workload.stream,
             min_tokens: workload.min_tokens,
-            ignore_eos: workload.ignore_eos,
+            // A replayed request must generate exactly the trace's output length.
+            ignore_eos: workload.ignore_eos
+                || matches!(workload.dataset, DatasetSpec::Trace { .. }),
             extra,
         })
     }
@@ -52,6 +54,12 @@ impl BodyTemplate {
             }
             (Prompt::Text(text), Api::Completions) => {
                 body.insert("prompt".into(), Value::from(text.as_str()));
+            }
+            (Prompt::Tokens(ids), Api::Completions) => {
+                body.insert("prompt".into(), json!(ids));
+            }
+            (Prompt::Tokens(_), Api::Chat) => {
+                bail!("token-id prompts need the completions API (--api completions)")
             }
             (Prompt::Messages(_), Api::Completions) => {
                 bail!("the dataset holds chat messages; use the chat API (--api chat)")

@@ -55,6 +55,7 @@ pub(crate) fn load_jsonl(
         let input_tokens = match &prompt {
             Prompt::Text(text) => word_count(text),
             Prompt::Messages(messages) => messages_words(messages),
+            Prompt::Tokens(ids) => u32::try_from(ids.len()).unwrap_or(u32::MAX),
         };
         entries.push(Entry {
             prompt,

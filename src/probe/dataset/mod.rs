@@ -7,21 +7,30 @@
 //! * `jsonl`: one JSON object a line with `question`, `prompt` or chat `messages`.
 //! * `sharegpt`: ShareGPT conversations; the first turn is the prompt, the reply's length
 //!   (in words) is `max_tokens` unless overridden.
+//! * `shared_prefix`: inference-perf's shared-prefix chat (see [`shared_prefix`]).
+//! * `trace`: a production trace replayed at its arrival times (see [`trace`]).
 
 mod body;
 mod files;
 mod random;
+mod shared_prefix;
+mod synth;
+mod trace;
 
 use super::workload::{DatasetSpec, WorkloadSpec};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use body::BodyTemplate;
 use bytes::Bytes;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random::RandomPrompts;
+pub use shared_prefix::check as check_shared_prefix;
+use shared_prefix::SharedPrefixChat;
 use std::sync::Arc;
+use std::time::Duration;
 use tokenizers::Tokenizer;
+use trace::TraceReplay;
 
 /// One request of a workload, ready to send.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +41,8 @@ pub struct PlannedRequest {
     pub input_tokens: u32,
     /// `max_tokens` sent with the request.
     pub max_tokens: u32,
+    /// When a replayed trace sends it, after the start of the replay.
+    pub at: Option<Duration>,
 }
 
 impl PlannedRequest {
@@ -63,6 +74,8 @@ pub(crate) enum Prompt {
     Text(String),
     /// Chat `messages` as given in the dataset.
     Messages(serde_json::Value),
+    /// Token ids (`prompt` of the completions API).
+    Tokens(Vec<u32>),
 }
 
 /// A prompt with its lengths.
@@ -76,6 +89,8 @@ pub(crate) struct Entry {
 enum Source {
     Random(RandomPrompts),
     Entries { entries: Vec<Entry>, next: usize },
+    Trace(Box<TraceReplay>),
+    SharedPrefix(SharedPrefixChat),
 }
 
 /// An endless, seeded stream of requests for one workload.
@@ -122,6 +137,12 @@ impl Planner {
                 }
                 shuffled(files::load_sharegpt(path, *output_len)?, &mut rng)
             }
+            spec @ DatasetSpec::SharedPrefix { .. } => {
+                Source::SharedPrefix(SharedPrefixChat::new(spec, workload.api)?)
+            }
+            spec @ DatasetSpec::Trace { .. } => {
+                Source::Trace(Box::new(TraceReplay::new(spec, workload.api)?))
+            }
         };
         Ok(Planner {
             source,
@@ -130,21 +151,42 @@ impl Planner {
         })
     }
 
-    /// The next request.
+    /// The next request; an error when a replayed trace has run out.
     pub(crate) fn next_request(&mut self) -> Result<PlannedRequest> {
-        let entry = match &mut self.source {
-            Source::Random(random) => random.next_entry(&mut self.rng)?,
+        self.next()?
+            .context("the trace's window has fewer requests than the run needs")
+    }
+
+    /// The next request, or `None` when a replayed trace's window is over (other datasets
+    /// never end).
+    pub(crate) fn next(&mut self) -> Result<Option<PlannedRequest>> {
+        let (entry, at) = match &mut self.source {
+            Source::Random(random) => (random.next_entry(&mut self.rng)?, None),
             Source::Entries { entries, next } => {
                 let entry = entries[*next % entries.len()].clone();
                 *next += 1;
-                entry
+                (entry, None)
             }
+            Source::SharedPrefix(chat) => (chat.next_entry()?, None),
+            Source::Trace(trace) => match trace.next_entry()? {
+                Some((entry, at)) => (entry, Some(at)),
+                None => return Ok(None),
+            },
         };
-        Ok(PlannedRequest {
+        Ok(Some(PlannedRequest {
             body: self.template.build(&entry)?,
             input_tokens: entry.input_tokens,
             max_tokens: entry.max_tokens,
-        })
+            at,
+        }))
+    }
+
+    /// What a replayed trace covers (window, request count, length scale), for the report.
+    pub fn replay_summary(&self) -> Option<serde_json::Value> {
+        match &self.source {
+            Source::Trace(trace) => Some(trace.summary().clone()),
+            _ => None,
+        }
     }
 
     /// The tokenizer of a `random` dataset, if it has one (used to count output tokens when
@@ -152,7 +194,7 @@ impl Planner {
     pub fn tokenizer(&self) -> Option<Arc<Tokenizer>> {
         match &self.source {
             Source::Random(random) => random.tokenizer(),
-            Source::Entries { .. } => None,
+            Source::Entries { .. } | Source::Trace(_) | Source::SharedPrefix(_) => None,
         }
     }
 }

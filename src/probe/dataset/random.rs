@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tokenizers::Tokenizer;
 
 /// Words used without a tokenizer: each counts as exactly one token.
-const WORDS: [&str; 32] = [
+pub(super) const WORDS: [&str; 32] = [
     "alpha", "bravo", "cargo", "delta", "ember", "fable", "gamma", "harbor", "island", "jungle",
     "kernel", "lemon", "meadow", "nectar", "orbit", "pepper", "quartz", "river", "salmon",
     "timber", "umbra", "velvet", "willow", "xenon", "yonder", "zephyr", "anchor", "beacon",

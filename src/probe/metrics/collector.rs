@@ -7,6 +7,13 @@ use crate::record::{Latency, MetricMap, Slo};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+/// Metric: successful replayed requests whose `usage.prompt_tokens` differs from the trace's.
+pub(crate) const PROMPT_MISMATCHED: &str = "prompt_tokens_mismatched";
+/// Metric: successful replayed requests whose `usage.completion_tokens` differs from the trace's.
+pub(crate) const OUTPUT_MISMATCHED: &str = "output_tokens_mismatched";
+/// Metric: successful replayed requests without usage to check.
+pub(crate) const USAGE_UNREPORTED: &str = "usage_unreported";
+
 /// Per-kind error count with the first message seen.
 #[derive(Clone, Debug)]
 pub(crate) struct ErrorTally {
@@ -31,6 +38,19 @@ pub(crate) struct Collector {
     first_start: Option<Instant>,
     last_end: Option<Instant>,
     live: Option<LiveStats>,
+    replay: Option<ReplayFidelity>,
+    /// One collector per stage of a staged load.
+    pub stages: Vec<Collector>,
+}
+
+/// How faithfully a trace was replayed: send lateness against its schedule, and the requests
+/// whose usage disagrees with the trace's lengths.
+#[derive(Clone, Debug, Default)]
+struct ReplayFidelity {
+    lateness: LatencyStats,
+    prompt_mismatched: u64,
+    output_mismatched: u64,
+    unreported: u64,
 }
 
 impl Collector {
@@ -58,16 +78,50 @@ impl Collector {
             first_start: None,
             last_end: None,
             live: keep_samples.then(LiveStats::default),
+            replay: None,
+            stages: Vec::new(),
         }
+    }
+
+    /// Also keeps the metrics of each of `count` stages apart.
+    pub fn with_stages(mut self, count: usize) -> Self {
+        self.stages = (0..count)
+            .map(|_| Collector::new(self.streamed, &[], false))
+            .collect();
+        self.stages
+            .iter_mut()
+            .for_each(|stage| stage.slos.clone_from(&self.slos));
+        self
     }
 
     /// Adds one measured request.
     pub fn add(&mut self, record: &RequestRecord) {
+        let stage = record.stage.and_then(|s| self.stages.get_mut(s as usize));
+        if let Some(stage) = stage {
+            stage.add(record);
+        }
         self.first_start = Some(
             self.first_start
                 .map_or(record.start, |t| t.min(record.start)),
         );
         self.last_end = Some(self.last_end.map_or(record.end, |t| t.max(record.end)));
+        if let Some(check) = &record.replay {
+            let fidelity = self.replay.get_or_insert_with(ReplayFidelity::default);
+            fidelity
+                .lateness
+                .record(record.start.saturating_duration_since(record.scheduled));
+            if record.ok() {
+                let output =
+                    (record.output_source == TokenSource::Usage).then_some(record.output_tokens);
+                match (check.reported_input, output) {
+                    (Some(input), Some(output)) => {
+                        fidelity.prompt_mismatched += u64::from(input != u64::from(check.input));
+                        fidelity.output_mismatched += u64::from(output != u64::from(check.output));
+                    }
+                    _ => fidelity.unreported += 1,
+                }
+            }
+        }
         if let Some(live) = &mut self.live {
             live.finished += 1;
             live.failed += u64::from(!record.ok());
@@ -186,6 +240,16 @@ impl Collector {
             for (stat, value) in summary.entries() {
                 m.insert(latency.key(&stat), value);
             }
+        }
+        if let Some(replay) = &self.replay {
+            if let Some(summary) = replay.lateness.summary() {
+                for (stat, value) in summary.entries() {
+                    m.insert(format!("{stat}_send_lateness_ms"), value);
+                }
+            }
+            m.insert(PROMPT_MISMATCHED.into(), replay.prompt_mismatched as f64);
+            m.insert(OUTPUT_MISMATCHED.into(), replay.output_mismatched as f64);
+            m.insert(USAGE_UNREPORTED.into(), replay.unreported as f64);
         }
         m
     }

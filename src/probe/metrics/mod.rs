@@ -32,9 +32,14 @@
 //! * Statistics of each latency: exact mean, population std, min and max; median and
 //!   p50/p90/p95/p99 from an HDR histogram (3 significant digits). Without streaming, TTFT,
 //!   queued TTFT, TPOT and ITL are unavailable and left out, never reported as latency.
+//! * **replay fidelity** (trace replay only): `{stat}_send_lateness_ms`, write start − the
+//!   request's time in the trace (divided by the speed), over every measured request;
+//!   `prompt_tokens_mismatched` / `output_tokens_mismatched`, successful requests whose
+//!   `usage.prompt_tokens` / `usage.completion_tokens` differ from the trace's lengths;
+//!   `usage_unreported`, successful requests without usage to check.
 
 mod collector;
 mod stats;
 
-pub(crate) use collector::Collector;
+pub(crate) use collector::{Collector, OUTPUT_MISMATCHED, PROMPT_MISMATCHED, USAGE_UNREPORTED};
 pub use stats::{LatencyStats, Summary, PERCENTILES};

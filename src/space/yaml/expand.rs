@@ -107,10 +107,11 @@ pub(crate) fn probe_paths(
         } => *t = path("probe.dataset.tokenizer", t)?,
         DatasetSpec::Random {
             tokenizer: None, ..
-        } => {}
-        DatasetSpec::Jsonl { path: p, .. } | DatasetSpec::Sharegpt { path: p, .. } => {
-            *p = path("probe.dataset.path", p)?
         }
+        | DatasetSpec::SharedPrefix { .. } => {}
+        DatasetSpec::Jsonl { path: p, .. }
+        | DatasetSpec::Sharegpt { path: p, .. }
+        | DatasetSpec::Trace { path: p, .. } => *p = path("probe.dataset.path", p)?,
     }
     Ok(probe)
 }

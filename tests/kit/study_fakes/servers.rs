@@ -266,17 +266,13 @@ impl Prober for FakeProber {
 
 /// The requests `workload` sends, when it counts them.
 pub fn requests(workload: &WorkloadSpec) -> Option<u64> {
-    match workload.load {
-        LoadSpec::Closed { requests, .. } | LoadSpec::Open { requests, .. } => {
-            requests.map(u64::from)
-        }
-    }
+    workload.load.limits().0.map(u64::from)
 }
 
 /// The closed-loop concurrency of `workload` (TTFT in the fake model scales with it from 16).
 pub fn concurrency(workload: &WorkloadSpec) -> f64 {
     match workload.load {
         LoadSpec::Closed { concurrency, .. } => f64::from(concurrency),
-        LoadSpec::Open { .. } => 16.0,
+        LoadSpec::Open { .. } | LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => 16.0,
     }
 }
