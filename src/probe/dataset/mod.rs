@@ -7,8 +7,8 @@
 //! * `jsonl`: one JSON object a line with `question`, `prompt` or chat `messages`.
 //! * `sharegpt`: ShareGPT conversations; the first turn is the prompt, the reply's length
 //!   (in words) is `max_tokens` unless overridden.
-//! * `shared_prefix`: inference-perf's shared-prefix chat (see [`shared_prefix`]).
-//! * `trace`: a production trace replayed at its arrival times (see [`trace`]).
+//! * `shared_prefix`: inference-perf's shared-prefix chat (its module `shared_prefix`).
+//! * `trace`: a production trace replayed at its arrival times (its module `trace`).
 
 mod body;
 mod files;
