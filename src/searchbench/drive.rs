@@ -1,6 +1,6 @@
 //! A search through the study's own planner over a virtual executor: each trial the planner
-//! runs is evaluated by the scenario in virtual time, its start-up and probe seconds counted.
-//! The benchmark thus measures the policy the product runs.
+//! runs is evaluated by the scenario in virtual time. The benchmark thus measures the policy
+//! the product runs.
 
 use super::Scenario;
 use crate::record::{Outcome, TrialRecord};
@@ -9,12 +9,10 @@ use crate::space::DevicesPerTrial;
 use crate::study::plan::{Decision, PlanSpec, Planner, Situation};
 use anyhow::Context;
 
-/// One search: its records and what it cost.
+/// One search: its records and the best value after each.
 pub(crate) struct Searched {
     /// `best[t]`: the best feasible value among trials `0..=t`.
     pub best: Vec<Option<f64>>,
-    /// Start-up plus probe seconds spent by the end of each trial.
-    pub seconds: Vec<f64>,
     /// The trials.
     pub records: Vec<TrialRecord>,
 }
@@ -37,7 +35,6 @@ pub(crate) fn search(
     let mut planner = Planner::new(spec, sampler, &*scenario.space, Vec::new());
     let mut out = Searched {
         best: Vec::with_capacity(trials),
-        seconds: Vec::with_capacity(trials),
         records: Vec::with_capacity(trials),
     };
     loop {
@@ -49,22 +46,14 @@ pub(crate) fn search(
             budget_left: None,
         };
         let t = out.records.len();
-        let (record, seconds) = match planner.next(&now) {
-            Decision::Run(planned) => {
-                let startup = scenario.evaluator.startup_seconds(&planned.params);
-                let record = scenario.trial(planned.id.number as usize, planned.params);
-                let probe = record.metrics.get("duration_s").copied().unwrap_or(0.0);
-                (record, startup + probe)
-            }
+        let record = match planner.next(&now) {
+            Decision::Run(planned) => scenario.trial(planned.id.number as usize, planned.params),
             Decision::Refuse {
                 id,
                 params,
                 rule,
                 message,
-            } => (
-                TrialRecord::of(id, params, Outcome::Rejected { rule, message }),
-                0.0,
-            ),
+            } => TrialRecord::of(id, params, Outcome::Rejected { rule, message }),
             Decision::Unplaceable { id, params, why } => {
                 anyhow::bail!("trial {} of {params:?} cannot be placed: {why}", id.number)
             }
@@ -81,8 +70,6 @@ pub(crate) fn search(
             (Some(b), Some(v)) => Some(b.max(v)),
             (b, v) => b.or(v),
         });
-        out.seconds
-            .push(out.seconds.last().copied().unwrap_or(0.0) + seconds);
         out.records.push(record);
     }
 }

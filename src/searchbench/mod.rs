@@ -29,18 +29,6 @@ pub trait Evaluator: Sync {
     /// Metrics of a run of the resolved config `params` under the probe, or why it could not
     /// start.
     fn evaluate(&self, params: &Params) -> Result<MetricMap, StartupFailure>;
-
-    /// The metrics of a rerun of the full probe of `params`, number `rerun` (1, 2, …): another
-    /// draw of whatever noise a run has, so that a probe's resolution shows (the first run's
-    /// metrics where nothing is drawn).
-    fn rerun(&self, params: &Params, _rerun: u64) -> Result<MetricMap, StartupFailure> {
-        self.evaluate(params)
-    }
-
-    /// Seconds from launch until `params` serves or shows why it cannot (0: not modelled).
-    fn startup_seconds(&self, _params: &Params) -> f64 {
-        0.0
-    }
 }
 
 /// A config that did not start.
@@ -106,23 +94,6 @@ impl Scenario {
             violations: judgement.violations,
             ..TrialRecord::new(number, params, outcome)
         }
-    }
-
-    /// The objective value of the full probe of `params`; `None` when it does not start or
-    /// breaks an SLO.
-    pub fn full_value(&self, params: &Params) -> Option<f64> {
-        self.feasible_value(self.evaluator.evaluate(params))
-    }
-
-    /// The objective value that rerun `rerun` of the full probe of `params` measures; `None`
-    /// when it does not start or breaks an SLO.
-    pub fn rerun_value(&self, params: &Params, rerun: u64) -> Option<f64> {
-        self.feasible_value(self.evaluator.rerun(params, rerun))
-    }
-
-    fn feasible_value(&self, measured: Result<MetricMap, StartupFailure>) -> Option<f64> {
-        let judgement = judge_probe(&self.objective, &measured.ok()?);
-        judgement.value.filter(|_| judgement.violations.is_empty())
     }
 }
 

@@ -107,15 +107,6 @@ impl Evaluator for SimEvaluator {
             self.simulate(engine_params, &self.workload, ENGINE_SEED)
         })
     }
-
-    fn rerun(&self, params: &Params, rerun: u64) -> Result<MetricMap, StartupFailure> {
-        let engine_params = self.engine_params(params);
-        self.simulate(&engine_params, &self.workload, ENGINE_SEED + rerun)
-    }
-
-    fn startup_seconds(&self, params: &Params) -> f64 {
-        crate::sim::eval::startup_seconds(&self.deployment, &self.engine_params(params))
-    }
 }
 
 fn startup_failure(failure: crate::sim::config::SimFailure) -> StartupFailure {

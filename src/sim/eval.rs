@@ -37,7 +37,7 @@ pub fn eval(
     workload: &WorkloadSpec,
     seed: u64,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(run_workload(deployment, params, workload, seed, |source| source)?.full)
+    eval_traffic(deployment, params, workload, seed, |source| source)
 }
 
 /// [`eval`] with the workload's request source changed by `adapt` (another traffic kind).
@@ -48,21 +48,6 @@ pub(crate) fn eval_traffic(
     seed: u64,
     adapt: impl FnOnce(RequestSource) -> RequestSource,
 ) -> Result<MetricMap, SimFailure> {
-    Ok(run_workload(deployment, params, workload, seed, adapt)?.full)
-}
-
-/// What a simulated run measured.
-struct Finished {
-    full: MetricMap,
-}
-
-fn run_workload(
-    deployment: &Deployment,
-    params: &Params,
-    workload: &WorkloadSpec,
-    seed: u64,
-    adapt: impl FnOnce(RequestSource) -> RequestSource,
-) -> Result<Finished, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
@@ -70,9 +55,7 @@ fn run_workload(
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
     run.drive();
-    Ok(Finished {
-        full: run.collector.metrics(),
-    })
+    Ok(run.collector.metrics())
 }
 
 /// One run's client side and clock.
