@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Provisions a CPU build of llama.cpp's `llama-server` and GGUF copies of the tiny model for
-# the end-to-end tests.
+# Provisions a CPU build of llama.cpp's `llama-server`, GGUF copies of the tiny model for
+# the end-to-end tests, and a random-weight model of SmolLM2-135M's shape for the realistic
+# study (search-spaces/llamacpp-realistic.yaml).
 #
 # The server is built from the llama.cpp tree vendored by the `llama-cpp-python` source
 # distribution on PyPI (pinned version and checksum in scripts/llamacpp-env.sh); the models
@@ -112,10 +113,25 @@ convert_model() {
     log "model: wrote $out ($(elapsed "$t0") s)"
 }
 
+# A random-weight model of a real architecture's shape (scripts/model-shapes.json), written
+# straight to GGUF with llama.cpp's gguf-py and the tiny model's tokenizer.
+make_shaped_model() {
+    local shape=$1 out=$2 t0
+    if [[ -f "$out" ]]; then
+        log "model: reused $out"
+        return
+    fi
+    t0=$(now_ns)
+    "$INFERTUNE_VLLM_PYTHON" "$here/make-gguf.py" --gguf-py "$TREE/gguf-py" --shape "$shape" \
+        --type f16 --tokenizer "$INFERTUNE_VLLM_MODEL/tokenizer.json" --seed "$INFERTUNE_MODEL_SEED" \
+        --out "$out" >&2 || die "writing the $shape-shaped GGUF failed (see above)"
+    log "model: wrote $out ($(elapsed "$t0") s)"
+}
+
 env_block() {
     local key
     for key in INFERTUNE_LLAMACPP_PY_VERSION INFERTUNE_LLAMACPP_BIN INFERTUNE_LLAMACPP_MODEL_F16 \
-        INFERTUNE_LLAMACPP_MODEL_Q8; do
+        INFERTUNE_LLAMACPP_MODEL_Q8 INFERTUNE_LLAMACPP_MODEL_SMOLLM2; do
         printf '%s=%s\n' "$key" "${!key}"
     done
 }
@@ -128,6 +144,7 @@ main() {
     build_server
     convert_model f16 "$INFERTUNE_LLAMACPP_MODEL_F16"
     convert_model q8_0 "$INFERTUNE_LLAMACPP_MODEL_Q8"
+    make_shaped_model smollm2-135m "$INFERTUNE_LLAMACPP_MODEL_SMOLLM2"
     env_block >"$INFERTUNE_LLAMACPP_DIR/env"
     log "done ($(elapsed "$t0") s)"
     echo "# infertune-llamacpp-env begin"
