@@ -1,9 +1,9 @@
 //! Search-efficiency benchmark: every sampler against random search on simulator scenarios
-//! (space files evaluated by `sim eval` in virtual time). Run with
-//! `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
+//! (space files evaluated by `sim eval` in virtual time), or on a grid measured on a real
+//! engine (`--grid`). Run with `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, optuna, plot, report, sim, warm, BenchConfig};
+use infertune::searchbench::{self, optuna, plot, report, sim, table, warm, BenchConfig};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -59,6 +59,11 @@ struct Args {
     /// Optuna samplers to run with `--optuna` (`tpe` is multivariate TPE, `cmaes` CMA-ES).
     #[arg(long, value_delimiter = ',', default_value = "tpe,cmaes")]
     optuna_samplers: Vec<String>,
+    /// Instead of the simulator's scenarios, one measured on a real engine:
+    /// `SPACE=STUDY[,STUDY...]`, the grid's space file and the study folders that measured
+    /// every config of it (`scripts/bench-real-grid.sh`); warm-start comparisons are skipped.
+    #[arg(long)]
+    grid: Option<String>,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -66,7 +71,10 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let started = Instant::now();
-    let scenarios = sim::scenarios(&args.scenarios)?;
+    let scenarios = match &args.grid {
+        Some(grid) => vec![grid_scenario(grid)?],
+        None => sim::scenarios(&args.scenarios)?,
+    };
     let threads = args
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -96,7 +104,9 @@ fn main() -> anyhow::Result<()> {
     if let Some(line) = report::versus(&rows, "bo", &optuna::label("tpe"), "Optuna TPE") {
         summary.push_str(&format!("\n{line}\n"));
     }
-    summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
+    if args.grid.is_none() {
+        summary.push_str(&warm_starts(&args, &scenarios, &results, threads)?);
+    }
     std::fs::write(args.out.join("summary.md"), &summary)?;
     println!("{summary}");
     println!(
@@ -109,6 +119,15 @@ fn main() -> anyhow::Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The measured-grid scenario `SPACE=STUDY[,STUDY...]`.
+fn grid_scenario(grid: &str) -> anyhow::Result<searchbench::Scenario> {
+    let (space, studies) = grid
+        .split_once('=')
+        .ok_or_else(|| anyhow::anyhow!("--grid `{grid}`: write SPACE=STUDY[,STUDY...]"))?;
+    let studies: Vec<PathBuf> = studies.split(',').map(PathBuf::from).collect();
+    table::scenario(space.as_ref(), &studies)
 }
 
 /// The warm-start comparisons of `args`, as a summary table (empty when there are none).

@@ -13,6 +13,7 @@ mod pool;
 pub mod reference;
 pub mod report;
 pub mod sim;
+pub mod table;
 pub mod warm;
 
 use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
@@ -95,6 +96,24 @@ impl Scenario {
             ..TrialRecord::new(number, params, outcome)
         }
     }
+}
+
+/// The objective of `space` as a benchmark scores it: it must maximise (regret is relative to a
+/// positive maximum) at the probe's fixed load.
+fn maximised(space: &crate::space::StudySpec) -> anyhow::Result<Objective> {
+    let spec = &space.objective;
+    anyhow::ensure!(
+        spec.direction == crate::space::objective::Direction::Maximize,
+        "{}: regret is measured against a positive maximum; a benchmark scenario's objective \
+         must maximise",
+        space.origin
+    );
+    anyhow::ensure!(
+        spec.load_search.is_none(),
+        "{}: a benchmark scenario probes at its fixed load; remove objective.load_search",
+        space.origin
+    );
+    Objective::new(spec).with_context(|| format!("{}: objective", space.origin))
 }
 
 /// What to run.

@@ -6,11 +6,9 @@
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
 use super::{Evaluator, Scenario, StartupFailure};
-use crate::probe::{LoadSpec, WorkloadSpec};
+use crate::probe::WorkloadSpec;
 use crate::record::{MetricMap, Params};
-use crate::score::Objective;
 use crate::sim::Deployment;
-use crate::space::objective::Direction;
 use crate::space::{EngineKind, StudySpec, Target};
 use anyhow::Context;
 use std::collections::HashMap;
@@ -146,42 +144,13 @@ pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
 /// The scenario in the space file at `path`: maximise its objective subject to its SLOs, scored
 /// as the study scores it.
 pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
-    scenario_with(path, None)
-}
-
-/// [`scenario`], its closed-loop probe lengthened to `waves` waves of its concurrency when
-/// given (warm-up unchanged).
-fn scenario_with(path: &Path, waves: Option<u32>) -> anyhow::Result<Scenario> {
-    let mut space = StudySpec::load(path, crate::engine::rule_pack)?;
+    let space = StudySpec::load(path, crate::engine::rule_pack)?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
-    if let Some(waves) = waves {
-        waves.hash(&mut hasher);
-        if let LoadSpec::Closed {
-            concurrency,
-            requests: Some(requests),
-            ..
-        } = &mut space.probe.load
-        {
-            *requests = concurrency.saturating_mul(waves);
-        }
-    }
-    let spec = &space.objective;
-    anyhow::ensure!(
-        spec.direction == Direction::Maximize,
-        "{}: regret is measured against a positive maximum; a benchmark scenario's objective \
-         must maximise",
-        space.origin
-    );
-    anyhow::ensure!(
-        spec.load_search.is_none(),
-        "{}: a benchmark scenario probes at its fixed load; remove objective.load_search",
-        space.origin
-    );
-    let objective = Objective::new(spec).with_context(|| format!("{}: objective", space.origin))?;
+    let objective = super::maximised(&space)?;
     let evaluator = SimEvaluator::of(&space)?;
     Ok(Scenario {
         name: space.name.clone(),
@@ -194,16 +163,6 @@ fn scenario_with(path: &Path, waves: Option<u32>) -> anyhow::Result<Scenario> {
 
 /// Every scenario file (`*.yaml`) in `dir`, in name order.
 pub fn scenarios(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
-    scenarios_with(dir, None)
-}
-
-/// [`scenarios`] with every closed-loop probe of a counted length lengthened to `waves` waves of
-/// its concurrency (warm-up unchanged): the long probes screening is meant for.
-pub fn scenarios_with_waves(dir: &Path, waves: u32) -> anyhow::Result<Vec<Scenario>> {
-    scenarios_with(dir, Some(waves))
-}
-
-fn scenarios_with(dir: &Path, waves: Option<u32>) -> anyhow::Result<Vec<Scenario>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list scenario folder {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -217,6 +176,6 @@ fn scenarios_with(dir: &Path, waves: Option<u32>) -> anyhow::Result<Vec<Scenario
     );
     paths
         .iter()
-        .map(|p| scenario_with(p, waves).with_context(|| format!("scenario {}", p.display())))
+        .map(|p| scenario(p).with_context(|| format!("scenario {}", p.display())))
         .collect()
 }

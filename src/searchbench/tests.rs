@@ -188,34 +188,6 @@ fn the_optuna_comparison_line_bounds_censored_medians() {
 }
 
 #[test]
-fn a_lengthened_scenario_probes_as_many_waves_as_asked() {
-    let dir = Path::new(SCENARIOS);
-    let own = sim::scenario(&dir.join("qwen2.5-7b-h100-chat.yaml")).unwrap();
-    let long = sim::scenarios_with_waves(dir, 8)
-        .unwrap()
-        .into_iter()
-        .find(|s| s.name == own.name)
-        .unwrap();
-    assert_ne!(
-        own.fingerprint, long.fingerprint,
-        "cached as another scenario"
-    );
-    let params = Params::from([
-        ("block_size".to_string(), Value::Int(16)),
-        ("enable_chunked_prefill".to_string(), Value::Bool(true)),
-        ("enable_prefix_caching".to_string(), Value::Bool(true)),
-        ("gpu_memory_utilization".to_string(), Value::Float(0.9)),
-        ("kv_cache_dtype".to_string(), Value::Str("auto".into())),
-        ("max_model_len".to_string(), Value::Int(8192)),
-        ("max_num_batched_tokens".to_string(), Value::Int(2048)),
-        ("max_num_seqs".to_string(), Value::Int(128)),
-    ]);
-    let completed = |s: &Scenario| s.trial(0, params.clone()).metrics["completed"];
-    // 128 clients: three waves in the scenario's own probe, eight lengthened.
-    assert_eq!((completed(&own), completed(&long)), (384.0, 1024.0));
-}
-
-#[test]
 fn a_search_runs_the_trials_its_planner_numbers() {
     let scenario = scenario("output_throughput", Ok(metrics(100.0, 384.0)));
     let mut sampler = from_name("random", 4).unwrap();
