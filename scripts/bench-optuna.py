@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Optuna's samplers on one search-benchmark scenario, judged by the benchmark itself.
 
-Started by the search benchmark (benches/search.rs, `--optuna PYTHON`) with the venv that
+Started by the search benchmark (searchbench/benches/search.rs, `--optuna PYTHON`) with the venv that
 scripts/provision-optuna.sh makes. Speaks JSON lines: reads the scenario's parameter
 definitions (one line, `{"parameters": [...]}`), then for every seed runs a fresh study,
 writing each asked config as `{"seed": S, "params": {...}}` and reading the benchmark's

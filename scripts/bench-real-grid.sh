@@ -5,7 +5,7 @@
 #    the real engine, once per round, each round a study of its own in a seeded order, so the
 #    rounds interleave the configs over time. Rounds already complete in the output folder are
 #    reused, so the grid is measured once and cached.
-# 2. Runs the search benchmark on that grid (`benches/search.rs --grid`): each sampler, with
+# 2. Runs the search benchmark on that grid (`searchbench/benches/search.rs --grid`): each sampler, with
 #    --seeds seeds, searches the grid's space; a trial of a config observes the mean of the
 #    grid's runs of it; reported as trials until the best config found is within 3% of the
 #    grid's best (summary.md in the output folder).
@@ -66,5 +66,5 @@ for round in $(seq 1 "$rounds"); do
 done
 
 list=$(IFS=,; echo "${studies[*]}")
-cargo bench --quiet --bench search -- --grid "$space=$list" --samplers "$samplers" \
+cargo bench --quiet --profile dev -p infertune-searchbench --bench search -- --grid "$space=$list" --samplers "$samplers" \
     --seeds "$seeds" --trials "$size" --threads 1 --out "$out/search"

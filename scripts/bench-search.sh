@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Search-efficiency benchmark on simulator scenarios (src/searchbench/scenarios/*.yaml):
+# Search-efficiency benchmark on simulator scenarios (searchbench/scenarios/*.yaml):
 # samplers vs random search and vs Optuna's TPE (multivariate) and CMA-ES, regret curves
 # (CSV + SVG) and trials-to-3%; then `bo` cold against `bo` warm-started from a search on
 # another scenario (TARGET=PRIOR pairs; priors may also come from the scenarios' priors/ folder).
@@ -35,4 +35,4 @@ if [[ $optuna == 1 ]]; then
     python=$(scripts/provision-optuna.sh | tail -n 1)
     args+=(--optuna "$python")
 fi
-exec cargo bench --profile "$profile" --bench search -- "${args[@]}"
+exec cargo bench -p infertune-searchbench --profile "$profile" --bench search -- "${args[@]}"

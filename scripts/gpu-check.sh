@@ -43,8 +43,8 @@ do_pack() {
     mkdir -p "$pack"
     tar -C "$tree" --exclude=llama.cpp/models --exclude=llama.cpp/docs \
         --exclude=llama.cpp/tools/server/webui -czf "$pack/llama.cpp.tgz" llama.cpp
-    cargo build --quiet --release --bin infertune
-    cp target/release/infertune "$pack/infertune" && strip "$pack/infertune"
+    cargo build --quiet --bin infertune
+    cp target/debug/infertune "$pack/infertune" && strip "$pack/infertune"
     cp "$INFERTUNE_VLLM_MODEL/tokenizer.json" "$INFERTUNE_VLLM_MODEL/chat_template.jinja" "$pack/"
     log "packed: $(du -sh "$pack" | cut -f1) in $pack (carry it to the GPU machine)"
 }

@@ -63,10 +63,11 @@ export INFERTUNE_REQUIRE_SLURM=1
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
-cargo clippy --all-targets -- -D warnings
+cargo clippy --workspace --all-targets -- -D warnings
 step "cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 step "cargo test"
-# Benchmarks (benches/, scripts/bench-*.sh) are linted above but not run here: they measure.
-cargo test --lib --bins --tests --no-fail-fast -- --include-ignored
+# Benchmarks (benches/, searchbench/benches/, scripts/bench-*.sh) are linted above but not run
+# here: they measure. The search benchmark's own unit tests run.
+cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored
 step "all passed"

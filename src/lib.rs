@@ -13,7 +13,6 @@ pub mod record;
 pub mod report;
 pub mod sampler;
 pub mod score;
-pub mod searchbench;
 pub mod sim;
 pub mod space;
 pub mod study;

@@ -108,7 +108,7 @@ impl Sampler for BoSampler {
         let prior = checked_prior(&dims, &own, &self.prior, &categories);
         let sources = [own, prior];
         let informative = sources[0].observed.len() + sources[1].observed.len();
-        if informative < STARTUP_TRIALS || dims.len() == 0 {
+        if informative < STARTUP_TRIALS || dims.is_empty() {
             return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
                 dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
             });

@@ -12,7 +12,7 @@ mod grid;
 mod history;
 mod kernel;
 mod prior;
-pub(crate) mod propose;
+pub mod propose;
 mod pso;
 mod qmc;
 mod random;

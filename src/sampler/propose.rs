@@ -14,7 +14,7 @@ pub(crate) const MAX_ATTEMPTS: usize = 2000;
 
 /// The parameters a sampler chooses, in declaration order; a config is a point of `[0, 1]^len`.
 /// A model's encoding may append inputs derived from the batching parameters.
-pub(crate) struct Dims<'a> {
+pub struct Dims<'a> {
     defs: Vec<&'a ParamDef>,
     derived: Option<BatchInputs>,
     /// Whether choices of increasing numbers count as numeric (see [`is_ordinal`]).
@@ -23,7 +23,7 @@ pub(crate) struct Dims<'a> {
 
 impl<'a> Dims<'a> {
     /// The searchable parameters of `space` (those with a unit-interval encoding).
-    pub(crate) fn of(space: &'a dyn Feasibility) -> Self {
+    pub fn of(space: &'a dyn Feasibility) -> Self {
         let defs = space
             .parameters()
             .iter()
@@ -49,8 +49,13 @@ impl<'a> Dims<'a> {
     }
 
     /// Number of dimensions (parameters; derived inputs are not counted).
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.defs.len()
+    }
+
+    /// Whether the space has no dimension at all.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
     }
 
     /// Number of categories of each encoded input (choices, bools, NUMA lists); `None` for
@@ -74,7 +79,7 @@ impl<'a> Dims<'a> {
 
     /// The sampled (unresolved) config at `u`; coordinates outside `[0, 1]` are clamped, and
     /// derived inputs after the parameters' coordinates are ignored.
-    pub(crate) fn decode(&self, u: &[f64]) -> Params {
+    pub fn decode(&self, u: &[f64]) -> Params {
         self.defs
             .iter()
             .zip(u)
@@ -131,7 +136,7 @@ pub(crate) fn category_count(kind: &ParamKind) -> Option<usize> {
 
 /// The random stream of one call: a function of the sampler's seed, the number of trials seen
 /// and a purpose tag, so the same trial list always yields the same proposal.
-pub(crate) fn call_rng(seed: u64, trials: usize, purpose: u64) -> ChaCha8Rng {
+pub fn call_rng(seed: u64, trials: usize, purpose: u64) -> ChaCha8Rng {
     let mut z = seed
         ^ (trials as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
         ^ purpose.wrapping_mul(0xD1B5_4A32_D192_ED03);

@@ -59,7 +59,7 @@ impl Sampler for TpeSampler {
         check_dims(dims.len())?;
         let tried = Tried::of(trials);
         let observed = observations(&dims, trials);
-        if observed.len() < STARTUP_TRIALS || dims.len() == 0 {
+        if observed.len() < STARTUP_TRIALS || dims.is_empty() {
             return first_acceptable(space, &tried, MAX_ATTEMPTS, |attempt| {
                 dims.decode(&sobol_point(self.seed, trials.len() + attempt, dims.len()))
             });

@@ -17,7 +17,7 @@ pub struct Objective {
 
 /// The verdict on one probe run.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Judgement {
+pub struct Judgement {
     /// Objective value as the user states it.
     pub value: Option<f64>,
     /// The value oriented so that higher is better.
@@ -191,7 +191,7 @@ fn is_word_or_dot(c: char) -> bool {
 
 /// The verdict on the metrics of a completed probe as a trial records it: the objective's
 /// value, score and SLO violations, plus a violation when no request completed.
-pub(crate) fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
+pub fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
     let mut judgement = objective.judge(metrics);
     judgement.violations.extend(nothing_completed(metrics));
     judgement

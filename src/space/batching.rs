@@ -66,7 +66,7 @@ mod tests {
     use std::path::Path;
 
     fn scenario(name: &str) -> StudySpec {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/searchbench/scenarios");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("searchbench/scenarios");
         StudySpec::load(&dir.join(name), crate::engine::rule_pack).unwrap()
     }
 

@@ -20,7 +20,7 @@ pub mod lock;
 pub mod observer;
 mod open;
 mod pending;
-pub(crate) mod plan;
+pub mod plan;
 pub mod preflight;
 pub mod prober;
 pub mod prune;

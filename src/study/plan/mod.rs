@@ -13,7 +13,7 @@ use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
 
 /// What the planner needs of a study's settings.
 #[derive(Clone, Debug)]
-pub(crate) struct PlanSpec {
+pub struct PlanSpec {
     /// Search trials in all (the baseline included), re-validation repeats not counted.
     pub trials: u32,
     /// The engine-default config, run first; `None` without a baseline.
@@ -54,7 +54,7 @@ impl PlanSpec {
 
 /// A trial running now, as the planner sees it.
 #[derive(Clone, Debug)]
-pub(crate) struct InFlight {
+pub struct InFlight {
     /// Which trial.
     pub id: TrialId,
     /// Its config.
@@ -62,7 +62,7 @@ pub(crate) struct InFlight {
 }
 
 /// The study as it stands when the planner is asked.
-pub(crate) struct Situation<'a> {
+pub struct Situation<'a> {
     /// Every journaled record.
     pub records: &'a [TrialRecord],
     /// The trials in flight.
@@ -77,7 +77,7 @@ pub(crate) struct Situation<'a> {
 
 /// A trial to run.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Planned {
+pub struct Planned {
     /// Which trial.
     pub id: TrialId,
     /// Its resolved config.
@@ -92,7 +92,7 @@ pub(crate) struct Planned {
 
 /// What happens next.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Decision {
+pub enum Decision {
     /// Run this trial.
     Run(Planned),
     /// Record this trial without running it: the config is refused before launch.
@@ -135,7 +135,7 @@ enum Stage {
 }
 
 /// The study's policy. Stateful only in what it has decided to end (a phase, the search).
-pub(crate) struct Planner<'a> {
+pub struct Planner<'a> {
     spec: PlanSpec,
     sampler: &'a mut dyn Sampler,
     check: &'a dyn Feasibility,

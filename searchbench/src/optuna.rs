@@ -4,8 +4,8 @@
 //! exactly what the benchmark's samplers see.
 
 use super::{Scenario, SearchRun};
-use crate::record::Params;
 use anyhow::Context;
+use infertune::record::Params;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};

@@ -3,7 +3,9 @@
 //! engine (`--grid`). Run with `scripts/bench-search.sh [--seeds N] [--trials N] [--out DIR] ...`.
 
 use clap::Parser;
-use infertune::searchbench::{self, optuna, plot, report, sim, table, warm, BenchConfig};
+use infertune_searchbench::{
+    self as searchbench, optuna, plot, report, sim, table, warm, BenchConfig,
+};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -11,7 +13,7 @@ use std::time::Instant;
 #[derive(Parser, Debug)]
 struct Args {
     /// Folder of scenario space files.
-    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/src/searchbench/scenarios"))]
+    #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))]
     scenarios: PathBuf,
     /// Seeds per sampler and scenario.
     #[arg(long, default_value_t = 20)]
@@ -69,6 +71,9 @@ struct Args {
 }
 
 fn main() -> anyhow::Result<()> {
+    // cargo runs a bench in its package's folder; paths given to it (and the default output
+    // folder) are relative to the repository root, where the scripts run it from.
+    std::env::set_current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))?;
     let args = Args::parse();
     let started = Instant::now();
     let scenarios = match &args.grid {
@@ -87,7 +92,7 @@ fn main() -> anyhow::Result<()> {
         threads,
         optuna: args.optuna.clone().map(|python| optuna::OptunaConfig {
             python,
-            driver: concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/bench-optuna.py").into(),
+            driver: concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/bench-optuna.py").into(),
             samplers: args.optuna_samplers.clone(),
         }),
     };

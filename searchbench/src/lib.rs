@@ -16,12 +16,12 @@ pub mod sim;
 pub mod table;
 pub mod warm;
 
-use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
-use crate::sampler::{from_name, Sampler};
-use crate::score::judge_probe;
-use crate::score::Objective;
-use crate::space::Feasibility;
 use anyhow::Context;
+use infertune::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
+use infertune::sampler::{from_name, Sampler};
+use infertune::score::judge_probe;
+use infertune::score::Objective;
+use infertune::space::Feasibility;
 use reference::Reference;
 use std::path::PathBuf;
 
@@ -100,10 +100,10 @@ impl Scenario {
 
 /// The objective of `space` as a benchmark scores it: it must maximise (regret is relative to a
 /// positive maximum) at the probe's fixed load.
-fn maximised(space: &crate::space::StudySpec) -> anyhow::Result<Objective> {
+fn maximised(space: &infertune::space::StudySpec) -> anyhow::Result<Objective> {
     let spec = &space.objective;
     anyhow::ensure!(
-        spec.direction == crate::space::objective::Direction::Maximize,
+        spec.direction == infertune::space::objective::Direction::Maximize,
         "{}: regret is measured against a positive maximum; a benchmark scenario's objective \
          must maximise",
         space.origin

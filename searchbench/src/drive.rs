@@ -3,11 +3,11 @@
 //! the product runs.
 
 use super::Scenario;
-use crate::record::{Outcome, TrialRecord};
-use crate::sampler::Sampler;
-use crate::space::DevicesPerTrial;
-use crate::study::plan::{Decision, PlanSpec, Planner, Situation};
 use anyhow::Context;
+use infertune::record::{Outcome, TrialRecord};
+use infertune::sampler::Sampler;
+use infertune::space::DevicesPerTrial;
+use infertune::study::plan::{Decision, PlanSpec, Planner, Situation};
 
 /// One search: its records and the best value after each.
 pub(crate) struct Searched {

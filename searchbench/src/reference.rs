@@ -3,8 +3,8 @@
 //! keyed by the scenario's fingerprint and the number of draws.
 
 use super::Scenario;
-use crate::record::{Outcome, Params};
-use crate::sampler::propose::{call_rng, Dims};
+use infertune::record::{Outcome, Params};
+use infertune::sampler::propose::{call_rng, Dims};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

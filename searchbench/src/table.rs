@@ -3,9 +3,9 @@
 //! then judged against the grid's own best, as the grid measured it.
 
 use super::{Evaluator, Scenario, StartupFailure};
-use crate::record::{MetricMap, Outcome, Params, TrialRecord};
-use crate::space::{StudySpec, Target};
 use anyhow::Context;
+use infertune::record::{MetricMap, Outcome, Params, TrialRecord};
+use infertune::space::{StudySpec, Target};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ impl Evaluator for Grid {
             .cloned()
             .unwrap_or_else(|| {
                 Err(StartupFailure {
-                    kind: crate::record::FailureKind::InvalidConfig,
+                    kind: infertune::record::FailureKind::InvalidConfig,
                     message: "this config is not in the measured grid".into(),
                 })
             })
@@ -46,7 +46,7 @@ impl Evaluator for Grid {
 /// study folders `studies` (journals of studies over the same space). A config measured more
 /// than once observes its runs' mean; one that never ran to the end, its first failure.
 pub fn scenario(space: &Path, studies: &[PathBuf]) -> anyhow::Result<Scenario> {
-    let spec = StudySpec::load(space, crate::engine::rule_pack)?;
+    let spec = StudySpec::load(space, infertune::engine::rule_pack)?;
     let passed = spec
         .parameters
         .iter()
@@ -60,7 +60,7 @@ pub fn scenario(space: &Path, studies: &[PathBuf]) -> anyhow::Result<Scenario> {
     let mut runs: HashMap<String, Vec<MetricMap>> = HashMap::new();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     for dir in studies {
-        let records = crate::study::journal::read_records(dir)
+        let records = infertune::study::journal::read_records(dir)
             .with_context(|| format!("grid study {}", dir.display()))?;
         for record in records {
             let key = grid.key(&record.params);
@@ -98,7 +98,7 @@ fn measured(record: &TrialRecord) -> Result<MetricMap, StartupFailure> {
             message: message.clone(),
         }),
         other => Err(StartupFailure {
-            kind: crate::record::FailureKind::Crash,
+            kind: infertune::record::FailureKind::Crash,
             message: format!("{other:?}"),
         }),
     }

@@ -1,16 +1,16 @@
 //! Benchmark scenarios run through the simulator: a YAML space file names the engine, card and
 //! model, its parameters and constraints, the probe workload and the objective; each trial is
-//! `crate::sim::eval` of the resolved config in virtual time.
+//! `infertune::sim::eval` of the resolved config in virtual time.
 //!
 //! The simulator is deterministic for a given seed, so every config is evaluated once per
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
 use super::{Evaluator, Scenario, StartupFailure};
-use crate::probe::WorkloadSpec;
-use crate::record::{MetricMap, Params};
-use crate::sim::Deployment;
-use crate::space::{EngineKind, StudySpec, Target};
 use anyhow::Context;
+use infertune::probe::WorkloadSpec;
+use infertune::record::{MetricMap, Params};
+use infertune::sim::Deployment;
+use infertune::space::{EngineKind, StudySpec, Target};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
@@ -64,7 +64,8 @@ impl SimEvaluator {
         workload: &WorkloadSpec,
         seed: u64,
     ) -> Result<MetricMap, StartupFailure> {
-        crate::sim::eval(&self.deployment, engine_params, workload, seed).map_err(startup_failure)
+        infertune::sim::eval(&self.deployment, engine_params, workload, seed)
+            .map_err(startup_failure)
     }
 }
 
@@ -107,7 +108,7 @@ impl Evaluator for SimEvaluator {
     }
 }
 
-fn startup_failure(failure: crate::sim::config::SimFailure) -> StartupFailure {
+fn startup_failure(failure: infertune::sim::config::SimFailure) -> StartupFailure {
     StartupFailure {
         kind: failure.kind,
         message: failure.message,
@@ -144,7 +145,7 @@ pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
 /// The scenario in the space file at `path`: maximise its objective subject to its SLOs, scored
 /// as the study scores it.
 pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let space = StudySpec::load(path, crate::engine::rule_pack)?;
+    let space = StudySpec::load(path, infertune::engine::rule_pack)?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();

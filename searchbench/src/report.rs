@@ -1,7 +1,7 @@
 //! Benchmark outputs: per-trial regret CSV, a regret-vs-trials SVG, and the summary table.
 
 use super::ScenarioResult;
-use crate::util::stats::median;
+use infertune::util::stats::median;
 use std::fmt::Write as _;
 use std::path::Path;
 

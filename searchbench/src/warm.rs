@@ -3,8 +3,8 @@
 //! seed by seed, reported as two rows of the usual summary.
 
 use super::{pool, search_with, ScenarioResult, SearchRun};
-use crate::sampler::{from_name, from_name_with_prior, Prior};
-use crate::searchbench::Scenario;
+use crate::Scenario;
+use infertune::sampler::{from_name, from_name_with_prior, Prior};
 
 /// Sampler that learns from a prior.
 const SAMPLER: &str = "bo";

@@ -1,10 +1,10 @@
 use super::*;
-use crate::record::{Value, Violation};
-use crate::space::objective::ObjectiveSpec;
-use crate::space::StudySpec;
+use infertune::record::Violation;
+use infertune::space::objective::ObjectiveSpec;
+use infertune::space::StudySpec;
 use std::path::Path;
 
-const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/src/searchbench/scenarios");
+const SCENARIOS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
 
 /// Answers every config with the same metrics (or start-up failure).
 struct Fixed(Result<MetricMap, StartupFailure>);
@@ -23,7 +23,7 @@ fn scenario(metric: &str, answer: Result<MetricMap, StartupFailure>) -> Scenario
 pub(super) fn scenario_of(metric: &str, evaluator: Box<dyn Evaluator>) -> Scenario {
     let space = StudySpec::load(
         &Path::new(SCENARIOS).join("qwen2.5-7b-h100-chat.yaml"),
-        crate::engine::rule_pack,
+        infertune::engine::rule_pack,
     )
     .unwrap();
     let spec = ObjectiveSpec {
@@ -115,7 +115,7 @@ fn fake_driver(dir: &Path, script: &str) -> optuna::OptunaConfig {
 #[test]
 fn optuna_configs_are_resolved_and_judged_and_refused_ones_are_not_counted() {
     let scenario = scenario("output_throughput", Ok(metrics(1000.0, 384.0)));
-    let good = crate::sampler::from_name("random", 0)
+    let good = infertune::sampler::from_name("random", 0)
         .unwrap()
         .ask(&*scenario.space, &[])
         .unwrap();
