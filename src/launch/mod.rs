@@ -3,6 +3,7 @@
 
 pub mod classify;
 mod command_line;
+mod gate;
 
 pub mod group;
 pub mod leftover;

@@ -12,5 +12,6 @@ mod parallel;
 mod resume;
 mod server_death;
 mod slurm;
+mod start_gate;
 mod tune_loop;
 mod warm_start;
