@@ -14,6 +14,7 @@ mod readiness;
 mod scratch;
 mod sockets;
 pub mod spec;
+pub mod this_exe;
 mod teardown;
 pub mod tree;
 

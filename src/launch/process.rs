@@ -4,6 +4,7 @@
 
 use super::classify::{self, classify, diagnose, LogPatterns};
 use super::gate::{self, GateError};
+use super::this_exe;
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
@@ -250,8 +251,9 @@ fn start_process(
     let log_err = log
         .try_clone()
         .map_err(|e| format!("cannot share the server log {}: {e}", log_path.display()))?;
-    let mut command = Command::new(&spec.program);
+    let mut command = Command::new(this_exe::file_to_run(&spec.program));
     command
+        .arg0(&spec.program)
         .args(&spec.args)
         .envs(&spec.env)
         .envs(scratch.map(|s| s.env(&spec.env)).unwrap_or_default())

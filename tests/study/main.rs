@@ -14,4 +14,5 @@ mod server_death;
 mod slurm;
 mod start_gate;
 mod tune_loop;
+mod upgrade;
 mod warm_start;
