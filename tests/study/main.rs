@@ -5,6 +5,7 @@ mod kit;
 
 mod cli;
 mod crash;
+mod disk;
 mod engine_version;
 mod numa_study;
 mod numa_study_launch;
