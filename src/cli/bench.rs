@@ -58,9 +58,9 @@ struct BenchOptions {
     /// Stop issuing requests after this long (e.g. 60s); instead of, or with, --requests.
     #[arg(long, value_parser = humantime::parse_duration)]
     duration: Option<Duration>,
-    /// Requests sent first and left out of the statistics.
-    #[arg(long, default_value_t = 0)]
-    warmup: u32,
+    /// Requests sent first and left out of the statistics [default: the concurrency].
+    #[arg(long)]
+    warmup: Option<u32>,
     /// Prompt source.
     #[arg(long, value_enum, default_value = "random")]
     dataset: DatasetArg,

@@ -1,11 +1,12 @@
 //! Servers left behind by a tuner that died (`kill -9`, power loss of the terminal, OOM killer).
 //!
 //! Every server runs in its own process group, so it outlives a tuner killed without warning.
-//! Before the spawn the launcher writes `server.pid` next to the server log with the boot id
-//! and the marker the server's processes will carry in their environment (see
-//! [`tree`](super::tree)); right after the spawn it adds the group id and the leader's start
-//! time (clock ticks after boot); once the server is ready the record also lists every process
-//! of its tree, those that left the group with `setsid()` included. Pid and start time together
+//! Between the server's fork and its exec the launcher writes `server.pid` next to the server
+//! log with the boot id, the group id, the leader's start time (clock ticks after boot) and the
+//! marker the server's processes carry in their environment (see [`tree`](super::tree)); the
+//! server runs only once that record is written, and never when its tuner dies first (see
+//! [`gate`](super::gate)). Once the server is ready the record also lists every process of its
+//! tree, those that left the group with `setsid()` included. Pid and start time together
 //! still identify a process after a reboot or once the pid is reused. A clean teardown removes
 //! the record. [`reclaim`] runs when a study starts or resumes: it tears down each recorded
 //! server's processes (the group, only while its leader is still the recorded process; each
@@ -65,9 +66,9 @@ impl GroupRecord {
         })
     }
 
-    /// The record written before the spawn, naming only the marker the server will carry
-    /// (group id and start time 0): should the tuner die before the group is recorded, the
-    /// marker still finds the server's processes.
+    /// The record before the fork, naming only the marker the server will carry (group id and
+    /// start time 0, filled in once the server is forked). Versions that wrote it before the
+    /// spawn left records of this form; their marker still finds the server's processes.
     pub fn before_spawn(marker: String, scratch: Option<PathBuf>) -> Self {
         GroupRecord {
             pgid: 0,
@@ -100,8 +101,12 @@ pub(crate) fn record_path(log_path: &Path) -> PathBuf {
 /// Write `record` to `path` (whole or not at all: a temporary file renamed over it).
 pub fn write(path: &Path, record: &GroupRecord) -> std::io::Result<()> {
     let tmp = path.with_extension("pid.tmp");
-    std::fs::write(&tmp, serde_json::to_string(record)?)?;
-    std::fs::rename(&tmp, path)
+    let written = std::fs::write(&tmp, serde_json::to_string(record)?)
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Tear down every server recorded under `study_dir/*/server.pid` that is still running, and

@@ -3,6 +3,7 @@
 
 pub mod classify;
 mod command_line;
+mod gate;
 
 pub mod group;
 pub mod leftover;
@@ -13,6 +14,7 @@ mod readiness;
 mod scratch;
 mod sockets;
 pub mod spec;
+pub mod this_exe;
 mod teardown;
 pub mod tree;
 

@@ -3,6 +3,8 @@
 //! and tears the whole tree down.
 
 use super::classify::{self, classify, diagnose, LogPatterns};
+use super::gate::{self, GateError};
+use super::this_exe;
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
@@ -95,13 +97,13 @@ impl ProcessLauncher {
             .map_err(|e| fail(FailureKind::Unknown, e.to_string()))?;
         let marker = Tree::new_marker();
         let record_path = leftover::record_path(log_path);
-        let record = leftover::GroupRecord::before_spawn(
+        let mut record = leftover::GroupRecord::before_spawn(
             marker.clone(),
             scratch.as_ref().map(|s| s.path().to_path_buf()),
         );
-        // Written before the spawn: a tuner killed right after it still leaves the marker.
-        let _ = leftover::write(&record_path, &record);
-        let child = match start_process(spec, log_path, scratch.as_ref(), &marker) {
+        // Written between the fork and the exec: the server never runs unrecorded.
+        let recorded = |pid| record_group(pid, &record_path, &mut record);
+        let child = match start_process(spec, log_path, scratch.as_ref(), &marker, recorded) {
             Ok(child) => child,
             Err(message) => {
                 let _ = std::fs::remove_file(&record_path);
@@ -117,7 +119,7 @@ impl ProcessLauncher {
             pgid,
             child,
             tree: Tree::new(Some(marker), leader),
-            record: self.record_group(pgid, record_path, record),
+            record: Some((record_path, record)),
             scratch,
             log: log_path.to_path_buf(),
             log_patterns: self.log_patterns,
@@ -137,7 +139,13 @@ impl ProcessLauncher {
         let failure = match outcome {
             Ok(Outcome::Ready) => {
                 server.ready_after = started.elapsed();
-                server.record_tree();
+                if let (Err(e), Some(warn)) = (server.record_tree(), &self.warnings) {
+                    warn(&format!(
+                        "cannot add the processes of server group {} to its record: {e}; \
+                         should this tuner be killed, its marker still finds them",
+                        server.pgid
+                    ));
+                }
                 return Ok(server);
             }
             Ok(Outcome::Foreign(message)) => {
@@ -178,35 +186,6 @@ impl ProcessLauncher {
         };
         Err(failure)
     }
-
-    /// Add the group to `record` (written at `path` before the spawn), so that a later run can
-    /// stop it and remove its temporary folder should this tuner die before its teardown;
-    /// `None` (with a warning) when it cannot be recorded. A leader that has already exited (a
-    /// failed start) stays recorded by its marker alone, which finds anything it left.
-    fn record_group(
-        &self,
-        pgid: i32,
-        path: PathBuf,
-        mut record: leftover::GroupRecord,
-    ) -> Option<(PathBuf, leftover::GroupRecord)> {
-        if let Some(running) = leftover::GroupRecord::of_running(pgid) {
-            record.pgid = running.pgid;
-            record.start_ticks = running.start_ticks;
-        }
-        match leftover::write(&path, &record) {
-            Ok(()) => Some((path, record)),
-            Err(e) => {
-                if let Some(warn) = &self.warnings {
-                    warn(&format!(
-                        "cannot record server process group {pgid} in {}: {e}; should this \
-                         tuner be killed, stop that group by hand",
-                        path.display()
-                    ));
-                }
-                None
-            }
-        }
-    }
 }
 
 impl Launcher for ProcessLauncher {
@@ -222,6 +201,22 @@ impl Launcher for ProcessLauncher {
     }
 }
 
+/// Record the group led by `pid` (forked, not yet exec'd) in `record`, written at `path`, so
+/// that a later run can stop it and remove its temporary folder should this tuner die before
+/// its teardown.
+fn record_group(pid: i32, path: &Path, record: &mut leftover::GroupRecord) -> Result<(), String> {
+    let running = leftover::GroupRecord::of_running(pid)
+        .ok_or_else(|| format!("the server's process {pid} vanished before its start"))?;
+    record.pgid = running.pgid;
+    record.start_ticks = running.start_ticks;
+    leftover::write(path, record).map_err(|e| {
+        format!(
+            "cannot record the server in {}: {e}; it was not started",
+            path.display()
+        )
+    })
+}
+
 fn fail(kind: FailureKind, message: String) -> StartFailure {
     StartFailure { kind, message }
 }
@@ -234,12 +229,14 @@ fn with_teardown(mut failure: StartFailure, torn: anyhow::Result<()>) -> StartFa
 }
 
 /// Write the spec's files, open the log, and spawn the program in a new process group with
-/// its own temporary folder and `marker` in its environment.
+/// its own temporary folder and `marker` in its environment; `record` runs between the fork and
+/// the exec (see [`gate`](super::gate)).
 fn start_process(
     spec: &LaunchSpec,
     log_path: &Path,
     scratch: Option<&Scratch>,
     marker: &str,
+    record: impl FnOnce(i32) -> Result<(), String> + Send,
 ) -> Result<Child, String> {
     for file in &spec.files {
         write_private(&file.path, &file.contents)
@@ -254,8 +251,9 @@ fn start_process(
     let log_err = log
         .try_clone()
         .map_err(|e| format!("cannot share the server log {}: {e}", log_path.display()))?;
-    let mut command = Command::new(&spec.program);
+    let mut command = Command::new(this_exe::file_to_run(&spec.program));
     command
+        .arg0(&spec.program)
         .args(&spec.args)
         .envs(&spec.env)
         .envs(scratch.map(|s| s.env(&spec.env)).unwrap_or_default())
@@ -269,13 +267,16 @@ fn start_process(
             .map_err(|e| format!("cannot create the working folder {}: {e}", cwd.display()))?;
         command.current_dir(cwd);
     }
-    command.spawn().map_err(|e| {
-        let hint = if e.kind() == std::io::ErrorKind::NotFound {
-            "; is it installed and on PATH? (or set launch.command to its full path)"
-        } else {
-            ""
-        };
-        format!("cannot start `{}`: {e}{hint}", spec.program)
+    gate::spawn(&mut command, record).map_err(|e| match e {
+        GateError::Record(why) => why,
+        GateError::Spawn(e) => {
+            let hint = if e.kind() == std::io::ErrorKind::NotFound {
+                "; is it installed and on PATH? (or set launch.command to its full path)"
+            } else {
+                ""
+            };
+            format!("cannot start `{}`: {e}{hint}", spec.program)
+        }
     })
 }
 
@@ -352,10 +353,13 @@ impl ProcessServer {
     /// Add every process of the tree to the record, so that a later run finds them all. Should
     /// the update fail, the record written at the spawn still names the server's marker, which
     /// finds them too.
-    fn record_tree(&mut self) {
-        if let Some((path, record)) = &mut self.record {
-            record.descendants = self.tree.refresh();
-            let _ = leftover::write(path, record);
+    fn record_tree(&mut self) -> std::io::Result<()> {
+        match &mut self.record {
+            Some((path, record)) => {
+                record.descendants = self.tree.refresh();
+                leftover::write(path, record)
+            }
+            None => Ok(()),
         }
     }
 

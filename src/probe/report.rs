@@ -93,7 +93,7 @@ pub(crate) fn json(
         "max_concurrency": max_concurrency,
         "stream": workload.stream,
         "seed": workload.seed,
-        "warmup": workload.warmup,
+        "warmup": workload.warmup_requests(),
         "duration": metrics.get("duration_s"),
         "errors_by_kind": errors,
         "output_tokens_source": sources,

@@ -89,14 +89,15 @@ pub(crate) async fn run(
         collector = collector.with_stages(stages.len());
     }
     let mut warmup = None;
-    if workload.warmup > 0 {
-        let requests = (0..workload.warmup)
+    let warmup_requests = workload.warmup_requests();
+    if warmup_requests > 0 {
+        let requests = (0..warmup_requests)
             .map(|_| planner.next_request())
             .collect::<Result<_>>()?;
         let concurrency = plan
             .max_in_flight()
-            .unwrap_or(workload.warmup)
-            .min(workload.warmup);
+            .unwrap_or(warmup_requests)
+            .min(warmup_requests);
         let feed = Feed::prebuilt(requests, &target.model);
         let mut warmed = Collector::new(workload.stream, &[], false);
         let shape = Shape::Closed { concurrency };

@@ -27,9 +27,10 @@ pub struct WorkloadSpec {
     pub dataset: DatasetSpec,
     /// Load shape.
     pub load: LoadSpec,
-    /// Requests sent first and excluded from statistics.
-    #[serde(default)]
-    pub warmup: u32,
+    /// Requests sent first and excluded from statistics; absent, the load's concurrency (see
+    /// [`WorkloadSpec::warmup_requests`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<u32>,
     /// `min_tokens` sent with each request (vLLM extension).
     #[serde(default)]
     pub min_tokens: Option<u32>,
@@ -247,6 +248,13 @@ fn default_timeout() -> Duration {
 }
 
 impl WorkloadSpec {
+    /// The warm-up requests sent: `warmup` when given, else the load's concurrency, so that the
+    /// first measured wave meets a warm server (none when the load sets no concurrency).
+    pub fn warmup_requests(&self) -> u32 {
+        self.warmup
+            .unwrap_or_else(|| self.load.concurrency().unwrap_or(0))
+    }
+
     /// Reads a workload from a YAML file (the `probe:` section of a search space).
     pub fn from_file(path: &std::path::Path) -> anyhow::Result<Self> {
         use anyhow::Context;
@@ -273,7 +281,7 @@ impl WorkloadSpec {
                 requests: Some(requests),
                 duration: None,
             },
-            warmup: 0,
+            warmup: Some(0),
             min_tokens: None,
             ignore_eos: true,
             stream: true,
@@ -287,6 +295,20 @@ impl WorkloadSpec {
 }
 
 impl LoadSpec {
+    /// Most requests in flight: a closed loop's concurrency, else `max_concurrency` when set.
+    pub fn concurrency(&self) -> Option<u32> {
+        match self {
+            LoadSpec::Closed { concurrency, .. } => Some(*concurrency),
+            LoadSpec::Open {
+                max_concurrency, ..
+            }
+            | LoadSpec::Trace { max_concurrency }
+            | LoadSpec::Stages {
+                max_concurrency, ..
+            } => *max_concurrency,
+        }
+    }
+
     /// How many measured requests, and for how long, the load runs (either may be absent).
     pub fn limits(&self) -> (Option<u32>, Option<Duration>) {
         match self {
@@ -372,6 +394,24 @@ impl LoadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_warm_up_defaults_to_the_loads_concurrency() {
+        let parse = |load: &str, warmup: &str| -> WorkloadSpec {
+            serde_saphyr::from_str(&format!(
+                "dataset: {{kind: random, input_len: 8, output_len: 8}}\nload: {load}\n{warmup}"
+            ))
+            .unwrap()
+        };
+        let closed = "{kind: closed, concurrency: 16, requests: 40}";
+        assert_eq!(parse(closed, "").warmup_requests(), 16);
+        assert_eq!(parse(closed, "warmup: 3").warmup_requests(), 3);
+        assert_eq!(parse(closed, "warmup: 0").warmup_requests(), 0);
+        let capped = "{kind: open, rate: 4, max_concurrency: 8, requests: 40}";
+        assert_eq!(parse(capped, "").warmup_requests(), 8);
+        let uncapped = "{kind: open, rate: 4, requests: 40}";
+        assert_eq!(parse(uncapped, "").warmup_requests(), 0);
+    }
 
     #[test]
     fn validate_names_the_wrong_value() {

@@ -211,7 +211,7 @@ pub(crate) fn from_workload(
         sent: 0,
     };
     let limits = Limits {
-        warmup: workload.warmup,
+        warmup: workload.warmup_requests(),
         requests,
         duration: duration.map(|d| d.as_secs_f64()),
     };

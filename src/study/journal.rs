@@ -179,15 +179,24 @@ impl Journal {
 
     /// Append one record and sync it to disk before returning. Returns the record as a reader
     /// of the journal will see it (floats round-tripped through JSON), so a resumed study and an
-    /// uninterrupted one hold identical records.
+    /// uninterrupted one hold identical records. A failed append (a full disk) is cut off
+    /// again, so the journal never keeps part of a record.
     pub fn append(&mut self, record: &TrialRecord) -> anyhow::Result<TrialRecord> {
         let mut line = serde_json::to_string(record)?;
         let stored = serde_json::from_str(&line)?;
         line.push('\n');
-        self.file
+        let before = self.file.metadata().map(|m| m.len());
+        let appended = self
+            .file
             .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .with_context(|| format!("cannot append to {}", self.path.display()))?;
+            .and_then(|()| self.file.sync_data());
+        if let Err(e) = appended {
+            // Shrinking needs no space; should it fail too, the next open cuts the torn line.
+            if let Ok(len) = before {
+                let _ = self.file.set_len(len);
+            }
+            return Err(e).with_context(|| format!("cannot append to {}", self.path.display()));
+        }
         Ok(stored)
     }
 }

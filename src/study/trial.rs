@@ -228,7 +228,13 @@ impl TrialRunner<'_> {
                 .start(&spec, &log, launch.ready_timeout, launch.stop_grace)
             {
                 Ok(server) => server,
-                Err(f) => return failed(f.kind, f.message),
+                Err(f) => {
+                    // A start that failed for want of disk space or a writable folder is the
+                    // study's failure, not the config's: it stops the study, the trial stays
+                    // in flight for the resume.
+                    pending::write(&workdir, &Pending::of(id, params.clone()))?;
+                    return failed(f.kind, f.message);
+                }
             };
         let ready_s = server.ready_after().as_secs_f64();
         let measured = self.measure(&server.base_url(), &workdir);

@@ -9,7 +9,7 @@ use support::{FakeConfig, FakeServer, UsageMode};
 
 fn workload(concurrency: u32, requests: u32) -> WorkloadSpec {
     WorkloadSpec {
-        warmup: concurrency,
+        warmup: Some(concurrency),
         timeout: Duration::from_secs(30),
         seed: 1,
         ..WorkloadSpec::closed_random(32, 64, concurrency, requests)
@@ -126,7 +126,7 @@ fn assert_exact_ttft_when_busy(api: Api) {
         api_key: None,
     };
     let workload = WorkloadSpec {
-        warmup: 0,
+        warmup: Some(0),
         api,
         ..workload(1, 1)
     };

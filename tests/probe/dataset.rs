@@ -17,7 +17,7 @@ fn workload(dataset: DatasetSpec, seed: u64) -> WorkloadSpec {
             requests: Some(12),
             duration: None,
         },
-        warmup: 0,
+        warmup: Some(0),
         min_tokens: Some(2),
         ignore_eos: true,
         stream: true,

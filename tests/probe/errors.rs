@@ -26,7 +26,7 @@ fn workload(requests: u32) -> WorkloadSpec {
             requests: Some(requests),
             duration: None,
         },
-        warmup: 0,
+        warmup: Some(0),
         min_tokens: None,
         ignore_eos: false,
         stream: true,

@@ -5,6 +5,7 @@ mod kit;
 
 mod cli;
 mod crash;
+mod disk;
 mod engine_version;
 mod numa_study;
 mod numa_study_launch;
@@ -12,5 +13,7 @@ mod parallel;
 mod resume;
 mod server_death;
 mod slurm;
+mod start_gate;
 mod tune_loop;
+mod upgrade;
 mod warm_start;

@@ -28,7 +28,7 @@ impl Engine for Sim {
         let (program, mut args) = match &space.launch.command {
             Some(command) if !command.is_empty() => (command[0].clone(), command[1..].to_vec()),
             _ => (
-                std::env::current_exe()
+                crate::launch::this_exe::path()
                     .context("cannot locate the infertune executable to run `sim serve`; set launch.command")?
                     .to_string_lossy()
                     .into_owned(),
