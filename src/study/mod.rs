@@ -9,6 +9,7 @@
 mod baseline;
 mod clock;
 pub mod counted;
+mod deploy;
 mod dispatch;
 mod executor;
 mod exit;
