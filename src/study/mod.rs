@@ -8,6 +8,7 @@
 
 mod baseline;
 mod clock;
+pub mod compare;
 pub mod counted;
 mod deploy;
 mod dispatch;
