@@ -147,6 +147,7 @@ impl Session {
     /// search found one), prints the table of several runs, and returns the exit status:
     /// non-zero only when every request failed.
     pub fn finish(self, knob: &str, slos: &[Slo], knee: Option<f64>) -> Result<i32> {
+        let to_stdout = self.json_on_stdout();
         if let Some(csv) = self.csv {
             csv.finish()?;
         }
@@ -185,7 +186,7 @@ impl Session {
             lines.push(format!("Report: {}", html.display()));
         }
         for line in lines {
-            if self.json_on_stdout() {
+            if to_stdout {
                 eprintln!("{line}");
             } else {
                 println!("{line}");

@@ -34,6 +34,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let flags = crate::study::preflight::flags(&mut space)?;
     let warnings: Vec<String> = flags
         .notice()
+        .map(String::from)
         .into_iter()
         .chain(space.rules_warning())
         .collect();

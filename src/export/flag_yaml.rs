@@ -54,7 +54,6 @@ pub(crate) struct Spelling {
 /// The config of `args` (flags after the engine's command) with `secrets` left out.
 pub(crate) fn config_of(args: &[String], spelling: Spelling, secrets: &Secrets) -> FlagConfig {
     let mut out = FlagConfig::default();
-    let mut groups = split_groups(args).into_iter();
     let has_secret = |words: &[String]| {
         words.iter().any(|w| {
             secrets
@@ -63,7 +62,7 @@ pub(crate) fn config_of(args: &[String], spelling: Spelling, secrets: &Secrets) 
                 .any(|p| matches!(p, Piece::Secret(_)))
         })
     };
-    for group in groups.by_ref() {
+    for group in split_groups(args) {
         if has_secret(&group) {
             out.left_out.push((group, "it holds a secret"));
             continue;

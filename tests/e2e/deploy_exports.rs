@@ -10,6 +10,7 @@ use crate::kit::provisioned;
 use crate::real_engine::{env_path, provisioned as sourced, replace_sections, shipped_space};
 use serde_json::{json, Value as Json};
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt as _;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
