@@ -5,7 +5,8 @@
 #   2. provisions a CPU build of llama.cpp's llama-server and GGUF copies of the tiny model
 #      (cached: a second when already done; on a fresh machine the compile is the slow step),
 #      and exports their environment;
-#   3. installs headless Chromium when it is missing (the Debian package, once);
+#   3. installs headless Chromium when it is missing (the Debian package, once), and the export
+#      checkers: shellcheck (Debian) and kubernetes-validate (PyPI, a cached venv);
 #   4. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
 #      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
 #      ends, however it ends;
@@ -53,6 +54,11 @@ step "provisioning Chromium (installed once)"
 scripts/provision-chromium.sh
 # The report rendering check (tests/e2e/report_render.rs) fails instead of skipping without it.
 export INFERTUNE_REQUIRE_CHROMIUM=1
+
+step "provisioning the export checkers (shellcheck, kubernetes-validate; cached)"
+eval "export $(scripts/provision-export-checkers.sh | tail -n 1)"
+# The deployment export checks (tests/e2e/deploy_exports.rs) fail instead of skipping without them.
+export INFERTUNE_REQUIRE_EXPORT_CHECKERS=1
 
 step "starting a private Slurm cluster"
 trap 'scripts/provision-slurm.sh stop' EXIT

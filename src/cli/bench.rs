@@ -132,7 +132,8 @@ struct BenchOptions {
     /// Per-request SLOs defining goodput, e.g. "ttft:p99<=2s,tpot:p99<=50ms".
     #[arg(long)]
     slo: Option<String>,
-    /// Write the report(s) as JSON (an object for one run, a list for several).
+    /// Write the report(s) as JSON (an object for one run, a list for several); `-` prints it
+    /// on stdout (the text goes to stderr then).
     #[arg(long)]
     json: Option<PathBuf>,
     /// Write one CSV row per request.

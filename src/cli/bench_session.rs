@@ -93,6 +93,11 @@ impl Session {
         self.interrupted.load(Ordering::SeqCst)
     }
 
+    /// True for `--json -`.
+    fn json_on_stdout(&self) -> bool {
+        self.outputs.json.as_deref() == Some(Path::new(STDOUT))
+    }
+
     /// Runs `workload`, prints its summary and writes its files.
     pub fn run(&mut self, workload: &WorkloadSpec) -> Result<&Run> {
         let (label, load) = describe(&workload.load);
@@ -114,7 +119,12 @@ impl Session {
             self.options.clone(),
             &mut on_record,
         ))?;
-        print!("{}", summary::render(&report, &label));
+        let text = summary::render(&report, &label);
+        if self.json_on_stdout() {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+        }
         if let Some(dir) = &self.outputs.report {
             write_json(&run_path(dir, &label, "json"), &report.json)?;
         }
@@ -137,6 +147,7 @@ impl Session {
     /// search found one), prints the table of several runs, and returns the exit status:
     /// non-zero only when every request failed.
     pub fn finish(self, knob: &str, slos: &[Slo], knee: Option<f64>) -> Result<i32> {
+        let to_stdout = self.json_on_stdout();
         if let Some(csv) = self.csv {
             csv.finish()?;
         }
@@ -166,12 +177,20 @@ impl Session {
             slos,
             knee,
         };
+        let mut lines = Vec::new();
         if points.len() > 1 {
-            println!("{}", table(&view));
+            lines.push(table(&view).to_string());
         }
         if let Some(dir) = &self.outputs.report {
             let html = sweep::write(dir, &view)?;
-            println!("Report: {}", html.display());
+            lines.push(format!("Report: {}", html.display()));
+        }
+        for line in lines {
+            if to_stdout {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
         }
         let total = |key: &str| {
             self.runs
@@ -217,7 +236,15 @@ fn table(view: &SweepView<'_>) -> comfy_table::Table {
     table
 }
 
+/// `--json -`: the JSON goes to stdout, and the text that would go there to stderr.
+const STDOUT: &str = "-";
+
+/// Write `value` to `path`, or print it on stdout for [`STDOUT`].
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
     let text = serde_json::to_string_pretty(value).context("serialising the report")?;
+    if path == Path::new(STDOUT) {
+        println!("{text}");
+        return Ok(());
+    }
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }

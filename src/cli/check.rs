@@ -21,6 +21,10 @@ pub(crate) struct CheckArgs {
     /// Sampling seed (default: the space's `search.seed`).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Print the result as one JSON object on stdout (schema: docs/machine-interface.md)
+    /// instead of the tables.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
@@ -28,16 +32,32 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     crate::study::preflight::check(&space)?;
     let flags = crate::study::preflight::flags(&mut space)?;
+    let warnings: Vec<String> = flags
+        .notice()
+        .map(String::from)
+        .into_iter()
+        .chain(space.rules_warning())
+        .collect();
+    let version = space.engine_version();
+    let seed = args.seed.unwrap_or(space.search.seed);
+    if args.json {
+        let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
+        let examples: Vec<(&Params, String)> = est
+            .feasible_examples
+            .iter()
+            .map(|c| (c, launch_text(&space, c)))
+            .collect();
+        let result = super::check_json::result(
+            &space, version.as_deref(), &notes, &warnings, &est, &examples);
+        println!("{}", serde_json::to_string_pretty(&result)?);
+        return Ok(if est.feasible == 0 { 1 } else { 0 });
+    }
     for note in notes {
         println!("note: {note}");
     }
-    if let Some(notice) = flags.notice() {
-        eprintln!("warning: {notice}");
-    }
-    if let Some(warning) = space.rules_warning() {
+    for warning in &warnings {
         eprintln!("warning: {warning}");
     }
-    let version = space.engine_version();
     println!("{}", header(&space, version.as_deref()));
     println!("Flag catalogue: {}", flags.describe(space.engine.kind));
     println!("\nParameters\n{}", parameter_table(&space.parameters));
@@ -47,7 +67,6 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for c in &space.constraints {
         println!("constraint `{}`: {}", c.name, c.expr);
     }
-    let seed = args.seed.unwrap_or(space.search.seed);
     let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
     println!("\n{}", feasible_line(&est));
     if !est.rejected_by.is_empty() {

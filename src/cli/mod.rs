@@ -7,6 +7,8 @@ mod bench_progress;
 mod bench_session;
 mod bench_sweep;
 mod check;
+mod check_json;
+mod compare;
 mod engine;
 mod export;
 mod launch;
@@ -19,6 +21,7 @@ mod sim_validate;
 mod topo;
 mod trial;
 mod tune;
+mod tune_events;
 mod tune_progress;
 
 use clap::{Parser, Subcommand};
@@ -49,10 +52,12 @@ enum Command {
     /// Engine facts: the flag catalogue of an installed engine.
     #[command(subcommand)]
     Engine(engine::EngineCommand),
-    /// Write best.sh / best.json for a study folder.
+    /// Write best.sh / best.json and deployment files (vLLM/SGLang config, docker, Kubernetes).
     Export(export::ExportArgs),
     /// Write report.md / report.html for a study folder.
     Report(report::ReportArgs),
+    /// Several studies side by side: winners, gains, costs (a table and an HTML page).
+    Compare(compare::CompareArgs),
     /// One trial of a study (what each Slurm job of the Slurm executor runs).
     #[command(subcommand, hide = true)]
     Trial(trial::TrialCommand),
@@ -71,6 +76,7 @@ pub fn main() -> i32 {
         Command::Engine(c) => engine::run(c),
         Command::Export(a) => export::run(a),
         Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
         Command::Trial(c) => trial::run(c),
     };
     match result {

@@ -1,5 +1,6 @@
 //! `infertune tune`: runs (or resumes) a study and prints its winner.
 
+use super::tune_events::TuneEvents;
 use super::tune_progress::TuneProgress;
 use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
@@ -8,7 +9,9 @@ use crate::space::error::Pos;
 use crate::space::executor::ExecutorKind;
 use crate::space::{StudySpec, WarmStartEntry};
 use crate::study::interrupt::{self, StopFlag};
-use crate::study::{Backends, HttpProber, StudyObserver as _, StudyOptions, StudyResult};
+use crate::study::observer::StudyObserver;
+use crate::study::{Backends, HttpProber, StudyOptions, StudyResult};
+use serde_json::json;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,6 +19,10 @@ use std::time::Duration;
 
 /// Exit status of a study stopped by Ctrl-C (resumable).
 const EXIT_INTERRUPTED: i32 = 130;
+/// Exit status of a study in which no config met every SLO.
+const EXIT_NO_WINNER: i32 = 1;
+/// Exit status of a study that could not run (bad space, I/O, engine setup).
+const EXIT_ERROR: i32 = 2;
 
 /// Arguments of `infertune tune`.
 #[derive(clap::Args, Debug)]
@@ -62,6 +69,21 @@ pub(crate) struct TuneArgs {
     /// share). Overrides `executor.kind`.
     #[arg(long, value_enum)]
     pub executor: Option<ExecutorArg>,
+    /// Print the study's result as one JSON object on stdout (schema:
+    /// docs/machine-interface.md) instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Stream the study as events on stdout, one JSON object a line (`jsonl`; schema:
+    /// docs/machine-interface.md), ending with a `result` event; no progress bar.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub events: Option<EventsArg>,
+}
+
+/// `--events` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum EventsArg {
+    /// One JSON object a line.
+    Jsonl,
 }
 
 /// `--executor` values.
@@ -73,20 +95,51 @@ pub(crate) enum ExecutorArg {
     Slurm,
 }
 
-/// Runs `infertune tune`.
+/// Runs `infertune tune`; with `--json` or `--events`, an error is a JSON result too.
 pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
+    let events = args.events.map(|_| Arc::new(TuneEvents::default()));
+    let machine = args.json || events.is_some();
+    let observer: Arc<dyn StudyObserver + Send> = match &events {
+        Some(events) => Arc::clone(events) as Arc<dyn StudyObserver + Send>,
+        None => Arc::new(TuneProgress::default()),
+    };
+    let outcome = study(&args, &observer, machine);
+    if !machine {
+        return outcome.map(|(code, _)| code);
+    }
+    let (code, mut result) = outcome.unwrap_or_else(|e| {
+        let error = json!({"exit_code": EXIT_ERROR, "status": "error", "error": format!("{e:#}")});
+        (EXIT_ERROR, error)
+    });
+    match &events {
+        Some(events) => {
+            result["event"] = json!("result");
+            events.emit(result);
+        }
+        None => println!("{}", serde_json::to_string_pretty(&result)?),
+    }
+    Ok(code)
+}
+
+/// Run the study of `args`, reporting to `observer`; its exit status and its result as JSON
+/// (the text summary is printed unless `machine`).
+fn study(
+    args: &TuneArgs,
+    observer: &Arc<dyn StudyObserver + Send>,
+    machine: bool,
+) -> anyhow::Result<(i32, serde_json::Value)> {
     let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
     for note in notes {
-        eprintln!("note: {note}");
+        observer.note(&note);
     }
-    apply_overrides(&mut space, &args);
+    apply_overrides(&mut space, args);
     let flags = crate::study::preflight::flags(&mut space)?;
-    eprintln!(
-        "note: flag catalogue: {}",
+    observer.note(&format!(
+        "flag catalogue: {}",
         flags.describe(space.engine.kind)
-    );
+    ));
     if let Some(notice) = flags.notice() {
-        eprintln!("warning: {notice}");
+        observer.warning(&notice);
     }
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
@@ -94,23 +147,22 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let warm = crate::study::warm::load(&space, &dir)?;
     for s in &warm.studies {
-        eprintln!(
-            "note: warm start from {}: {} trial(s) reused, {} dropped (other parameters), {} \
+        observer.note(&format!(
+            "warm start from {}: {} trial(s) reused, {} dropped (other parameters), {} \
              start-up failure(s) carried over, weight {}",
             s.study, s.reused, s.dropped, s.failures, s.weight
-        );
+        ));
     }
     let mut sampler =
         sampler::from_name_with_prior(&space.search.sampler, space.search.seed, warm.prior)?;
     let prober = HttpProber::new()?;
-    let progress = Arc::new(TuneProgress::default());
-    let launcher = process_launcher(&stop, &progress);
+    let launcher = process_launcher(&stop, observer);
     let backends = Backends {
         check: &space,
         engine: engine.as_ref(),
         launcher: &launcher,
         prober: &prober,
-        observer: progress.as_ref(),
+        observer: observer.as_ref(),
     };
     let options = StudyOptions {
         dir: dir.clone(),
@@ -120,13 +172,18 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
         warm_start: warm.studies,
     };
     if let Some(warning) = space.rules_warning() {
-        progress.warning(&warning);
+        observer.warning(&warning);
     }
     let result = crate::study::run(&space, sampler.as_mut(), backends, &options);
     // A study that fails ends without `finished`: clear the bar before the error is printed.
-    progress.finished();
+    observer.finished();
     let result = result?;
-    let code = print_outcome(&space, &dir, &result)?;
+    let summary = result_json(&space, &name, &dir, &result);
+    let code = summary["exit_code"].as_i64().map_or(EXIT_ERROR, |c| c as i32);
+    if machine {
+        return Ok((code, summary));
+    }
+    print_outcome(&space, &dir, &result)?;
     if result.earlier > 0 && result.records.len() == result.earlier && !result.interrupted {
         println!(
             "the study in {0} was already complete, so nothing ran: the result above is the one \
@@ -135,12 +192,58 @@ pub fn run(args: TuneArgs) -> anyhow::Result<i32> {
             dir.display()
         );
     }
-    Ok(code)
+    Ok((code, summary))
+}
+
+/// The result of a study as `--json` prints it (docs/machine-interface.md).
+fn result_json(
+    space: &StudySpec,
+    name: &str,
+    dir: &std::path::Path,
+    result: &StudyResult,
+) -> serde_json::Value {
+    let (code, status) = match (&result.winner, result.interrupted) {
+        (_, true) => (EXIT_INTERRUPTED, "interrupted"),
+        (Some(_), false) => (0, "winner"),
+        (None, false) => (EXIT_NO_WINNER, "no_feasible_config"),
+    };
+    let summary = |s: &crate::study::select::ConfigSummary| {
+        json!({"trial": s.number, "params": s.params, "mean": s.mean, "ci95": s.ci95,
+               "runs": s.runs, "values": s.values})
+    };
+    let winner = result.winner.as_ref().filter(|_| !result.interrupted);
+    let files: serde_json::Map<String, serde_json::Value> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, json!(e.path()))
+        })
+        .collect();
+    json!({
+        "exit_code": code,
+        "status": status,
+        "study": name,
+        "dir": dir,
+        "objective": {"direction": space.objective.direction, "metric": space.objective.metric},
+        "trials": result.records.len(),
+        "ran_now": result.records.len() - result.earlier,
+        "winner": winner.map(|w| summary(&w.summary)),
+        "baseline": winner.and_then(|w| w.baseline.as_ref()).map(summary),
+        "gain_pct": winner.and_then(|w| w.gain_pct),
+        "gain_ci95": winner.and_then(|w| w.gain_ci95),
+        "files": files,
+    })
 }
 
 /// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C), its
 /// warnings shown by `progress`.
-fn process_launcher(stop: &StopFlag, progress: &Arc<TuneProgress>) -> ProcessLauncher {
+fn process_launcher(
+    stop: &StopFlag,
+    progress: &Arc<dyn StudyObserver + Send>,
+) -> ProcessLauncher {
     let progress = Arc::clone(progress);
     let launcher = ProcessLauncher::new(crate::engine::log_patterns())
         .on_warning(move |text| progress.warning(text));
@@ -202,18 +305,19 @@ fn apply_overrides(space: &mut StudySpec, args: &TuneArgs) {
     }
 }
 
+/// The text summary of a study.
 fn print_outcome(
     space: &StudySpec,
     dir: &std::path::Path,
     result: &StudyResult,
-) -> anyhow::Result<i32> {
+) -> anyhow::Result<()> {
     if result.interrupted {
         eprintln!(
             "interrupted: {} trial(s) recorded in {}; continue with the same command and --resume",
             result.records.len(),
             dir.display()
         );
-        return Ok(EXIT_INTERRUPTED);
+        return Ok(());
     }
     let Some(w) = &result.winner else {
         println!(
@@ -221,7 +325,7 @@ fn print_outcome(
             result.records.len(),
             dir.join(TRIALS_CSV).display()
         );
-        return Ok(1);
+        return Ok(());
     };
     let o = &space.objective;
     let s = &w.summary;
@@ -249,5 +353,5 @@ fn print_outcome(
     if let Some(line) = text.lines().last() {
         println!("command ({}):\n{line}", script.display());
     }
-    Ok(0)
+    Ok(())
 }

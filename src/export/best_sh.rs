@@ -60,7 +60,7 @@ fn script(spec: &LaunchSpec, secrets: &Secrets, headline: &str) -> anyhow::Resul
 }
 
 /// `text` as one shell word, each secret in it a reference to its variable that fails when unset.
-fn word(text: &str, secrets: &Secrets) -> anyhow::Result<String> {
+pub(crate) fn word(text: &str, secrets: &Secrets) -> anyhow::Result<String> {
     secrets
         .split(text)
         .into_iter()

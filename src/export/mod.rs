@@ -1,5 +1,7 @@
 //! Exports of a study, one file per format: `best.sh`, `best.json`, `config.patch.json` (MindIE),
-//! `trials.csv`, and the report's `report.md`, `report.html` and `plots/*.svg`.
+//! `trials.csv`, the report's `report.md`, `report.html` and `plots/*.svg`, and the deployment
+//! formats (see [`Format`]): `vllm-config.yaml` + `vllm.env`, `sglang-config.yaml` +
+//! `sglang.env`, `docker-run.sh`, `kubernetes.yaml`.
 //!
 //! Every export is built from what is in memory (the records, the study's facts, the winner and
 //! its launch), never from a file read back. The study chooses the winner and hands it over as a
@@ -9,16 +11,25 @@ mod atomic;
 mod best_json;
 mod best_sh;
 mod config_patch;
+mod deploy;
+mod docker;
 mod document;
+mod engine_config;
+mod env_file;
 mod figures;
+mod flag_yaml;
 mod html;
+mod kubernetes;
 mod markdown;
 mod redact;
+mod sglang_config;
 mod svg;
 mod trials_csv;
+mod vllm_config;
 
 pub(crate) use atomic::{write_atomic, write_executable, Access};
 pub(crate) use best_sh::exec_line;
+pub use deploy::{Deployment, Format, Pinning};
 pub(crate) use document::Block;
 pub use figures::gain_text;
 pub(crate) use figures::mean_text;
@@ -36,7 +47,7 @@ use std::path::{Path, PathBuf};
 /// The winner's launch script.
 pub const BEST_SH: &str = "best.sh";
 /// The winner's facts.
-pub(crate) const BEST_JSON: &str = "best.json";
+pub const BEST_JSON: &str = "best.json";
 /// MindIE: the winner's params as a nested patch of `config.json`.
 pub(crate) const CONFIG_PATCH: &str = "config.patch.json";
 /// Every trial, one CSV row each.
@@ -176,6 +187,63 @@ pub(crate) fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Write the files of `formats` for `best` deployed as `deployment` into `dir`; returns their
+/// paths. A format that does not apply to the study's engine is an error naming those that do.
+pub(crate) fn write_deploy(
+    dir: &Path,
+    best: &Best<'_>,
+    deployment: &Deployment,
+    formats: &[Format],
+) -> anyhow::Result<Vec<PathBuf>> {
+    let engine = best.space.engine.kind;
+    if let Some(format) = formats.iter().find(|f| !f.applies_to(engine)) {
+        let fitting: Vec<&str> = Format::ALL
+            .iter()
+            .filter(|f| f.applies_to(engine))
+            .map(|f| f.name())
+            .collect();
+        anyhow::bail!(
+            "--format {} does not apply to a {} study; formats that do: {}",
+            format.name(),
+            deploy::engine_name(engine),
+            if fitting.is_empty() { "none".to_string() } else { fitting.join(", ") }
+        );
+    }
+    if formats.is_empty() {
+        return Ok(Vec::new());
+    }
+    let server = deploy::Server::new(best, deployment)?;
+    let access = Access::of(best.space);
+    let mut written = Vec::new();
+    let mut write = |name: &str, text: &str, executable: bool| -> anyhow::Result<()> {
+        let path = dir.join(name);
+        if executable {
+            write_executable(&path, text, access)?;
+        } else {
+            write_atomic(&path, text, access)?;
+        }
+        written.push(path);
+        Ok(())
+    };
+    for format in formats {
+        match format {
+            Format::VllmConfig => {
+                let files = vllm_config::render(&server)?;
+                write(vllm_config::CONFIG, &files.yaml, false)?;
+                write(vllm_config::ENV, &files.env, false)?;
+            }
+            Format::Sglang => {
+                let files = sglang_config::render(&server)?;
+                write(sglang_config::CONFIG, &files.yaml, false)?;
+                write(sglang_config::ENV, &files.env, false)?;
+            }
+            Format::Docker => write(docker::FILE, &docker::render(&server)?, true)?,
+            Format::Kubernetes => write(kubernetes::FILE, &kubernetes::render(&server)?, false)?,
+        }
+    }
+    Ok(written)
 }
 
 /// Write the report of `blocks` into `dir`: `plots/*.svg`, `report.md` and `report.html` (titled

@@ -2,6 +2,7 @@
 //! baseline, plots, failures by kind, every trial), built from the study in memory; `export`
 //! writes the files. [`sweep`] says what a load sweep's report says.
 
+pub mod compare;
 mod content;
 mod plots;
 mod slots;

@@ -69,6 +69,9 @@ impl<'a> Study<'a> {
                     };
                     match slots.assign(planned.slot, planned.devices, &planned.avoid) {
                         Ok(Some(assignment)) => {
+                            self.backends
+                                .observer
+                                .trial_started(planned.id, &planned.params);
                             slots.start(scope, executor, planned.id, planned.params, assignment)
                         }
                         Ok(None) => {
@@ -185,6 +188,11 @@ impl<'a> Study<'a> {
             self.backends
                 .observer
                 .warning(&format!("cannot export the current best: {e:#}"));
+        }
+        if let Err(e) = self.exporter.write_deploy(&self.records, None) {
+            self.backends
+                .observer
+                .warning(&format!("cannot write the deployment files: {e:#}"));
         }
         let best = select::ranked(&self.records).first().and_then(|r| r.value);
         let last = self.records.last().context("a record was just appended")?;

@@ -6,7 +6,7 @@ use super::journal::{self, StudyMeta};
 use super::lock;
 use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
-use crate::export::{self, Access, Baseline, Best, Stat, StudyFacts};
+use crate::export::{self, Access, Baseline, Best, Format, Stat, StudyFacts};
 use crate::launch::LaunchSpec;
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
@@ -46,11 +46,63 @@ impl<'a> Exporter<'a> {
     /// Write `best.sh`, `best.json` (and the MindIE patch) for the current winner of `records`;
     /// returns the winner, or `None` (writing nothing) while no trial is feasible.
     pub fn write(&self, records: &[TrialRecord]) -> anyhow::Result<Option<Winner>> {
+        self.with_best(
+            records,
+            |record| self.launch(record),
+            |best| export::write_best(self.dir, best),
+        )
+    }
+
+    /// Write the deployment files of `formats` (every one that applies to the engine when
+    /// `None`) for the current winner of `records`; returns the winner and the paths written,
+    /// or `None` (writing nothing) while no trial is feasible.
+    pub fn write_deploy(
+        &self,
+        records: &[TrialRecord],
+        formats: Option<&[Format]>,
+    ) -> anyhow::Result<Option<(Winner, Vec<PathBuf>)>> {
+        let kind = self.space.engine.kind;
+        let applying: Vec<Format> = Format::ALL
+            .into_iter()
+            .filter(|f| f.applies_to(kind))
+            .collect();
+        let formats = formats.unwrap_or(&applying);
+        if formats.is_empty() {
+            let chosen = choose_winner(records, self.meta.objective.direction);
+            return Ok(chosen.map(|w| (w, Vec::new())));
+        }
+        let deployment = OnceCell::new();
+        let mut written = Vec::new();
+        let chosen = self.with_best(
+            records,
+            |record| {
+                let workdir =
+                    std::path::absolute(self.dir.join(format!("trial-{}", record.number)))?;
+                let built = super::deploy::deployment(self.space, self.engine, record, workdir)?;
+                Ok(deployment.get_or_init(|| built).launch.clone())
+            },
+            |best| {
+                let deployment = deployment.get().context("the deployment was just built")?;
+                written = export::write_deploy(self.dir, best, deployment, formats)?;
+                Ok(())
+            },
+        )?;
+        Ok(chosen.map(|w| (w, written)))
+    }
+
+    /// Run `write` on the current winner of `records` as [`Best`], its launch built by
+    /// `launch`; returns the winner, or `None` (running nothing) while no trial is feasible.
+    fn with_best(
+        &self,
+        records: &[TrialRecord],
+        launch: impl FnOnce(&TrialRecord) -> anyhow::Result<LaunchSpec>,
+        write: impl FnOnce(&Best<'_>) -> anyhow::Result<()>,
+    ) -> anyhow::Result<Option<Winner>> {
         let Some(chosen) = choose_winner(records, self.meta.objective.direction) else {
             return Ok(None);
         };
         let winner = winner_of(&chosen, records)?;
-        let launch = self.launch(winner.record)?;
+        let launch = launch(winner.record)?;
         let version = self.version.get_or_init(|| self.space.engine_version());
         let best = Best {
             study: facts(self.meta),
@@ -59,7 +111,7 @@ impl<'a> Exporter<'a> {
             launch: &launch,
             version: version.as_deref(),
         };
-        export::write_best(self.dir, &best)?;
+        write(&best)?;
         Ok(Some(chosen))
     }
 

@@ -8,7 +8,9 @@
 
 mod baseline;
 mod clock;
+pub mod compare;
 pub mod counted;
+mod deploy;
 mod dispatch;
 mod executor;
 mod exit;

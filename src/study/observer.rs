@@ -1,7 +1,7 @@
 //! What a study tells its caller while it runs: progress, notes and warnings. The study never
 //! writes to the terminal; the command line renders these events (a bar, one line per trial).
 
-use crate::record::TrialRecord;
+use crate::record::{Params, TrialId, TrialRecord};
 use std::time::Duration;
 
 /// Watches a study. Every method has a no-op default, so an observer implements only what it
@@ -9,6 +9,9 @@ use std::time::Duration;
 pub trait StudyObserver: Sync {
     /// The search begins: `planned` search trials in all, `done` of them already in the journal.
     fn started(&self, _planned: u32, _done: u32) {}
+
+    /// A trial was handed to the executor (its server is about to start).
+    fn trial_started(&self, _id: TrialId, _params: &Params) {}
 
     /// A trial was recorded in the journal.
     fn trial(&self, _progress: &TrialProgress<'_>) {}

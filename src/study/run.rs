@@ -147,6 +147,11 @@ pub fn run(
     backends.observer.finished();
     export::write_trials_csv(&options.dir, &study.records, access)?;
     let winner = study.exporter.write(&study.records)?;
+    if let Err(e) = study.exporter.write_deploy(&study.records, None) {
+        backends
+            .observer
+            .warning(&format!("cannot write the deployment files: {e:#}"));
+    }
     match study.exporter.write_report(&study.records) {
         Ok(written) => {
             if let Some(note) = &written.note {

@@ -12,6 +12,7 @@ mod binding;
 pub mod cpuset;
 mod numa_error;
 mod numa_param;
+mod pinning;
 mod rebase;
 pub(crate) mod render;
 pub mod runner;
@@ -27,6 +28,7 @@ pub(crate) use numa_param::numactl_prefix;
 pub use numa_param::{
     numactl_available, resolve_numa_candidates, resolve_numa_choices, NumaCandidates,
 };
+pub use pinning::{host_cpusets, Cpusets};
 pub use runner::FixtureRunner;
 pub(crate) use runner::{CommandRunner, SystemRunner};
 pub(crate) use sysfs::{Allowed, NumaNode};

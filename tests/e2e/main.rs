@@ -3,6 +3,8 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod agent_sim;
+mod deploy_exports;
 mod llamacpp;
 mod real_engine;
 mod report_render;

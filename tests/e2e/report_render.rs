@@ -66,6 +66,76 @@ fn a_study_report_and_a_sweep_page_render_with_data_in_every_plot() {
     assert!(plots.iter().all(|p| p.lines >= 1), "{plots:?}");
 }
 
+#[test]
+#[ignore = "needs headless Chromium: run scripts/test.sh, which provisions it"]
+fn the_comparison_of_two_studies_renders_with_data() {
+    let Some(chromium) = provisioned::or_skip(
+        chromium(),
+        "INFERTUNE_REQUIRE_CHROMIUM",
+        "run scripts/provision-chromium.sh or scripts/screenshot-check.sh",
+    ) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::env::var_os("INFERTUNE_SCREENSHOT_DIR")
+        .map_or_else(|| tmp.path().join("png"), PathBuf::from);
+    std::fs::create_dir_all(&out).unwrap();
+    let a = laid_out_study(tmp.path(), "vllm-h100", "vllm", [100.0, 150.0, 160.0]);
+    let b = laid_out_study(tmp.path(), "sglang-h100", "sglang", [120.0, 130.0, 128.0]);
+    let page = tmp.path().join("compare");
+    let run = Command::new(cargo_bin("infertune"))
+        .arg("compare")
+        .args([&a, &b])
+        .arg("--out")
+        .arg(&page)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        stdout.contains("vllm-h100") && stdout.contains("+55.0%") && stdout.contains("sglang"),
+        "the terminal table shows both studies and the gain:\n{stdout}"
+    );
+    let plots = render(&chromium, &page.join("report.html"), &out.join("compare.png"));
+    let titles: Vec<&str> = plots.iter().map(|p| p.title.as_str()).collect();
+    assert_eq!(titles, ["Winner and engine defaults"]);
+    assert_eq!(plots[0].points, 2, "one winner point a study: {plots:?}");
+}
+
+/// A study folder `name` of `engine` laid out by hand: its baseline, winner and the winner's
+/// repeat measured `values`.
+fn laid_out_study(dir: &Path, name: &str, engine: &str, values: [f64; 3]) -> PathBuf {
+    let study = dir.join(name);
+    std::fs::create_dir_all(&study).unwrap();
+    let meta = serde_json::json!({
+        "format": infertune::study::journal::STUDY_FORMAT, "name": name,
+        "space_origin": "by-hand.yaml", "space_fingerprint": "by-hand", "seed": 1,
+        "sampler": "tpe", "engine": engine, "objective": {"metric": "output_throughput"},
+    });
+    std::fs::write(study.join("study.json"), meta.to_string()).unwrap();
+    let kinds = [
+        serde_json::json!({"kind": "baseline"}),
+        serde_json::json!({"kind": "search"}),
+        serde_json::json!({"kind": "repeat", "of": 1}),
+    ];
+    let lines: Vec<String> = values
+        .iter()
+        .zip(kinds)
+        .enumerate()
+        .map(|(i, (v, kind))| {
+            let seqs = if i == 0 { 256 } else { 64 };
+            let mut r = serde_json::json!({
+                "number": i, "params": {"max_num_seqs": seqs}, "status": "feasible",
+                "metrics": {"output_throughput": v}, "value": v, "score": v, "wall_s": 30.0,
+            });
+            r.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+            r.to_string()
+        })
+        .collect();
+    std::fs::write(study.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    study
+}
+
 /// `chromium` on PATH, or why there is none.
 fn chromium() -> Result<PathBuf, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();

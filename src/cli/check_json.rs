@@ -1,0 +1,42 @@
+//! `infertune check --json`: the check of a space as one JSON object (schema:
+//! docs/machine-interface.md).
+
+use crate::record::Params;
+use crate::space::sample::Estimate;
+use crate::space::StudySpec;
+use serde_json::{json, Value as Json};
+
+/// The result of checking `space`: its identity, parameters, the feasibility estimate `est`
+/// and the example configs with their launch commands (secrets masked).
+pub(crate) fn result(
+    space: &StudySpec,
+    version: Option<&str>,
+    notes: &[String],
+    warnings: &[String],
+    est: &Estimate,
+    examples: &[(&Params, String)],
+) -> Json {
+    let feasible = est.feasible > 0;
+    json!({
+        "exit_code": if feasible { 0 } else { 1 },
+        "space": space.name,
+        "origin": space.origin,
+        "engine": {
+            "kind": space.engine.kind,
+            "version": version,
+            "model": space.engine.model,
+            "platform": space.rules.platform,
+        },
+        "parameters": space.parameters,
+        "constraints": space.constraints.iter().map(|c| json!({"name": c.name, "expr": c.expr})).collect::<Vec<_>>(),
+        "estimate": {
+            "sampled": est.total,
+            "feasible": est.feasible,
+            "share": if est.total == 0 { 0.0 } else { est.feasible as f64 / est.total as f64 },
+            "rejected_by": est.rejected_by,
+        },
+        "examples": examples.iter().map(|(params, command)| json!({"params": params, "command": command})).collect::<Vec<_>>(),
+        "notes": notes,
+        "warnings": warnings,
+    })
+}
