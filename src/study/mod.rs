@@ -8,7 +8,6 @@
 
 mod baseline;
 mod clock;
-pub mod counted;
 mod dispatch;
 mod executor;
 mod exit;
@@ -31,6 +30,7 @@ mod slot_numa;
 mod slots;
 pub mod trial;
 pub mod warm;
+pub(crate) mod watch;
 
 pub use interrupt::StopFlag;
 pub use observer::Silent;
