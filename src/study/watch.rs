@@ -106,10 +106,11 @@ pub(crate) fn probe(
                     g.scrapes.extend(snapshot);
                     g.readings.extend(reading);
                     if watch.early_stop && g.verdict.is_none() {
-                        g.verdict = signals::judge(&g.scrapes[1..]).or_else(|| {
-                            let log = watch.log.as_ref()?;
-                            fatal_in_log(log, &mut g.log_offset)
-                        });
+                        g.verdict =
+                            signals::judge(g.scrapes.get(1..).unwrap_or_default()).or_else(|| {
+                                let log = watch.log.as_ref()?;
+                                fatal_in_log(log, &mut g.log_offset)
+                            });
                     }
                 }
             });

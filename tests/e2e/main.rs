@@ -3,6 +3,7 @@
 #[path = "../kit/mod.rs"]
 mod kit;
 
+mod energy_sim;
 mod llamacpp;
 mod real_engine;
 mod report_render;

@@ -162,7 +162,7 @@ pub(crate) fn parse_npu_smi(text: &str) -> Result<Vec<Device>> {
         .collect();
     for pair in rows.windows(2) {
         let (first, second) = (&pair[0], &pair[1]);
-        let is_npu = first.len() == 3 && first[1] == "OK" || first.get(1) == Some(&"Warning");
+        let is_npu = first.len() == 3 && matches!(first[1], "OK" | "Warning" | "Alarm");
         let index = first
             .first()
             .and_then(|c| c.split_whitespace().next()?.parse().ok());
