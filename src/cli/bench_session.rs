@@ -14,6 +14,30 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::probe::server::exposition::Exposition;
+use crate::probe::server::summary::{summarise, Snapshot};
+
+/// Adds what the server counted over the run (its `/metrics` before and after) to `report`:
+/// the `server` object of its JSON, and `server_prefix_cache_hit_rate` next to the trace's
+/// `implied_prefix_reuse` where both exist.
+fn add_server(report: &mut ProbeReport, scrapes: &[Snapshot]) {
+    let stats = summarise(scrapes, &[]);
+    if let Some(rate) = stats.prefix_cache_hit_rate {
+        report
+            .metrics
+            .insert("server_prefix_cache_hit_rate".into(), rate);
+    }
+    let implied = report.json["trace_replay"]["implied_prefix_reuse"].as_f64();
+    if let Some(implied) = implied {
+        report
+            .metrics
+            .insert("implied_prefix_reuse".into(), implied);
+    }
+    if let Ok(value) = serde_json::to_value(&stats) {
+        report.json["server"] = value;
+    }
+}
+
 /// Folder of the report holding each run's JSON and CSV.
 const RUNS_DIR: &str = "runs";
 
@@ -88,6 +112,19 @@ impl Session {
         })
     }
 
+    /// The target's `/metrics` now; `None` when it serves none.
+    fn scrape(&self) -> Option<Snapshot> {
+        let started = Instant::now();
+        let text = self
+            .runtime
+            .block_on(crate::probe::server::metrics_text(&self.target))
+            .ok()?;
+        Some(Snapshot {
+            at: started.elapsed().as_secs_f64(),
+            exposition: Exposition::parse(&text).ok()?,
+        })
+    }
+
     /// Whether Ctrl-C was pressed; the session then makes no more runs.
     pub fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::SeqCst)
@@ -106,6 +143,7 @@ impl Session {
             Some(dir) => Some(CsvOut::create(&run_path(dir, &label, "csv"))?),
             None => None,
         };
+        let before = self.scrape();
         let epoch = Instant::now();
         let csv = &mut self.csv;
         let mut on_record = |record: &RequestRecord| {
@@ -113,12 +151,15 @@ impl Session {
                 out.row(&label, epoch, record);
             }
         };
-        let report = self.runtime.block_on(crate::probe::run_with_records(
+        let mut report = self.runtime.block_on(crate::probe::run_with_records(
             &self.target,
             workload,
             self.options.clone(),
             &mut on_record,
         ))?;
+        if let (Some(before), Some(after)) = (before, self.scrape()) {
+            add_server(&mut report, &[before, after]);
+        }
         let text = summary::render(&report, &label);
         if self.json_on_stdout() {
             eprint!("{text}");

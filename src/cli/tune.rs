@@ -56,6 +56,10 @@ pub(crate) struct TuneArgs {
     /// Run every probe to the end, even once an SLO is certainly broken.
     #[arg(long)]
     pub no_prune: bool,
+    /// Run every probe to the end even when the server thrashes (preemptions climbing while
+    /// its queue grows), keeps its KV cache full or logs a fatal error.
+    #[arg(long)]
+    pub no_server_stop: bool,
     /// An earlier study folder of the same engine whose trials seed the sampler (repeatable;
     /// added to `search.warm_start`, relative to the current folder).
     #[arg(long, value_name = "DIR")]
@@ -168,6 +172,7 @@ fn study(
         dir: dir.clone(),
         resume: args.resume,
         prune: !args.no_prune,
+        server_stop: !args.no_server_stop,
         stop,
         warm_start: warm.studies,
     };

@@ -1,4 +1,5 @@
-//! `plots/*.svg`: a small SVG chart with axes and ticks, scatter and line series, a legend.
+//! `plots/*.svg`: a small SVG chart with axes and ticks, scatter, line or bar series,
+//! labelled horizontal threshold lines, and a legend below the plot, clear of the data.
 
 use std::fmt::Write as _;
 
@@ -8,6 +9,8 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 50.0;
+/// Height of one legend row below the plot.
+const LEGEND_ROW: f64 = 16.0;
 
 /// One series of points.
 #[derive(Clone, Debug)]
@@ -37,6 +40,11 @@ pub(crate) struct Chart {
     pub series: Vec<Series>,
     /// Labels for integer x positions (categorical axes); numeric ticks when empty.
     pub x_categories: Vec<String>,
+    /// Horizontal lines across the plot at these y values, each with its label (e.g. an
+    /// SLO's bound); the y range always includes them.
+    pub thresholds: Vec<(f64, String)>,
+    /// Draw every series as bars from 0 instead of markers.
+    pub bars: bool,
 }
 
 impl Chart {
@@ -47,16 +55,29 @@ impl Chart {
             .filter(|(x, y)| x.is_finite() && y.is_finite())
             .copied()
             .collect();
-        let (x0, x1) = padded(finite.iter().map(|p| p.0));
-        let (y0, y1) = padded(finite.iter().map(|p| p.1));
+        let (x0, x1) = if self.bars {
+            let n = self.x_categories.len().max(1) as f64;
+            (-0.6, n - 0.4)
+        } else {
+            padded(finite.iter().map(|p| p.0))
+        };
+        let limits = self
+            .thresholds
+            .iter()
+            .map(|t| t.0)
+            .filter(|y| y.is_finite());
+        let zero = self.bars.then_some(0.0);
+        let (y0, y1) = padded(finite.iter().map(|p| p.1).chain(limits).chain(zero));
         let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
         let sy = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+        let legend = self.legend_rows();
+        let height = H + 8.0 + LEGEND_ROW * legend.len() as f64;
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11">"#
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{height}" viewBox="0 0 {W} {height}" font-family="sans-serif" font-size="11">"#
         );
-        let _ = write!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
+        let _ = write!(s, r#"<rect width="{W}" height="{height}" fill="white"/>"#);
         let _ = write!(
             s,
             r#"<text x="{}" y="20" text-anchor="middle" font-size="14">{}</text>"#,
@@ -109,8 +130,19 @@ impl Chart {
             (TOP + bx) / 2.0,
             esc(&self.y_label)
         );
-        let mut legend_rows = 0;
-        for series in &self.series {
+        for (y, label) in self.thresholds.iter().filter(|t| t.0.is_finite()) {
+            let py = sy(*y);
+            let _ = write!(
+                s,
+                r##"<line x1="{LEFT}" y1="{py:.1}" x2="{}" y2="{py:.1}" stroke="#555" stroke-dasharray="6 4"/><text x="{}" y="{:.1}" text-anchor="end" fill="#555">{}</text>"##,
+                W - RIGHT,
+                W - RIGHT - 4.0,
+                py - 4.0,
+                esc(label)
+            );
+        }
+        let width = 0.6 * (W - LEFT - RIGHT) / (x1 - x0) / self.series.len().max(1) as f64;
+        for (k, series) in self.series.iter().enumerate() {
             let points: Vec<(f64, f64)> = series
                 .points
                 .iter()
@@ -130,29 +162,65 @@ impl Chart {
                 );
             }
             for (x, y) in &points {
+                if self.bars {
+                    let left = x - 0.6 * (W - LEFT - RIGHT) / (x1 - x0) / 2.0 + width * k as f64;
+                    let base = sy(0.0);
+                    let _ = write!(
+                        s,
+                        r#"<rect x="{left:.1}" y="{:.1}" width="{width:.1}" height="{:.1}" {}/>"#,
+                        y.min(base),
+                        (base - y).abs(),
+                        paint(series)
+                    );
+                } else {
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" {}/>"#,
+                        paint(series)
+                    );
+                }
+            }
+        }
+        for (row, items) in legend.iter().enumerate() {
+            let ly = H + 2.0 + LEGEND_ROW * row as f64;
+            for (lx, series) in items {
                 let _ = write!(
                     s,
-                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3.5" {}/>"#,
-                    paint(series)
+                    r#"<circle cx="{lx:.1}" cy="{ly}" r="4" {}/><text x="{:.1}" y="{}">{}</text>"#,
+                    paint(series),
+                    lx + 8.0,
+                    ly + 4.0,
+                    esc(&series.name)
                 );
             }
-            if points.is_empty() {
-                continue;
-            }
-            let ly = TOP + 4.0 + 14.0 * f64::from(legend_rows);
-            legend_rows += 1;
-            let _ = write!(
-                s,
-                r#"<circle cx="{}" cy="{ly}" r="4" {}/><text x="{}" y="{}">{}</text>"#,
-                W - RIGHT - 150.0,
-                paint(series),
-                W - RIGHT - 142.0,
-                ly + 4.0,
-                esc(&series.name)
-            );
         }
         s.push_str("</svg>\n");
         s
+    }
+
+    /// The legend below the plot: the drawn series, laid out left to right in rows that fit
+    /// the width, each with its x position.
+    fn legend_rows(&self) -> Vec<Vec<(f64, &Series)>> {
+        let drawn = self.series.iter().filter(|series| {
+            series
+                .points
+                .iter()
+                .any(|(x, y)| x.is_finite() && y.is_finite())
+        });
+        let mut rows: Vec<Vec<(f64, &Series)>> = Vec::new();
+        let mut x = W;
+        for series in drawn {
+            let width = 24.0 + 6.2 * series.name.chars().count() as f64;
+            if x + width > W - RIGHT {
+                rows.push(Vec::new());
+                x = LEFT;
+            }
+            if let Some(row) = rows.last_mut() {
+                row.push((x, series));
+            }
+            x += width;
+        }
+        rows
     }
 
     fn x_ticks(&self, x0: f64, x1: f64) -> Vec<(f64, String)> {
@@ -255,6 +323,8 @@ mod tests {
                 hollow: false,
             }],
             x_categories: vec![],
+            thresholds: vec![],
+            bars: false,
         };
         let svg = c.render();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
@@ -281,6 +351,8 @@ mod tests {
                 series("pruned", vec![(1.0, 2.0)], true),
             ],
             x_categories: vec![],
+            thresholds: vec![],
+            bars: false,
         };
         let svg = c.render();
         assert!(
@@ -289,8 +361,72 @@ mod tests {
         );
         assert_eq!(svg.matches(r#"fill="white" stroke="red""#).count(), 2); // point + legend
         assert!(
-            svg.contains(&format!(r#"cy="{}""#, TOP + 4.0)),
-            "first legend row: {svg}"
+            svg.contains(&format!(r#"cy="{}""#, H + 2.0)),
+            "first legend row, below the plot: {svg}"
         );
+    }
+
+    #[test]
+    fn the_legend_sits_below_every_point_and_thresholds_are_drawn_in_range() {
+        let c = Chart {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            series: vec![Series {
+                name: "feasible".into(),
+                color: "red",
+                points: vec![(0.0, 1.0), (10.0, 2.0)],
+                line: false,
+                hollow: false,
+            }],
+            x_categories: vec![],
+            thresholds: vec![(5.0, "SLO p99 <= 5".into())],
+            bars: false,
+        };
+        let svg = c.render();
+        let cys: Vec<f64> = svg
+            .split("cy=\"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        let (legend, points) = cys.split_last().unwrap();
+        assert!(points.iter().all(|y| y < &(H - BOTTOM + 1.0)), "{cys:?}");
+        assert!(*legend > H - BOTTOM, "legend at {legend}");
+        assert!(svg.contains("stroke-dasharray") && svg.contains("SLO p99 &lt;= 5"));
+        // The threshold (5) is above both points, so the plot reaches up to it.
+        let line_y: f64 = svg
+            .split("stroke-dasharray")
+            .next()
+            .unwrap()
+            .rsplit("y1=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(line_y >= TOP && line_y < H - BOTTOM, "{line_y}");
+    }
+
+    #[test]
+    fn bars_rise_from_zero() {
+        let c = Chart {
+            title: "importance".into(),
+            x_label: "parameter".into(),
+            y_label: "share".into(),
+            series: vec![Series {
+                name: "share of variance".into(),
+                color: "blue",
+                points: vec![(0.0, 0.7), (1.0, 0.3)],
+                line: false,
+                hollow: false,
+            }],
+            x_categories: vec!["a".into(), "b".into()],
+            thresholds: vec![],
+            bars: true,
+        };
+        let svg = c.render();
+        assert_eq!(svg.matches("<rect x=").count(), 2, "{svg}");
     }
 }

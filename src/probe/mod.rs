@@ -17,7 +17,7 @@ mod progress;
 mod record;
 mod report;
 mod runner;
-pub(crate) mod server_counter;
+pub(crate) mod server;
 
 mod sse;
 pub mod stamped;

@@ -78,10 +78,18 @@ fn replay_lines(report: &ProbeReport) -> String {
     };
     let m = &report.metrics;
     let get = |key: &str| m.get(key).copied().unwrap_or_default();
+    let percent = |key: &str| {
+        m.get(key)
+            .map_or("—".to_string(), |v| format!("{:.1}%", v * 100.0))
+    };
+    let source = report.json["server"]["sources"]["prefix_cache_hit_rate"]
+        .as_str()
+        .map_or(String::new(), |s| format!(" ({s})"));
     format!(
         "Trace replay: {} requests of {} at speed {}, lengths scaled by {}\n\
          Send lateness p50 / p99 (ms): {:.3} / {:.3}\n\
-         Usage differing from the trace (prompt / output / unreported): {} / {} / {}\n",
+         Usage differing from the trace (prompt / output / unreported): {} / {} / {}\n\
+         Prefix reuse the trace implies / the server reports: {} / {}{source}\n",
         trace["requests"],
         trace["path"].as_str().unwrap_or_default(),
         trace["speed"],
@@ -91,6 +99,8 @@ fn replay_lines(report: &ProbeReport) -> String {
         get("prompt_tokens_mismatched"),
         get("output_tokens_mismatched"),
         get("usage_unreported"),
+        percent("implied_prefix_reuse"),
+        percent("server_prefix_cache_hit_rate"),
     )
 }
 

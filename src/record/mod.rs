@@ -4,6 +4,7 @@
 
 mod failure;
 mod latency;
+mod server;
 mod slo;
 mod trial;
 mod value;
@@ -11,6 +12,7 @@ mod violation;
 
 pub use failure::FailureKind;
 pub use latency::Latency;
+pub use server::{ServerSignal, ServerStats};
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
 pub use trial::{Outcome, TrialId, TrialKind, TrialRecord};

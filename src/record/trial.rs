@@ -1,6 +1,6 @@
 //! One trial's outcome: what the journal stores and samplers learn from.
 
-use super::{FailureKind, MetricMap, Params, Violation};
+use super::{FailureKind, MetricMap, Params, ServerStats, Violation};
 use serde::{Deserialize, Serialize};
 
 /// A trial's role in its study.
@@ -87,6 +87,10 @@ pub struct TrialRecord {
     /// The Slurm job that ran the trial, when one did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<u64>,
+    /// What the server and its accelerators reported during the probe; `None` when nothing
+    /// was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerStats>,
 }
 
 /// The outcome of a trial.
@@ -156,6 +160,7 @@ impl TrialRecord {
             slot: None,
             devices: Vec::new(),
             job_id: None,
+            server: None,
         }
     }
 

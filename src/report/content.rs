@@ -20,6 +20,10 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
     }
     out.push(Block::Heading(2, "Winner".into()));
     out.extend(winner(view));
+    if let Some(why) = why_it_wins(view) {
+        out.push(Block::Heading(2, "Why the winner wins".into()));
+        out.extend(why);
+    }
     out.push(Block::Heading(2, "Plots".into()));
     let mut plot = |caption: &str, file: String, chart: Chart| {
         out.push(Block::Plot {
@@ -38,6 +42,9 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         "latency-throughput.svg".into(),
         plots::latency_throughput(view.records, spec),
     );
+    if let Some(chart) = super::importance::chart(view.records, &spec.metric) {
+        plot("Parameter importance", "importance.svg".into(), chart);
+    }
     for (name, chart) in plots::params_vs_objective(view.records, spec, &view.partial) {
         plot(
             &format!("{name} against the objective"),
@@ -134,6 +141,20 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Code(cmd.clone()));
     }
     out
+}
+
+/// The server's figures of the winner, the baseline and the other re-validated configs.
+fn why_it_wins(view: &StudyView<'_>) -> Option<Vec<Block>> {
+    let winner = view.winner.as_ref()?.record;
+    let baseline = view.records.iter().find(|r| r.is_baseline());
+    let revalidated: std::collections::BTreeSet<u32> =
+        view.records.iter().filter_map(|r| r.repeat_of()).collect();
+    let finalists: Vec<&crate::record::TrialRecord> = view
+        .records
+        .iter()
+        .filter(|r| revalidated.contains(&r.number))
+        .collect();
+    super::why::blocks(winner, baseline, &finalists)
 }
 
 /// The earlier studies whose trials seeded the sampler, and what was taken from each.

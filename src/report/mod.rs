@@ -1,12 +1,14 @@
 //! Study reports: what `report.md` and `report.html` say (summary, winner and its gain over the
-//! baseline, plots, failures by kind, every trial), built from the study in memory; `export`
+//! baseline, why it wins by the server's own figures, plots with parameter importance, failures by kind, every trial), built from the study in memory; `export`
 //! writes the files. [`sweep`] says what a load sweep's report says.
 
 pub mod compare;
 mod content;
+mod importance;
 mod plots;
 mod slots;
 pub mod sweep;
+mod why;
 
 use crate::export::{Access, StudyFacts, Winner};
 use crate::record::TrialRecord;

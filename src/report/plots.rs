@@ -105,6 +105,8 @@ pub(crate) fn best_so_far(
         y_label: spec.metric.clone(),
         series,
         x_categories: vec![],
+        thresholds: vec![],
+        bars: false,
     }
 }
 
@@ -151,18 +153,19 @@ pub(crate) fn params_vs_objective(
                 y_label: spec.metric.clone(),
                 series: scatter(&points),
                 x_categories: categories,
+                thresholds: vec![],
+                bars: false,
             };
             Some((name.clone(), chart))
         })
         .collect()
 }
 
-/// Latency (the first latency SLO's metric, else p99 TTFT) against output throughput per trial.
+/// Latency (the first latency SLO's metric, else p99 TTFT) against output throughput per trial,
+/// with the SLO's bound drawn across.
 pub(crate) fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) -> Chart {
-    let latency = spec
-        .subject_to
-        .iter()
-        .find(|s| s.is_latency())
+    let slo = spec.subject_to.iter().find(|s| s.is_latency());
+    let latency = slo
         .map(|s| s.metric_key())
         .unwrap_or_else(|| "p99_ttft_ms".into());
     let points: Vec<(Ending, (f64, f64))> = records
@@ -181,6 +184,11 @@ pub(crate) fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) 
         y_label: latency,
         series: scatter(&points),
         x_categories: vec![],
+        thresholds: slo
+            .map(|s| (s.threshold, format!("SLO {s}")))
+            .into_iter()
+            .collect(),
+        bars: false,
     }
 }
 
@@ -215,6 +223,8 @@ pub(crate) fn pareto(
             series("Pareto front", BEST, front, true),
         ],
         x_categories: vec![],
+        thresholds: vec![],
+        bars: false,
     })
 }
 

@@ -180,6 +180,8 @@ fn charts(view: &SweepView<'_>) -> Vec<(&'static str, Chart)> {
         y_label: y_label.to_string(),
         series,
         x_categories: x_categories.clone(),
+        thresholds: vec![],
+        bars: false,
     };
     let line = |name: &str, color: &'static str, key: &str| Series {
         name: name.to_string(),

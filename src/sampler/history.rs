@@ -9,8 +9,8 @@ use std::cmp::Ordering;
 /// How a trial ended, for learning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Tier {
-    /// The config could not serve: it did not start (oom, invalid-config, crash, timeout) or
-    /// crashed while serving. A region to avoid.
+    /// The config could not serve: it did not start (oom, invalid-config, crash, timeout),
+    /// crashed while serving or logged a fatal error. A region to avoid.
     ConfigFailure,
     /// It ran but broke an SLO (infeasible or pruned): informative, yet worse than any feasible.
     SloBroken,
@@ -58,8 +58,13 @@ pub(crate) fn observations(dims: &Dims, trials: &[TrialRecord]) -> Vec<Observati
         .iter()
         .enumerate()
         .filter_map(|(index, t)| {
+            let fatal = t.server.as_ref().and_then(|s| s.stopped);
             let tier = match t.outcome {
                 Outcome::Feasible => Tier::Feasible,
+                // Stopped because the server logged a fatal error: as good as a crash.
+                Outcome::Pruned { .. } if fatal.is_some_and(|s| s.is_fatal()) => {
+                    Tier::ConfigFailure
+                }
                 Outcome::Infeasible | Outcome::Pruned { .. } => Tier::SloBroken,
                 Outcome::Failed { .. } | Outcome::Crashed { .. } if t.is_config_failure() => {
                     Tier::ConfigFailure
@@ -142,5 +147,36 @@ mod tests {
         ranked.sort_by(Observation::better_first);
         let scores: Vec<f64> = ranked.iter().map(|o| o.score).collect();
         assert_eq!(scores, [100.0, 400.0, 900.0]);
+    }
+
+    #[test]
+    fn a_fatal_server_stop_counts_as_a_config_failure_and_thrashing_as_slo_broken() {
+        use crate::record::{ServerSignal, ServerStats};
+        let space = crate::sampler::testkit::FnSpaceBuilder::new()
+            .int("n", 1, 8, None, false)
+            .build();
+        let dims = Dims::of(&space);
+        let stopped = |signal| TrialRecord {
+            server: Some(ServerStats {
+                stopped: Some(signal),
+                ..ServerStats::default()
+            }),
+            ..record(
+                Default::default(),
+                Outcome::Pruned {
+                    reason: "server signal".into(),
+                },
+                None,
+            )
+        };
+        let seen = observations(
+            &dims,
+            &[
+                stopped(ServerSignal::FatalLog),
+                stopped(ServerSignal::Thrashing),
+            ],
+        );
+        let tiers: Vec<Tier> = seen.iter().map(|o| o.tier).collect();
+        assert_eq!(tiers, [Tier::ConfigFailure, Tier::SloBroken]);
     }
 }

@@ -4,6 +4,7 @@
 use super::config::{Deployment, EngineConfig, SimFailure};
 use super::cost::CostModel;
 use super::memory::{self, KvCapacity};
+use super::power::PowerModel;
 use super::scheduler::{Event, Gauges, Scheduler, SharedPrefix};
 use crate::record::Params;
 use rand::SeedableRng;
@@ -24,6 +25,8 @@ pub(crate) struct SimEngine {
     rng: ChaCha8Rng,
     run_factor: f64,
     step_noise: Normal<f64>,
+    power: PowerModel,
+    busy_energy_j: f64,
 }
 
 impl SimEngine {
@@ -38,6 +41,7 @@ impl SimEngine {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let run_noise = Normal::new(1.0, RUN_NOISE).expect("constant deviation is valid");
         let run_factor = run_noise.sample(&mut rng).clamp(0.9, 1.1);
+        let power = PowerModel::of(&config);
         Ok(SimEngine {
             scheduler: Scheduler::new(&config, &kv),
             cost: CostModel::new(&config),
@@ -46,6 +50,8 @@ impl SimEngine {
             rng,
             run_factor,
             step_noise: Normal::new(1.0, STEP_NOISE).expect("constant deviation is valid"),
+            power,
+            busy_energy_j: 0.0,
         })
     }
 
@@ -88,6 +94,16 @@ impl SimEngine {
         self.scheduler.is_idle()
     }
 
+    /// Joules the cards drew during steps so far (modelled time; idle time not included).
+    pub(crate) fn busy_energy_j(&self) -> f64 {
+        self.busy_energy_j
+    }
+
+    /// The cards' power model.
+    pub(crate) fn power(&self) -> PowerModel {
+        self.power
+    }
+
     /// Scheduler gauges.
     pub(crate) fn gauges(&self) -> Gauges {
         self.scheduler.gauges()
@@ -100,6 +116,7 @@ impl SimEngine {
         let shape = self.scheduler.plan(events)?;
         let jitter = self.step_noise.sample(&mut self.rng).clamp(0.85, 1.15);
         let seconds = self.cost.step_seconds(&shape) * self.run_factor * jitter;
+        self.busy_energy_j += seconds * self.power.step_watts(shape.tokens);
         self.scheduler.commit(events);
         Some(seconds)
     }

@@ -18,6 +18,7 @@ pub mod eval;
 pub(crate) mod knobs;
 pub mod memory;
 pub mod numa;
+pub(crate) mod power;
 pub(crate) mod profiles;
 pub mod requests;
 pub mod scheduler;

@@ -9,7 +9,6 @@
 mod baseline;
 mod clock;
 pub mod compare;
-pub mod counted;
 mod deploy;
 mod dispatch;
 mod executor;
@@ -33,6 +32,7 @@ mod slot_numa;
 mod slots;
 pub mod trial;
 pub mod warm;
+pub(crate) mod watch;
 
 pub use interrupt::StopFlag;
 pub use observer::Silent;

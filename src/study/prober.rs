@@ -12,11 +12,12 @@ pub trait Prober: Sync {
         options: RunOptions,
     ) -> anyhow::Result<ProbeReport>;
 
-    /// The server's own counter `name` (from its `/metrics`). Probers that cannot read one
-    /// say so with an error; the trial then records no server-side count.
-    fn server_counter(&self, target: &Target, name: &str) -> anyhow::Result<f64> {
+    /// The body of the server's `/metrics` (Prometheus text). Called from a watcher thread
+    /// while `probe` runs. Probers that cannot read one say so with an error; the trial then
+    /// records no server section.
+    fn metrics_text(&self, target: &Target) -> anyhow::Result<String> {
         let _ = target;
-        anyhow::bail!("this prober reads no server counters (asked for `{name}`)")
+        anyhow::bail!("this prober reads no server metrics")
     }
 }
 
@@ -45,8 +46,8 @@ impl Prober for HttpProber {
             .block_on(crate::probe::run(target, workload, options))
     }
 
-    fn server_counter(&self, target: &Target, name: &str) -> anyhow::Result<f64> {
-        self.runtime
-            .block_on(crate::probe::server_counter::read_counter(target, name))
+    /// On a runtime of its own, so scrapes never wait on (or delay) the probe's.
+    fn metrics_text(&self, target: &Target) -> anyhow::Result<String> {
+        crate::probe::runtime()?.block_on(crate::probe::server::metrics_text(target))
     }
 }

@@ -29,6 +29,8 @@ pub struct StudyOptions {
     pub resume: bool,
     /// Stop probes early once an SLO is certainly broken.
     pub prune: bool,
+    /// Stop probes early on a server signal (thrashing, KV cache pinned full, fatal log).
+    pub server_stop: bool,
     /// Raised to stop (Ctrl-C): the current teardown finishes and the study exits resumable.
     pub stop: StopFlag,
     /// The earlier studies that seeded the sampler ([`super::warm::load`]); kept in `study.json`.
@@ -79,6 +81,7 @@ pub fn run(
         dir: &options.dir,
         stop: options.stop.clone(),
         prune: options.prune,
+        server_stop: options.server_stop,
         numa_home: None,
     };
     let note = |note: &str| backends.observer.note(note);

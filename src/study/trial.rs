@@ -2,7 +2,6 @@
 //! the load), score it, and always tear the server down. A server whose process exited during
 //! the trial makes it `crashed`, whatever the probe measured.
 
-use super::counted;
 use super::exit;
 use super::interrupt::StopFlag;
 use super::observer::StudyObserver;
@@ -10,12 +9,15 @@ use super::pending::{self, Pending};
 use super::prober::Prober;
 use super::prune;
 use super::slot_numa::NumaHome;
+use super::watch::{self, Watch};
 use crate::engine::{Engine, Slot};
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
-use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialId, TrialRecord, Violation};
+use crate::record::{
+    FailureKind, MetricMap, Outcome, Params, ServerStats, TrialId, TrialRecord, Violation,
+};
 use crate::score::{judge_probe, nothing_completed, Objective};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
@@ -28,6 +30,9 @@ pub(crate) const PROBE_WALL_S: &str = "probe_wall_s";
 
 /// The probe's report in a trial's folder.
 const PROBE_JSON: &str = "probe.json";
+
+/// Time between scrapes of the server's `/metrics` during a probe.
+const SCRAPE_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The side effects a study drives, each behind a trait so tests can substitute fakes.
 #[derive(Clone, Copy)]
@@ -70,6 +75,8 @@ pub(crate) struct TrialRunner<'a> {
     pub stop: StopFlag,
     /// Stop probes early once an SLO is certainly broken.
     pub prune: bool,
+    /// Stop probes early on a server signal.
+    pub server_stop: bool,
     /// Where `numa` candidates were computed, so bindings follow each trial's accelerators.
     pub numa_home: Option<NumaHome>,
 }
@@ -96,6 +103,7 @@ struct Judged {
     score: Option<f64>,
     violations: Vec<Violation>,
     pruned: Option<String>,
+    server: Option<ServerStats>,
 }
 
 impl Judged {
@@ -112,6 +120,7 @@ impl Judged {
             value: self.value.filter(|_| probed),
             score: self.score.filter(|_| probed),
             violations: self.violations,
+            server: self.server,
             ..finish(outcome)
         }
     }
@@ -237,7 +246,7 @@ impl TrialRunner<'_> {
                 }
             };
         let ready_s = server.ready_after().as_secs_f64();
-        let measured = self.measure(&server.base_url(), &workdir);
+        let measured = self.measure(&server.base_url(), &workdir, &assignment.devices);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
@@ -290,17 +299,33 @@ impl TrialRunner<'_> {
         }
     }
 
-    fn counted_probe(
+    /// How probes are watched from the server's side: the platform tool reads the slot's
+    /// accelerators unless the engine is the simulator (which serves its modelled power).
+    fn watch(&self, workdir: &Path, devices: &[u32]) -> Watch {
+        let simulated = self.space.engine.kind == crate::space::EngineKind::Sim;
+        Watch {
+            output_counter: self.backends.engine.output_token_counter(),
+            every: SCRAPE_EVERY,
+            early_stop: self.server_stop,
+            log: Some(workdir.join("server.log")),
+            accel: (!simulated)
+                .then(crate::probe::server::accel::Tool::detect)
+                .flatten()
+                .map(|tool| (tool, devices.to_vec())),
+        }
+    }
+
+    fn watched_probe(
         &self,
+        watch: &Watch,
         target: &Target,
         workload: &WorkloadSpec,
         options: RunOptions,
-    ) -> anyhow::Result<ProbeReport> {
-        let counter = self.backends.engine.output_token_counter();
-        counted::probe(
+    ) -> anyhow::Result<(ProbeReport, Option<ServerStats>)> {
+        watch::probe(
             self.backends.prober,
             self.backends.observer,
-            counter,
+            watch,
             target,
             workload,
             options,
@@ -309,17 +334,19 @@ impl TrialRunner<'_> {
 
     /// Probe the server at `base_url` with the study's workload (searching the load over it
     /// where the objective asks) and judge what it measured.
-    fn measure(&self, base_url: &str, workdir: &Path) -> anyhow::Result<Measured> {
+    fn measure(&self, base_url: &str, workdir: &Path, devices: &[u32]) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         let workload = &self.space.probe;
+        let watch = self.watch(workdir, devices);
         if let Some(search) = &self.objective.spec().load_search {
-            return self.measure_load(&target, search, workload, workdir);
+            return self.measure_load(&target, search, workload, workdir, &watch);
         }
         let probing = Instant::now();
-        let mut report = match self.counted_probe(&target, workload, self.options()) {
-            Ok(r) => r,
-            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
-        };
+        let (mut report, server) =
+            match self.watched_probe(&watch, &target, workload, self.options()) {
+                Ok(r) => r,
+                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+            };
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
@@ -329,11 +356,20 @@ impl TrialRunner<'_> {
             Some(EarlyStop::Pruned(reason)) => Some(reason),
             None => None,
         };
-        Ok(Measured::Probed(self.judged(report.metrics, pruned)))
+        Ok(Measured::Probed(self.judged(
+            report.metrics,
+            pruned,
+            server,
+        )))
     }
 
     /// The verdict on `metrics`, with why the probe stopped early if it did.
-    fn judged(&self, metrics: MetricMap, pruned: Option<String>) -> Judged {
+    fn judged(
+        &self,
+        metrics: MetricMap,
+        pruned: Option<String>,
+        server: Option<ServerStats>,
+    ) -> Judged {
         let judgement = judge_probe(self.objective, &metrics);
         let mut violations = judgement.violations;
         violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
@@ -343,6 +379,7 @@ impl TrialRunner<'_> {
             score: judgement.score,
             violations,
             pruned,
+            server,
         }
     }
 
@@ -352,20 +389,22 @@ impl TrialRunner<'_> {
         search: &crate::space::objective::LoadSearchSpec,
         workload: &WorkloadSpec,
         workdir: &Path,
+        watch: &Watch,
     ) -> anyhow::Result<Measured> {
-        let mut runs: Vec<(f64, ProbeReport, Vec<Violation>)> = Vec::new();
+        let mut runs: Vec<(f64, ProbeReport, Vec<Violation>, Option<ServerStats>)> = Vec::new();
         let mut interrupted = false;
         let mut probe_failure = None;
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(workload, search.over, load)?;
-            let report = match self.counted_probe(target, &workload, self.options()) {
-                Ok(r) => r,
-                Err(e) => {
-                    probe_failure = Some(format!("probe at load {load}: {e:#}"));
-                    return Ok(None);
-                }
-            };
+            let (report, server) =
+                match self.watched_probe(watch, target, &workload, self.options()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        probe_failure = Some(format!("probe at load {load}: {e:#}"));
+                        return Ok(None);
+                    }
+                };
             let pruned = match &report.pruned {
                 Some(EarlyStop::Interrupted) => {
                     interrupted = true;
@@ -378,7 +417,7 @@ impl TrialRunner<'_> {
             violations.extend(nothing_completed(&report.metrics));
             violations.extend(pruned.map(|reason| Violation::Pruned { reason }));
             let feasible = violations.is_empty();
-            runs.push((load, report, violations));
+            runs.push((load, report, violations, server));
             Ok(Some(feasible))
         })?;
         if interrupted {
@@ -395,7 +434,7 @@ impl TrialRunner<'_> {
             .context("the load search probed nothing")?;
         let summary: Vec<serde_json::Value> = runs
             .iter()
-            .map(|(load, _, v)| {
+            .map(|(load, _, v, _)| {
                 let texts: Vec<String> = v.iter().map(ToString::to_string).collect();
                 serde_json::json!({"load": load, "violations": texts})
             })
@@ -420,6 +459,7 @@ impl TrialRunner<'_> {
                 chosen.2.clone()
             },
             pruned: None,
+            server: chosen.3.clone(),
         }))
     }
 }

@@ -5,6 +5,7 @@ mod kit;
 
 mod agent_sim;
 mod deploy_exports;
+mod energy_sim;
 mod llamacpp;
 mod real_engine;
 mod report_render;

@@ -233,7 +233,8 @@ fn launch_port(launch_json: &Path) -> u16 {
 
 /// A trial that started and was probed to the end, every request producing `output_len`
 /// tokens (ignore_eos), whose probe counted exactly the tokens the engine's own output-token
-/// counter says it generated over the probe (warm-up included).
+/// counter says it generated over the probe (warm-up included), and whose server section
+/// (scraped before, during and after the probe) holds that same count.
 fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
     let n = record.number;
     assert!(
@@ -260,6 +261,33 @@ fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
         probed,
         "trial {n}: the engine's output-token counter rose by a different count than the probe's"
     );
+    let server = record
+        .server
+        .as_ref()
+        .unwrap_or_else(|| panic!("trial {n} has no server section"));
+    eprintln!("trial {n} server section: {server:?}");
+    assert_eq!(
+        server.output_tokens,
+        Some(probed),
+        "trial {n}: the server section's output tokens are not the counter's increase"
+    );
+    assert!(
+        server.scrapes >= 3,
+        "trial {n}: /metrics scraped {} times (before, during, after)",
+        server.scrapes
+    );
+    for figure in [
+        "output_tokens",
+        "prompt_tokens",
+        "running_mean",
+        "waiting_peak",
+    ] {
+        assert!(
+            server.sources.contains_key(figure),
+            "trial {n}: no engine metric named for `{figure}`: {:?}",
+            server.sources
+        );
+    }
     assert!(study.join(format!("trial-{n}/probe.json")).exists());
 }
 

@@ -15,12 +15,15 @@ use std::process::Command;
 use std::time::Duration;
 use support::{FakeConfig, FakeServer};
 
-/// What the DOM of one `<svg>` holds: data points and lines (legend marks left out).
+/// What the DOM of one `<svg>` holds: data points, lines and bars (legend marks left out), and
+/// dashed threshold lines.
 #[derive(Debug)]
 struct Plot {
     title: String,
     points: usize,
     lines: usize,
+    bars: usize,
+    thresholds: usize,
 }
 
 #[test]
@@ -42,9 +45,42 @@ fn a_study_report_and_a_sweep_page_render_with_data_in_every_plot() {
     let plots = render(&chromium, &study, &out.join("study-report.png"));
     assert!(plots.len() >= 2, "{plots:?}");
     for plot in &plots {
-        assert!(plot.points + plot.lines > 0, "an empty plot: {plot:?}");
+        assert!(
+            plot.points + plot.lines + plot.bars > 0,
+            "an empty plot: {plot:?}"
+        );
     }
     assert_eq!(plots[0].title, "Best output_throughput so far");
+    let latency = plots
+        .iter()
+        .find(|p| p.title.ends_with("vs output throughput"));
+    assert!(
+        latency.is_some_and(|p| p.thresholds == 1),
+        "the latency plot draws its SLO bound: {plots:?}"
+    );
+    let importance = plots
+        .iter()
+        .find(|p| p.title.starts_with("Parameter importance"));
+    assert!(
+        importance.is_some_and(|p| p.bars >= 2),
+        "an importance bar per varied parameter: {plots:?}"
+    );
+    let dom = std::fs::read_to_string(&study).unwrap();
+    let why = dom
+        .split("Why the winner wins")
+        .nth(1)
+        .expect("the report has a \"Why the winner wins\" section");
+    let table = why.split("</table>").next().unwrap_or_default();
+    for figure in [
+        "KV-cache usage, peak",
+        "requests running, mean",
+        "accelerator power, mean (W)",
+    ] {
+        assert!(
+            table.contains(figure),
+            "the why table lacks {figure}: {table}"
+        );
+    }
 
     let sweep = sweep_report(tmp.path());
     let plots = render(&chromium, &sweep, &out.join("sweep-report.png"));
@@ -145,7 +181,8 @@ fn chromium() -> Result<PathBuf, String> {
         .ok_or_else(|| "no `chromium` is on PATH".to_string())
 }
 
-/// A three-trial study of the simulator demo space; returns its `report.html`.
+/// A six-trial study of the simulator demo space (enough for parameter importances); returns
+/// its `report.html`.
 fn study_report(dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("search-spaces/demo-sim.yaml")).unwrap();
@@ -167,7 +204,7 @@ fn study_report(dir: &Path) -> PathBuf {
         .arg(&space)
         .arg("--results")
         .arg(&results)
-        .args(["--trials", "3"])
+        .args(["--trials", "6"])
         .output()
         .unwrap();
     assert!(
@@ -298,6 +335,8 @@ fn plots(dom: &str) -> Vec<Plot> {
                     })
                     .count(),
                 lines: svg.matches("<polyline").count(),
+                bars: svg.matches("<rect x=").count(),
+                thresholds: svg.matches("stroke-dasharray").count(),
             }
         })
         .collect()

@@ -33,6 +33,8 @@ pub struct CardProfile {
     /// Multiplier on the engine's per-step host cost (vendor software stacks differ).
     #[serde(default = "one")]
     pub host_factor: f64,
+    /// Board power (TDP), watts: what the card draws flat out (see `sim::power`).
+    pub board_w: f64,
     /// Tensor-parallel interconnect.
     pub link: LinkProfile,
     /// Host NUMA layout.

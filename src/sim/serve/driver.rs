@@ -52,23 +52,41 @@ pub async fn run(
     let mut streams: HashMap<u64, mpsc::UnboundedSender<StreamEvent>> = HashMap::new();
     let mut events = Vec::new();
     let mut deadline = Instant::now();
+    let mut idle_energy = 0.0;
+    lock(&counters).power.cards = engine.config().tp;
     loop {
         while let Ok(cmd) = commands.try_recv() {
             apply(&mut engine, &mut streams, &counters, cmd);
         }
         if engine.is_idle() {
             publish(&engine, &counters);
-            match commands.recv().await {
+            let idle_w = engine.power().idle_w;
+            let since = std::time::Instant::now();
+            lock(&counters).power.idle = Some((since, idle_w, time_scale));
+            let cmd = commands.recv().await;
+            idle_energy += idle_w * since.elapsed().as_secs_f64() / time_scale;
+            {
+                let mut c = lock(&counters);
+                c.power.energy_j = engine.busy_energy_j() + idle_energy;
+                c.power.idle = None;
+            }
+            match cmd {
                 Some(cmd) => apply(&mut engine, &mut streams, &counters, cmd),
                 None => return,
             }
             deadline = Instant::now();
             continue;
         }
+        let busy_before = engine.busy_energy_j();
         let Some(seconds) = engine.step(&mut events) else {
             dispatch(&mut engine, &mut streams, &counters, &mut events);
             continue;
         };
+        {
+            let mut c = lock(&counters);
+            c.power.energy_j = engine.busy_energy_j() + idle_energy;
+            c.power.watts = (engine.busy_energy_j() - busy_before) / seconds.max(f64::MIN_POSITIVE);
+        }
         deadline = deadline.max(Instant::now()) + Duration::from_secs_f64(seconds * time_scale);
         tokio::time::sleep_until(deadline).await;
         dispatch(&mut engine, &mut streams, &counters, &mut events);
@@ -141,7 +159,11 @@ fn dispatch(
 }
 
 fn publish(engine: &SimEngine, counters: &Mutex<Counters>) {
-    lock(counters).gauges = engine.gauges();
+    let mut c = lock(counters);
+    c.gauges = engine.gauges();
+    if engine.is_idle() {
+        c.power.watts = engine.power().idle_w;
+    }
 }
 
 fn lock(counters: &Mutex<Counters>) -> std::sync::MutexGuard<'_, Counters> {

@@ -276,6 +276,7 @@ pub fn run_in_job(
         dir,
         stop,
         prune: true,
+        server_stop: true,
         // A job's node computed its own `numa: auto` candidates when it loaded the space.
         numa_home: None,
     };

@@ -238,6 +238,7 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
         dir,
         resume,
         prune,
+        server_stop: prune,
         stop: StopFlag::default(),
         warm_start: Vec::new(),
     }

@@ -10,6 +10,7 @@
 //! prefix; the rest of a prompt is unique to its request.
 
 mod read;
+mod reuse;
 
 use super::{synth, Entry, Prompt};
 use crate::probe::workload::{Api, DatasetSpec, TraceFormat};
@@ -91,7 +92,9 @@ impl TraceReplay {
             _ => 1.0,
         };
         let block_len = ((f64::from(BLOCK_TOKENS) * factor).floor() as u32).max(1);
+        let reuse = reuse::implied_reuse(path, *format, window, factor, block_len)?;
         let summary = json!({
+            "implied_prefix_reuse": reuse,
             "path": path.display().to_string(),
             "format": format,
             "speed": speed,
