@@ -3,7 +3,7 @@
 use super::sim_target::TargetArgs;
 use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{MetricMap, Params};
-use crate::sim::eval;
+use crate::sim::{eval, evaluate, Evaluation};
 use anyhow::Context;
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -76,13 +76,17 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {
     let Some(path) = &args.configs else {
         let deployment = args.target.deployment(&base);
         return Ok(
-            match eval(&deployment, &base, &workload, args.target.seed) {
-                Ok(metrics) if args.json => {
-                    println!("{}", json!({"metrics": metrics}));
+            match evaluate(&deployment, &base, &workload, args.target.seed) {
+                Ok(evaluation) if args.json => {
+                    println!("{}", evaluation_json(&evaluation));
                     0
                 }
-                Ok(metrics) => {
-                    print_table(&metrics);
+                Ok(evaluation) => {
+                    print_table(&evaluation.metrics);
+                    for (i, stage) in evaluation.stages.iter().enumerate() {
+                        println!("\nstage {i}");
+                        print_table(stage);
+                    }
                     0
                 }
                 Err(f) if args.json => {
@@ -131,6 +135,22 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<i32> {
         started.elapsed().as_secs_f64()
     );
     Ok(0)
+}
+
+/// The run's metrics, each stage's (as `bench` reports them) and the prefix cache counters.
+fn evaluation_json(e: &Evaluation) -> serde_json::Value {
+    let stages: Vec<_> = (e.stages.iter().enumerate())
+        .map(|(i, metrics)| {
+            let mut stage = json!(metrics);
+            stage["stage"] = json!(i);
+            stage
+        })
+        .collect();
+    json!({
+        "metrics": e.metrics,
+        "stages": stages,
+        "prefix_cache": {"queries": e.prefix_cache_queries, "hits": e.prefix_cache_hits},
+    })
 }
 
 fn print_table(metrics: &MetricMap) {

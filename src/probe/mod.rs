@@ -25,6 +25,7 @@ pub(crate) mod summary;
 mod watcher;
 pub mod workload;
 
+pub(crate) use load::StageClock;
 pub use progress::ProbeObserver;
 pub use record::ErrorKind;
 pub(crate) use record::{RequestError, RequestRecord, TokenSource};
@@ -109,6 +110,8 @@ pub struct RunOptions {
 pub struct ProbeReport {
     /// Summary metrics.
     pub metrics: MetricMap,
+    /// The same metrics for each stage of a staged load, in order (empty otherwise).
+    pub stages: Vec<MetricMap>,
     /// Set when the pruning hook stopped the run.
     pub pruned: Option<EarlyStop>,
     /// The full report as JSON (vLLM-compatible field names), written to `probe.json`.

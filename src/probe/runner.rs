@@ -80,6 +80,7 @@ pub(crate) async fn run(
         }
         ProbeReport {
             metrics,
+            stages: collector.stages.iter().map(Collector::metrics).collect(),
             pruned,
             json,
         }

@@ -56,6 +56,10 @@ pub struct TrialRecord {
     /// Probe metrics (empty when the trial never probed).
     #[serde(default)]
     pub metrics: MetricMap,
+    /// The same metrics for each stage of a staged load, in order (`stage` 0, 1, … as in
+    /// bench's JSON); empty for other loads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<MetricMap>,
     /// Objective value as the user states it (e.g. output tok/s); `None` without a probe.
     #[serde(default)]
     pub value: Option<f64>,
@@ -146,6 +150,7 @@ impl TrialRecord {
     /// A record of trial `id` with `params` and `outcome`, nothing measured yet.
     pub fn of(id: TrialId, params: Params, outcome: Outcome) -> TrialRecord {
         TrialRecord {
+            stages: Vec::new(),
             number: id.number,
             kind: id.kind,
             params,

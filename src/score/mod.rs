@@ -197,6 +197,20 @@ pub fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
     judgement
 }
 
+/// The metrics `objective` is judged on: its stage's when it names one (none when the probe
+/// measured no such stage, so its metrics read as not measured), else the whole run's.
+pub(crate) fn judged_metrics<'a>(
+    objective: &Objective,
+    metrics: &'a MetricMap,
+    stages: &'a [MetricMap],
+) -> &'a MetricMap {
+    static NONE: MetricMap = MetricMap::new();
+    match objective.spec.stage {
+        Some(stage) => stages.get(stage as usize).unwrap_or(&NONE),
+        None => metrics,
+    }
+}
+
 pub(crate) fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
     (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
 }
@@ -213,6 +227,7 @@ mod tests {
             subject_to: parse_list(slos).unwrap(),
             secondary: None,
             load_search: None,
+            stage: None,
         }
     }
 

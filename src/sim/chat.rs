@@ -34,15 +34,15 @@ pub fn eval_chat(
         duration: Some(duration),
     };
     workload.ignore_eos = true;
-    super::eval::eval_traffic(deployment, params, &workload, seed, |source| {
+    let evaluation = super::eval::eval_traffic(deployment, params, &workload, seed, |source| {
         source.into_chat(chat.clone(), rate)
-    })
+    })?;
+    Ok(evaluation.metrics)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::scheduler::SharedPrefix;
     use crate::space::EngineKind;
 
     fn chat() -> SharedPrefixChat {
@@ -59,21 +59,24 @@ mod tests {
     #[test]
     fn users_take_turns_and_share_their_groups_prefix() {
         let c = chat();
-        let groups: Vec<u32> = (0..7).map(|i| c.request(i).prefix.group).collect();
-        assert_eq!(groups, [0, 0, 1, 1, 2, 2, 0]);
+        // 16-token blocks: the 100-token system prompt fills 6 blocks, the first 4 of which
+        // lie within the prompt's first 64 tokens.
+        let blocks = |chat: &SharedPrefixChat, i| chat.request(i).content.block_hashes(500, 16);
+        let system: Vec<u64> = (0..7).map(|i| blocks(&c, i)[0]).collect();
+        assert_eq!(system[0], system[1]);
+        assert_ne!(system[1], system[2]);
+        assert_eq!(system[6], system[0]);
+        assert_eq!(blocks(&c, 3).len(), 6);
         assert_eq!(c.request(5).prompt, 500);
         let returning = SharedPrefixChat {
             multi_turn: true,
             ..chat()
         };
-        assert_eq!(returning.request(1).prefix, c.request(1).prefix);
-        assert_eq!(
-            returning.request(7).prefix,
-            SharedPrefix {
-                tokens: 500,
-                group: 4
-            }
-        );
+        // A returning user resends its whole conversation: every full block is the same.
+        assert_eq!(blocks(&returning, 7).len(), 31);
+        assert_eq!(blocks(&returning, 7), blocks(&returning, 1));
+        assert_ne!(blocks(&returning, 7)[6..], blocks(&returning, 0)[6..]);
+        assert_eq!(blocks(&returning, 7)[..6], blocks(&c, 7)[..]);
         let mut bad = chat();
         bad.prompts_per_group = 0;
         assert!(bad.check().unwrap_err().contains("`prompts_per_group`"));

@@ -1,11 +1,12 @@
 //! The simulated engine: configuration checks, memory, scheduler and step costs with seeded
 //! noise. Both `sim eval` (virtual time) and `sim serve` (real time) drive this one core.
 
+use super::cache::Content;
 use super::config::{Deployment, EngineConfig, SimFailure};
 use super::cost::CostModel;
 use super::memory::{self, KvCapacity};
 use super::power::PowerModel;
-use super::scheduler::{Event, Gauges, Scheduler, SharedPrefix};
+use super::scheduler::{Event, Gauges, PrefixCounters, Scheduler};
 use crate::record::Params;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -71,16 +72,17 @@ impl SimEngine {
     }
 
     /// Accept a request or refuse it as the engine's API does (HTTP 400 text).
-    /// `prefix` = tokens at the start of the prompt shared with other requests of its group.
+    /// `content` names what the prompt is made of, so that prompts sharing content share
+    /// cached blocks.
     pub fn add(
         &mut self,
         id: u64,
         prompt: u32,
         output: u32,
-        prefix: SharedPrefix,
+        content: &Content,
     ) -> Result<(), String> {
         let output = self.config.check_request(prompt, output)?;
-        self.scheduler.add(id, prompt, output, prefix);
+        self.scheduler.add(id, prompt, output, content);
         Ok(())
     }
 
@@ -109,6 +111,11 @@ impl SimEngine {
         self.scheduler.gauges()
     }
 
+    /// The prefix cache's counters.
+    pub(crate) fn prefix_counters(&self) -> PrefixCounters {
+        self.scheduler.prefix_counters()
+    }
+
     /// Run one step: returns its modelled duration in seconds, with the tokens it produced
     /// appended to `events` (they appear at the end of the step). `None` when idle; requests
     /// rejected while planning are still reported in `events`.
@@ -126,6 +133,7 @@ impl SimEngine {
 mod tests {
     use super::*;
     use crate::record::Value;
+    use crate::sim::cache::Segment;
     use crate::space::EngineKind;
 
     fn engine(params: &[(&str, Value)]) -> SimEngine {
@@ -156,7 +164,7 @@ mod tests {
     fn every_request_gets_its_tokens_then_finishes() {
         let mut e = engine(&[]);
         for id in 0..20 {
-            e.add(id, 300, 50, SharedPrefix::default()).unwrap();
+            e.add(id, 300, 50, &Content::default()).unwrap();
         }
         let (time, events) = run_to_end(&mut e);
         let tokens = events
@@ -179,7 +187,7 @@ mod tests {
     #[test]
     fn too_long_requests_are_refused() {
         let mut e = engine(&[("max_model_len", Value::Int(1024))]);
-        let err = e.add(1, 1000, 100, SharedPrefix::default()).unwrap_err();
+        let err = e.add(1, 1000, 100, &Content::default()).unwrap_err();
         assert!(
             err.contains("maximum context length is 1024 tokens"),
             "{err}"
@@ -195,7 +203,7 @@ mod tests {
         let capacity = e.kv_capacity().tokens;
         let n = capacity / 1000 + 8;
         for id in 0..n {
-            e.add(id, 500, 500, SharedPrefix::default()).unwrap();
+            e.add(id, 500, 500, &Content::default()).unwrap();
         }
         let (_, events) = run_to_end(&mut e);
         let done = events
@@ -208,22 +216,26 @@ mod tests {
 
     #[test]
     fn the_shared_prefix_is_computed_once() {
+        let prefix = Content::new(vec![Segment::named(1, 0, 3800)]);
         let time_with = |caching: bool| {
             let mut e = engine(&[("enable_prefix_caching", Value::Bool(caching))]);
             for id in 0..64 {
-                e.add(
-                    id,
-                    4000,
-                    4,
-                    SharedPrefix {
-                        tokens: 3800,
-                        group: 0,
-                    },
-                )
-                .unwrap();
+                e.add(id, 4000, 4, &prefix).unwrap();
             }
             run_to_end(&mut e).0
         };
         assert!(time_with(true) < 0.6 * time_with(false));
+        let mut e = engine(&[]);
+        for id in 0..64 {
+            e.add(id, 4000, 4, &prefix).unwrap();
+        }
+        run_to_end(&mut e);
+        let c = e.prefix_counters();
+        // The first request computes the 237 full blocks of the prefix, the others find them
+        // (those admitted while it still computes them, part of them).
+        assert_eq!(c.queries, 64 * 4000);
+        assert!(c.hits > 60 * 3792 && c.hits <= 63 * 3792, "{c:?}");
+        // Finished requests leave the prefix cached but idle: the cache counts as free.
+        assert_eq!(e.gauges().kv_usage, 0.0);
     }
 }

@@ -27,6 +27,20 @@ pub fn startup_seconds(deployment: &Deployment, params: &Params) -> f64 {
     }
 }
 
+/// What a simulated run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Evaluation {
+    /// The probe's metrics of the whole run.
+    pub metrics: MetricMap,
+    /// The same metrics for each stage of a staged load, in order (empty otherwise).
+    pub stages: Vec<MetricMap>,
+    /// Prompt tokens the engine looked up in its prefix cache, as vLLM's
+    /// `prefix_cache_queries` counter counts them.
+    pub prefix_cache_queries: u64,
+    /// Of those, the tokens it found (`prefix_cache_hits`).
+    pub prefix_cache_hits: u64,
+}
+
 /// Simulate `workload` against `deployment` configured with `params`; deterministic by `seed`
 /// (engine noise) and `workload.seed` (request lengths, arrivals). Returns the probe's metrics,
 /// computed by the probe's collector from the measured requests, or the failure the engine
@@ -37,25 +51,50 @@ pub fn eval(
     workload: &WorkloadSpec,
     seed: u64,
 ) -> Result<MetricMap, SimFailure> {
+    evaluate(deployment, params, workload, seed).map(|e| e.metrics)
+}
+
+/// [`eval`] with the metrics of each stage and the prefix cache's counters.
+pub fn evaluate(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+) -> Result<Evaluation, SimFailure> {
     eval_traffic(deployment, params, workload, seed, |source| source)
 }
 
-/// [`eval`] with the workload's request source changed by `adapt` (another traffic kind).
+/// [`evaluate`] with the workload's request source changed by `adapt` (another traffic kind).
 pub(crate) fn eval_traffic(
     deployment: &Deployment,
     params: &Params,
     workload: &WorkloadSpec,
     seed: u64,
     adapt: impl FnOnce(RequestSource) -> RequestSource,
-) -> Result<MetricMap, SimFailure> {
+) -> Result<Evaluation, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
-    let collector = Collector::new(true, &workload.slo, false);
+    let stages = requests::stages(workload).len();
+    let collector = Collector::new(true, &workload.slo, false).with_stages(stages);
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
     run.drive();
-    Ok(run.collector.metrics())
+    if let Some(why) = run.source.failure() {
+        return Err(SimFailure::invalid(why));
+    }
+    let prefix = run.engine.prefix_counters();
+    Ok(Evaluation {
+        metrics: run.collector.metrics(),
+        stages: run
+            .collector
+            .stages
+            .iter()
+            .map(Collector::metrics)
+            .collect(),
+        prefix_cache_queries: prefix.queries,
+        prefix_cache_hits: prefix.hits,
+    })
 }
 
 /// One run's client side and clock.
@@ -69,10 +108,10 @@ struct Run {
     tracks: Vec<Track>,
     in_flight: VecDeque<u64>,
     open_in_flight: u32,
-    /// Times (ns) at which a client sends its next request.
-    issues: BinaryHeap<Reverse<u64>>,
-    /// Arrival times of open-loop requests waiting for the concurrency cap.
-    backlog: VecDeque<f64>,
+    /// Times (ns) at which a client sends its next request, with its stage.
+    issues: BinaryHeap<Reverse<(u64, Option<u32>)>>,
+    /// Arrival times (and stages) of open-loop requests waiting for the concurrency cap.
+    backlog: VecDeque<(f64, Option<u32>)>,
     first_measured_send: Option<f64>,
     events: Vec<Event>,
     /// The instant virtual time 0 stands for in the measured requests' records.
@@ -109,12 +148,19 @@ impl Run {
         match load {
             Load::Closed { concurrency } => {
                 for _ in 0..concurrency {
-                    run.issues.push(Reverse(0));
+                    run.issues.push(Reverse((0, None)));
                 }
             }
-            Load::Open { .. } => run.issues.push(Reverse(0)),
+            Load::Open { .. } => run.next_arrival(),
         }
         run
+    }
+
+    /// Schedules the open load's next arrival, if there is one.
+    fn next_arrival(&mut self) {
+        if let Some(arrival) = self.source.next_arrival() {
+            self.issues.push(Reverse(arrival));
+        }
     }
 
     fn drive(&mut self) {
@@ -128,7 +174,7 @@ impl Run {
                 }
                 None => {
                     self.deliver();
-                    let Some(Reverse(next)) = self.issues.peek() else {
+                    let Some(Reverse((next, _))) = self.issues.peek() else {
                         break;
                     };
                     self.now = self.now.max(*next as f64 * 1e-9);
@@ -155,7 +201,7 @@ impl Run {
 
     fn issue_due(&mut self) {
         let now_ns = (self.now * 1e9) as u64;
-        while let Some(Reverse(t)) = self.issues.peek().copied() {
+        while let Some(Reverse((t, stage))) = self.issues.peek().copied() {
             if t > now_ns {
                 break;
             }
@@ -165,35 +211,35 @@ impl Run {
             }
             let due = t as f64 * 1e-9;
             match self.load {
-                Load::Closed { .. } => self.send(due, self.now),
-                Load::Open { cap, .. } => {
-                    let gap = self.source.next_gap();
-                    self.issues.push(Reverse(t + (gap * 1e9) as u64));
+                Load::Closed { .. } => self.send(due, self.now, stage),
+                Load::Open { cap } => {
+                    self.next_arrival();
                     if cap.is_some_and(|c| self.open_in_flight >= c) {
-                        self.backlog.push_back(due);
+                        self.backlog.push_back((due, stage));
                     } else {
                         // The client sent it on time; the engine sees it at its next step.
-                        self.send(due, due);
+                        self.send(due, due, stage);
                     }
                 }
             }
         }
     }
 
-    /// Sends the next request, due at `due`, at `at` (not after now).
-    fn send(&mut self, due: f64, at: f64) {
+    /// Sends the next request (of `stage`), due at `due`, at `at` (not after now).
+    fn send(&mut self, due: f64, at: f64, stage: Option<u32>) {
         let id = self.tracks.len() as u64;
         let measured = id >= u64::from(self.limits.warmup);
         if measured && self.first_measured_send.is_none() {
             self.first_measured_send = Some(at);
         }
         let shape = self.source.next_shape();
-        self.tracks.push(Track::new(shape, measured, due, at));
-        self.open_in_flight += 1;
-        match self
+        let added = self
             .engine
-            .add(id, shape.prompt, shape.output, shape.prefix)
-        {
+            .add(id, shape.prompt, shape.output, &shape.content);
+        self.tracks
+            .push(Track::new(shape, measured, due, at, stage));
+        self.open_in_flight += 1;
+        match added {
             Ok(()) => self.in_flight.push_back(id),
             Err(why) => {
                 let at = self.now + REFUSAL_SECONDS;
@@ -255,12 +301,16 @@ impl Run {
         self.open_in_flight -= 1;
         let at_ns = (at * 1e9) as u64;
         match self.load {
-            Load::Closed { .. } => self.issues.push(Reverse(at_ns)),
+            Load::Closed { .. } => self.issues.push(Reverse((at_ns, None))),
             Load::Open { .. } => {
-                if let Some(due) = self.backlog.pop_front() {
-                    self.send(due, self.now);
+                if let Some((due, stage)) = self.backlog.pop_front() {
+                    self.send(due, self.now, stage);
                 }
             }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "eval_tests.rs"]
+mod tests;

@@ -10,6 +10,7 @@
 //! shape of the landscape is what it is for. Assumptions and the calibration table:
 //! `src/sim/MODEL.md`.
 
+pub mod cache;
 pub mod chat;
 pub mod config;
 pub mod core;
@@ -28,4 +29,4 @@ pub mod validate;
 
 pub use config::Deployment;
 
-pub use eval::eval;
+pub use eval::{eval, evaluate, Evaluation};

@@ -1,23 +1,34 @@
-//! The requests a workload sends: lengths from the random dataset or shared-prefix chat, arrival
-//! times of open loads.
+//! The requests a workload sends — their lengths, what their prompts are made of (so the
+//! prefix cache sees the sharing the real traffic has), and when open loads send them: from
+//! the random dataset, shared-prefix chat or a replayed trace, at gamma or constant gaps, in
+//! stages, or at a trace's arrival times.
 
+use super::cache::{Content, Segment};
 use super::config::SimFailure;
-use super::scheduler::SharedPrefix;
-use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
+use crate::probe::dataset::{ReplayRow, TraceReplay};
+use crate::probe::workload::Stage;
+use crate::probe::{Api, DatasetSpec, LoadSpec, StageClock, WorkloadSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
-/// Lengths of one request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Kinds of named prompt content (keep their keys apart).
+const RANDOM_PREFIX: u64 = 1;
+const SYSTEM_PROMPT: u64 = 2;
+const USER_TURN: u64 = 3;
+const TRACE_BLOCK: u64 = 4;
+
+/// One request: its lengths and what its prompt is made of.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct RequestShape {
-    /// Prompt tokens, shared prefix included.
+    /// Prompt tokens.
     pub prompt: u32,
     /// Tokens to generate (`max_tokens`).
     pub output: u32,
-    /// Leading prompt tokens shared with other requests.
-    pub prefix: SharedPrefix,
+    /// The prompt's content shared with other requests (the rest is its own).
+    pub content: Content,
 }
 
 /// Shared-prefix chat traffic as inference-perf's `shared_prefix` generator sends it (run by
@@ -52,27 +63,20 @@ impl SharedPrefixChat {
     }
 
     /// Request `index`: users take turns in order, each sending its group's system prompt and
-    /// its question; a returning user of a multi-turn chat shares its whole previous prompt
-    /// (cached under a group of its own).
+    /// a question — a new one each time, or with `multi_turn` its conversation so far (the
+    /// same tokens each turn, as the probe's dataset sends them).
     pub(crate) fn request(&self, index: u64) -> RequestShape {
-        let users = self.num_groups * self.prompts_per_group;
-        let user = u32::try_from(index % u64::from(users)).expect("user < users");
-        let prompt = self.system_prompt_len + self.question_len;
-        let prefix = if self.multi_turn && index >= u64::from(users) {
-            SharedPrefix {
-                tokens: prompt,
-                group: self.num_groups + user,
-            }
-        } else {
-            SharedPrefix {
-                tokens: self.system_prompt_len,
-                group: user / self.prompts_per_group,
-            }
-        };
+        let users = u64::from(self.num_groups) * u64::from(self.prompts_per_group);
+        let user = index % users;
+        let group = user / u64::from(self.prompts_per_group);
+        let mut segments = vec![Segment::named(SYSTEM_PROMPT, group, self.system_prompt_len)];
+        if self.multi_turn {
+            segments.push(Segment::named(USER_TURN, user, self.question_len));
+        }
         RequestShape {
-            prompt,
+            prompt: self.system_prompt_len + self.question_len,
             output: self.output_len,
-            prefix,
+            content: Content::new(segments),
         }
     }
 }
@@ -82,7 +86,7 @@ impl SharedPrefixChat {
 pub(crate) struct Limits {
     /// Unmeasured requests sent first.
     pub warmup: u32,
-    /// Measured requests; `None` = until `duration`.
+    /// Measured requests; `None` = until `duration` or the end of the arrivals.
     pub requests: Option<u32>,
     /// Stop issuing measured requests this many seconds after the first one.
     pub duration: Option<f64>,
@@ -93,122 +97,111 @@ pub(crate) struct Limits {
 pub(crate) enum Load {
     /// Fixed number of workers.
     Closed { concurrency: u32 },
-    /// Scheduled arrivals at `rate`/s (gamma gaps of shape `burstiness`), at most `cap` in flight.
-    Open {
-        rate: f64,
-        burstiness: f64,
-        cap: Option<u32>,
+    /// Arrivals at the times the source gives, at most `cap` in flight.
+    Open { cap: Option<u32> },
+}
+
+/// Where request lengths and content come from.
+enum Lengths {
+    Random {
+        input_len: u32,
+        output_len: u32,
+        range_ratio: f64,
+        prefix_len: u32,
+    },
+    Chat(SharedPrefixChat),
+    /// A replayed trace; rows read for arrivals wait in `pending` until sent.
+    Trace {
+        replay: Box<TraceReplay>,
+        pending: VecDeque<ReplayRow>,
     },
 }
 
-/// A seeded source of request shapes and arrival gaps.
+/// When open loads send.
+enum Arrivals {
+    /// Closed loops: when a worker is free.
+    Workers,
+    /// Gamma gaps (Poisson at shape 1) after the `last` arrival (ns), the first at 0.
+    Gamma {
+        gamma: Gamma<f64>,
+        last: Option<u64>,
+    },
+    /// Exactly `gap` seconds apart, the first at 0.
+    Constant { gap: f64, last: Option<u64> },
+    /// Stages one after another.
+    Stages(StageClock),
+    /// At the trace's times.
+    Trace,
+}
+
+/// A seeded source of requests and arrival times.
 pub(crate) struct RequestSource {
     rng: ChaCha8Rng,
-    input_len: u32,
-    output_len: u32,
-    range_ratio: f64,
-    prefix_len: u32,
-    gaps: Option<Gamma<f64>>,
-    /// Shared-prefix chat traffic instead of the random dataset's lengths.
-    chat: Option<SharedPrefixChat>,
-    /// Arrivals exactly `1/rate` apart instead of gamma gaps.
-    constant_gap: Option<f64>,
+    lengths: Lengths,
+    arrivals: Arrivals,
     sent: u64,
+    /// Why a replayed trace stopped early, if it did.
+    failure: Option<String>,
 }
 
 /// Read `workload` into a request source, its load shape and limits.
 pub(crate) fn from_workload(
     workload: &WorkloadSpec,
 ) -> Result<(RequestSource, Load, Limits), SimFailure> {
-    if let DatasetSpec::SharedPrefix {
-        num_groups,
-        prompts_per_group,
-        system_prompt_len,
-        question_len,
-        output_len,
-        multi_turn,
-    } = &workload.dataset
-    {
-        let chat = SharedPrefixChat {
-            num_groups: *num_groups,
-            prompts_per_group: *prompts_per_group,
-            system_prompt_len: *system_prompt_len,
-            question_len: *question_len,
-            output_len: *output_len,
-            multi_turn: *multi_turn,
-        };
-        chat.check().map_err(SimFailure::invalid)?;
-        let mut lengths = workload.clone();
-        lengths.dataset = DatasetSpec::Random {
-            input_len: *question_len,
-            output_len: *output_len,
-            range_ratio: 0.0,
-            prefix_len: 0,
-            tokenizer: None,
-        };
-        let (source, load, limits) = from_workload(&lengths)?;
-        let chat = Some(chat);
-        return Ok((RequestSource { chat, ..source }, load, limits));
-    }
-    let DatasetSpec::Random {
-        input_len,
-        output_len,
-        range_ratio,
-        prefix_len,
-        ..
-    } = &workload.dataset
-    else {
-        return Err(SimFailure::invalid(
-            "the simulator generates only `random` datasets (jsonl and sharegpt prompts need real \
-             text); use `dataset: {kind: random, input_len: …, output_len: …}`",
-        ));
-    };
-    if !(0.0..1.0).contains(range_ratio) {
-        return Err(SimFailure::invalid(format!(
-            "dataset.range_ratio must be in [0, 1), got {range_ratio}"
-        )));
-    }
     workload.load.validate().map_err(SimFailure::invalid)?;
-    let load =
-        match &workload.load {
-            LoadSpec::Closed { concurrency, .. } => Load::Closed {
+    let trace_load = matches!(workload.load, LoadSpec::Trace { .. });
+    if trace_load != matches!(workload.dataset, DatasetSpec::Trace { .. }) {
+        return Err(SimFailure::invalid(
+            "a trace dataset is replayed at its own arrival times: use it with `load: {kind: \
+             trace}`, and that load only with a trace dataset",
+        ));
+    }
+    let lengths = lengths(&workload.dataset)?;
+    let (load, arrivals) = match &workload.load {
+        LoadSpec::Closed { concurrency, .. } => (
+            Load::Closed {
                 concurrency: *concurrency,
             },
-            LoadSpec::Open {
-                rate,
-                burstiness,
-                max_concurrency,
-                ..
-            } => Load::Open {
-                rate: *rate,
-                burstiness: *burstiness,
+            Arrivals::Workers,
+        ),
+        LoadSpec::Open {
+            rate,
+            burstiness,
+            max_concurrency,
+            ..
+        } => {
+            let gamma = Gamma::new(*burstiness, 1.0 / (rate * burstiness))
+                .map_err(|e| SimFailure::invalid(format!("load.burstiness: {e}")))?;
+            let cap = *max_concurrency;
+            (Load::Open { cap }, Arrivals::Gamma { gamma, last: None })
+        }
+        LoadSpec::Trace { max_concurrency } => (
+            Load::Open {
                 cap: *max_concurrency,
             },
-            LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => return Err(SimFailure::invalid(
-                "`sim eval` models closed and open loads; send a trace replay or staged load to \
-                 `infertune sim serve` with `infertune bench`",
-            )),
-        };
-    let (requests, duration) = workload.load.limits();
-    let gaps = match load {
-        Load::Open {
-            rate, burstiness, ..
-        } => Some(
-            Gamma::new(burstiness, 1.0 / (rate * burstiness))
-                .map_err(|e| SimFailure::invalid(format!("load.burstiness: {e}")))?,
+            Arrivals::Trace,
         ),
-        Load::Closed { .. } => None,
+        LoadSpec::Stages {
+            stages,
+            arrivals,
+            max_concurrency,
+        } => {
+            let clock = StageClock::new(stages.clone().into(), *arrivals, workload.seed);
+            let cap = *max_concurrency;
+            (Load::Open { cap }, Arrivals::Stages(clock))
+        }
+    };
+    let (requests, duration) = match workload.load {
+        // These end with their arrivals.
+        LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => (None, None),
+        _ => workload.load.limits(),
     };
     let source = RequestSource {
         rng: ChaCha8Rng::seed_from_u64(workload.seed),
-        input_len: *input_len,
-        output_len: *output_len,
-        range_ratio: *range_ratio,
-        prefix_len: *prefix_len,
-        gaps,
-        chat: None,
-        constant_gap: None,
+        lengths,
+        arrivals,
         sent: 0,
+        failure: None,
     };
     let limits = Limits {
         warmup: workload.warmup_requests(),
@@ -218,52 +211,172 @@ pub(crate) fn from_workload(
     Ok((source, load, limits))
 }
 
+/// The stages of a staged load (none for other loads).
+pub(crate) fn stages(workload: &WorkloadSpec) -> &[Stage] {
+    match &workload.load {
+        LoadSpec::Stages { stages, .. } => stages,
+        _ => &[],
+    }
+}
+
+fn lengths(dataset: &DatasetSpec) -> Result<Lengths, SimFailure> {
+    Ok(match dataset {
+        DatasetSpec::Random {
+            input_len,
+            output_len,
+            range_ratio,
+            prefix_len,
+            ..
+        } => {
+            if !(0.0..1.0).contains(range_ratio) {
+                return Err(SimFailure::invalid(format!(
+                    "dataset.range_ratio must be in [0, 1), got {range_ratio}"
+                )));
+            }
+            Lengths::Random {
+                input_len: *input_len,
+                output_len: *output_len,
+                range_ratio: *range_ratio,
+                prefix_len: *prefix_len,
+            }
+        }
+        DatasetSpec::SharedPrefix {
+            num_groups,
+            prompts_per_group,
+            system_prompt_len,
+            question_len,
+            output_len,
+            multi_turn,
+        } => {
+            let chat = SharedPrefixChat {
+                num_groups: *num_groups,
+                prompts_per_group: *prompts_per_group,
+                system_prompt_len: *system_prompt_len,
+                question_len: *question_len,
+                output_len: *output_len,
+                multi_turn: *multi_turn,
+            };
+            chat.check().map_err(SimFailure::invalid)?;
+            Lengths::Chat(chat)
+        }
+        spec @ DatasetSpec::Trace { .. } => Lengths::Trace {
+            replay: Box::new(
+                TraceReplay::new(spec, Api::Completions)
+                    .map_err(|e| SimFailure::invalid(format!("{e:#}")))?,
+            ),
+            pending: VecDeque::new(),
+        },
+        DatasetSpec::Jsonl { .. } | DatasetSpec::Sharegpt { .. } => {
+            return Err(SimFailure::invalid(
+                "the simulator generates `random`, `shared_prefix` and `trace` datasets (jsonl \
+                 and sharegpt prompts need real text); use e.g. `dataset: {kind: random, \
+                 input_len: …, output_len: …}`",
+            ))
+        }
+    })
+}
+
 impl RequestSource {
     /// Send `chat`'s requests (in its order) at a constant `rate` per second instead.
     pub(crate) fn into_chat(self, chat: SharedPrefixChat, rate: f64) -> RequestSource {
         RequestSource {
-            chat: Some(chat),
-            constant_gap: Some(1.0 / rate),
+            lengths: Lengths::Chat(chat),
+            arrivals: Arrivals::Constant {
+                gap: 1.0 / rate,
+                last: None,
+            },
             ..self
         }
     }
 
-    /// The next request's lengths.
+    /// The next request.
     pub(crate) fn next_shape(&mut self) -> RequestShape {
         let index = self.sent;
         self.sent += 1;
-        if let Some(chat) = &self.chat {
-            return chat.request(index);
-        }
-        let input = self.draw(self.input_len);
-        RequestShape {
-            prompt: self.prefix_len + input,
-            output: self.draw(self.output_len).max(1),
-            prefix: SharedPrefix {
-                tokens: self.prefix_len,
-                group: 0,
-            },
+        match &mut self.lengths {
+            Lengths::Chat(chat) => chat.request(index),
+            Lengths::Trace { replay, pending } => {
+                let row = pending.pop_front().expect("an arrival was read for it");
+                let block = replay.block_tokens();
+                let segments = row
+                    .blocks
+                    .iter()
+                    .map(|id| Segment::named(TRACE_BLOCK, *id, block));
+                RequestShape {
+                    prompt: row.input,
+                    output: row.output,
+                    content: Content::new(segments.collect()),
+                }
+            }
+            &mut Lengths::Random {
+                input_len,
+                output_len,
+                range_ratio,
+                prefix_len,
+            } => {
+                let input = draw(&mut self.rng, input_len, range_ratio);
+                let prefix = (prefix_len > 0).then(|| Segment::named(RANDOM_PREFIX, 0, prefix_len));
+                RequestShape {
+                    prompt: prefix_len + input,
+                    output: draw(&mut self.rng, output_len, range_ratio).max(1),
+                    content: Content::new(prefix.into_iter().collect()),
+                }
+            }
         }
     }
 
-    /// Seconds until the next arrival of an open load (0 for closed loads).
-    pub(crate) fn next_gap(&mut self) -> f64 {
-        if let Some(gap) = self.constant_gap {
-            return gap;
-        }
-        match &self.gaps {
-            Some(gamma) => gamma.sample(&mut self.rng),
-            None => 0.0,
+    /// When the next request of an open load arrives (ns from the start) and its stage;
+    /// `None` when arrivals are over (closed loops have none).
+    pub(crate) fn next_arrival(&mut self) -> Option<(u64, Option<u32>)> {
+        match &mut self.arrivals {
+            Arrivals::Workers => None,
+            // A gap is drawn as the arrival before it is sent, between the draws of successive
+            // requests' lengths: one seeded stream, in a fixed order.
+            Arrivals::Gamma { gamma, last } => {
+                let at = last.map_or(0, |t| t + (gamma.sample(&mut self.rng) * 1e9) as u64);
+                *last = Some(at);
+                Some((at, None))
+            }
+            Arrivals::Constant { gap, last } => {
+                let at = last.map_or(0, |t| t + (*gap * 1e9) as u64);
+                *last = Some(at);
+                Some((at, None))
+            }
+            Arrivals::Stages(clock) => clock
+                .next()
+                .map(|(at, stage)| (at.as_nanos() as u64, Some(stage))),
+            Arrivals::Trace => {
+                let Lengths::Trace { replay, pending } = &mut self.lengths else {
+                    return None;
+                };
+                match replay.next_row() {
+                    Ok(Some(row)) => {
+                        let at = row.at.as_nanos() as u64;
+                        pending.push_back(row);
+                        Some((at, None))
+                    }
+                    Ok(None) => None,
+                    Err(e) => {
+                        self.failure = Some(format!("{e:#}"));
+                        None
+                    }
+                }
+            }
         }
     }
 
-    /// Uniform in `[len·(1−r), len·(1+r)]`, as vLLM's random dataset draws lengths.
-    fn draw(&mut self, len: u32) -> u32 {
-        if self.range_ratio == 0.0 {
-            return len;
-        }
-        let lo = (f64::from(len) * (1.0 - self.range_ratio)) as u32;
-        let hi = (f64::from(len) * (1.0 + self.range_ratio)) as u32;
-        self.rng.random_range(lo..=hi.max(lo))
+    /// Why the arrivals ended early (a trace that could not be read to its end).
+    pub(crate) fn failure(&mut self) -> Option<String> {
+        self.failure.take()
     }
+}
+
+/// Uniform in `[len·(1−r), len·(1+r)]`, as vLLM's random dataset draws lengths.
+fn draw(rng: &mut ChaCha8Rng, len: u32, range_ratio: f64) -> u32 {
+    if range_ratio == 0.0 {
+        return len;
+    }
+    let lo = (f64::from(len) * (1.0 - range_ratio)) as u32;
+    let hi = (f64::from(len) * (1.0 + range_ratio)) as u32;
+    rng.random_range(lo..=hi.max(lo))
 }

@@ -1,11 +1,13 @@
 //! Continuous-batching scheduler: which sequences run in each step, under `max_num_seqs`, the
-//! token budget and the KV-cache blocks; preemption with recompute; a shared-prefix cache.
+//! token budget and the KV-cache blocks; preemption with recompute; a prefix cache of blocks
+//! named by their content (see [`super::cache`]).
 
+use super::cache::{Content, PrefixCache};
 use super::config::EngineConfig;
 use super::cost::StepShape;
 use super::memory::KvCapacity;
 use super::profiles::Scheduling;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// What a step produced for one request (tokens appear when the step ends).
 #[derive(Clone, Debug, PartialEq)]
@@ -31,13 +33,13 @@ pub(crate) struct Gauges {
     pub preemptions: u64,
 }
 
-/// The leading prompt tokens a request shares with others of its group (a system prompt).
+/// The prefix cache's counters, as vLLM's `prefix_cache_queries` and `prefix_cache_hits`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SharedPrefix {
-    /// Shared tokens at the start of the prompt.
-    pub tokens: u32,
-    /// Requests of the same group share the same prefix.
-    pub group: u32,
+pub(crate) struct PrefixCounters {
+    /// Prompt tokens looked up in the prefix cache when requests were admitted.
+    pub queries: u64,
+    /// Of those, the tokens found cached.
+    pub hits: u64,
 }
 
 #[derive(Debug)]
@@ -45,13 +47,16 @@ struct Seq {
     id: u64,
     prompt: u32,
     output: u32,
-    prefix: SharedPrefix,
+    /// Names of the prompt's full blocks (none without prefix caching).
+    hashes: Vec<u64>,
     /// First step the request may join (async scheduling plans one step ahead).
     ready_at: u64,
     generated: u32,
     computed: u32,
+    /// Blocks of its own, not in the cache.
     own_blocks: u32,
-    shared_blocks: u32,
+    /// Leading blocks held in the prefix cache (`hashes[..held]`).
+    held: u32,
     scheduled: u32,
 }
 
@@ -63,7 +68,11 @@ impl Seq {
     fn extra_blocks(&self, tokens: u32, block_size: u32) -> u32 {
         (self.computed + tokens)
             .div_ceil(block_size)
-            .saturating_sub(self.own_blocks + self.shared_blocks)
+            .saturating_sub(self.own_blocks + self.held)
+    }
+
+    fn held_hashes(&self) -> &[u64] {
+        &self.hashes[..self.held as usize]
     }
 }
 
@@ -78,10 +87,11 @@ pub struct Scheduler {
     prefix_caching: bool,
     scheduling: Scheduling,
     total_blocks: u32,
+    /// Blocks no request holds, idle cached blocks included.
     free_blocks: u32,
     watermark_blocks: u32,
-    /// Blocks of each group's prefix held in the cache.
-    cached_prefix_blocks: HashMap<u32, u32>,
+    cache: PrefixCache,
+    prefix: PrefixCounters,
     running: Vec<Seq>,
     waiting: VecDeque<Seq>,
     preemptions: u64,
@@ -108,7 +118,8 @@ impl Scheduler {
                 Scheduling::PrefillFirst => kv.blocks / 100,
                 Scheduling::Mixed => 0,
             },
-            cached_prefix_blocks: HashMap::new(),
+            cache: PrefixCache::default(),
+            prefix: PrefixCounters::default(),
             running: Vec::new(),
             waiting: VecDeque::new(),
             preemptions: 0,
@@ -117,22 +128,24 @@ impl Scheduler {
         }
     }
 
-    /// Queue a request of `prompt` tokens (the first `prefix.tokens` shared with its group) that
-    /// will generate `output` tokens (at least one).
-    pub fn add(&mut self, id: u64, prompt: u32, output: u32, prefix: SharedPrefix) {
+    /// Queue a request of `prompt` tokens made of `content` that will generate `output`
+    /// tokens (at least one).
+    pub fn add(&mut self, id: u64, prompt: u32, output: u32, content: &Content) {
+        let prompt = prompt.max(1);
+        let hashes = match self.prefix_caching {
+            true => content.block_hashes(prompt, self.block_size),
+            false => Vec::new(),
+        };
         self.waiting.push_back(Seq {
             id,
-            prompt: prompt.max(1),
+            prompt,
             output: output.max(1),
-            prefix: SharedPrefix {
-                tokens: prefix.tokens.min(prompt),
-                group: prefix.group,
-            },
+            hashes,
             ready_at: self.steps + self.lookahead,
             generated: 0,
             computed: 0,
             own_blocks: 0,
-            shared_blocks: 0,
+            held: 0,
             scheduled: 0,
         });
     }
@@ -140,8 +153,8 @@ impl Scheduler {
     /// Drop a request (client gone); returns whether it was there.
     pub(crate) fn abort(&mut self, id: u64) -> bool {
         if let Some(i) = self.running.iter().position(|s| s.id == id) {
-            let seq = self.running.remove(i);
-            self.free_blocks += seq.own_blocks;
+            let mut seq = self.running.remove(i);
+            self.release(&mut seq);
             return true;
         }
         match self.waiting.iter().position(|s| s.id == id) {
@@ -167,6 +180,11 @@ impl Scheduler {
                 / f64::from(self.total_blocks),
             preemptions: self.preemptions,
         }
+    }
+
+    /// The prefix cache's counters so far.
+    pub(crate) fn prefix_counters(&self) -> PrefixCounters {
+        self.prefix
     }
 
     /// Plan the next step; requests that can never be scheduled are rejected into `events`.
@@ -243,7 +261,7 @@ impl Scheduler {
         loop {
             let extra = self.running[i].extra_blocks(n, self.block_size);
             if extra <= self.free_blocks {
-                self.free_blocks -= extra;
+                self.take_free(extra);
                 self.running[i].own_blocks += extra;
                 self.running[i].scheduled = n;
                 return preempted;
@@ -259,9 +277,7 @@ impl Scheduler {
 
     fn preempt(&mut self, index: usize) {
         let mut seq = self.running.remove(index);
-        self.free_blocks += seq.own_blocks;
-        seq.own_blocks = 0;
-        seq.shared_blocks = 0;
+        self.release(&mut seq);
         seq.computed = 0;
         seq.scheduled = 0;
         self.preemptions += 1;
@@ -280,35 +296,67 @@ impl Scheduler {
             if seq.ready_at > self.steps && !self.running.is_empty() {
                 break;
             }
-            let cached = (self.cached_prefix_blocks.get(&seq.prefix.group))
-                .copied()
-                .unwrap_or(0);
-            let hit_blocks = if self.prefix_caching && seq.prefix.tokens >= cached * self.block_size
-            {
-                cached.min((seq.prompt + seq.generated - 1) / self.block_size)
-            } else {
-                0
-            };
+            // The last token is always computed, so at most the blocks before it are hits.
+            let tokens = seq.prompt + seq.generated;
+            let usable = ((tokens - 1) / self.block_size).min(seq.hashes.len() as u32);
+            let (hit_blocks, idle_hits) = self.cache.lookup(&seq.hashes[..usable as usize]);
             let hit = hit_blocks * self.block_size;
-            let need = seq.prompt + seq.generated - hit;
+            let need = tokens - hit;
             let n = if self.chunked {
                 need.min(*budget)
             } else {
                 need
             };
             let extra = (hit + n).div_ceil(self.block_size) - hit_blocks;
-            if n > *budget || extra + reserve > self.free_blocks {
+            if n > *budget || extra + idle_hits + reserve > self.free_blocks {
                 break;
             }
+            for hash in &seq.hashes[..hit_blocks as usize] {
+                let was_idle = self.cache.acquire(*hash).expect("looked up");
+                self.free_blocks -= u32::from(was_idle);
+            }
+            self.prefix.queries += u64::from(seq.prompt);
+            self.prefix.hits += u64::from(hit.min(seq.prompt));
             seq.computed = hit;
-            seq.shared_blocks = hit_blocks;
+            seq.held = hit_blocks;
             seq.own_blocks = extra;
             seq.scheduled = n;
-            self.free_blocks -= extra;
+            self.take_free(extra);
             *budget -= n;
             admitted += 1;
             let seq = self.waiting.pop_front().expect("front exists");
             self.running.push(seq);
+        }
+    }
+
+    /// Takes `n` free blocks, evicting idle cached blocks when no empty ones are left.
+    fn take_free(&mut self, n: u32) {
+        self.free_blocks -= n;
+        self.cache.evict_to(self.free_blocks);
+    }
+
+    /// Gives back every block `seq` holds; its cached blocks stay cached, idle.
+    fn release(&mut self, seq: &mut Seq) {
+        self.free_blocks += seq.own_blocks + self.cache.release(seq.held_hashes());
+        seq.own_blocks = 0;
+        seq.held = 0;
+    }
+
+    /// Puts the blocks `seq` has filled since its last step into the cache (sharing a block
+    /// another request filled meanwhile, and freeing its own copy).
+    fn cache_filled(&mut self, i: usize) {
+        let seq = &mut self.running[i];
+        let filled = (seq.computed / self.block_size).min(seq.hashes.len() as u32);
+        while seq.held < filled {
+            let hash = seq.hashes[seq.held as usize];
+            match self.cache.acquire(hash) {
+                Some(was_idle) => {
+                    self.free_blocks = self.free_blocks + 1 - u32::from(was_idle);
+                }
+                None => self.cache.insert(hash),
+            }
+            seq.own_blocks -= 1;
+            seq.held += 1;
         }
     }
 
@@ -350,21 +398,15 @@ impl Scheduler {
     pub(crate) fn commit(&mut self, events: &mut Vec<Event>) {
         let mut i = 0;
         while i < self.running.len() {
-            let seq = &mut self.running[i];
-            if seq.scheduled == 0 {
+            if self.running[i].scheduled == 0 {
                 i += 1;
                 continue;
             }
+            let seq = &mut self.running[i];
             seq.computed += seq.scheduled;
             seq.scheduled = 0;
-            if self.prefix_caching && !self.cached_prefix_blocks.contains_key(&seq.prefix.group) {
-                let blocks = seq.prefix.tokens / self.block_size;
-                if blocks > 0 && seq.computed >= blocks * self.block_size {
-                    self.cached_prefix_blocks.insert(seq.prefix.group, blocks);
-                    seq.own_blocks -= blocks;
-                    seq.shared_blocks = blocks;
-                }
-            }
+            self.cache_filled(i);
+            let seq = &mut self.running[i];
             if seq.computed < seq.prompt + seq.generated {
                 i += 1;
                 continue;
@@ -376,11 +418,74 @@ impl Scheduler {
             });
             if seq.generated >= seq.output {
                 events.push(Event::Finished { id: seq.id });
-                self.free_blocks += seq.own_blocks;
-                self.running.remove(i);
+                let mut seq = self.running.remove(i);
+                self.release(&mut seq);
             } else {
                 i += 1;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::cache::Segment;
+    use crate::sim::config::Deployment;
+    use crate::space::EngineKind;
+
+    /// A vLLM scheduler (16-token blocks) with a cache of `blocks` blocks.
+    fn scheduler(blocks: u32) -> Scheduler {
+        let d = Deployment {
+            engine: EngineKind::Vllm,
+            version: None,
+            card: "H100".into(),
+            model: "Qwen2.5-0.5B".into(),
+            tp: 1,
+        };
+        let cfg = EngineConfig::resolve(&d, &Default::default()).unwrap();
+        let kv = KvCapacity {
+            blocks,
+            tokens: u64::from(blocks) * 16,
+            gib_per_card: 1.0,
+        };
+        Scheduler::new(&cfg, &kv)
+    }
+
+    /// Runs one request of a 3000-token document and 100 tokens of its own to the end;
+    /// returns the prompt tokens it found cached.
+    fn read(s: &mut Scheduler, id: u64, document: u64) -> u64 {
+        let before = s.prefix_counters().hits;
+        let doc = Content::new(vec![Segment::named(2, document, 3000)]);
+        s.add(id, 3100, 2, &doc);
+        let mut events = Vec::new();
+        while s.plan(&mut events).is_some() {
+            s.commit(&mut events);
+        }
+        assert!(events.contains(&Event::Finished { id }), "{events:?}");
+        s.prefix_counters().hits - before
+    }
+
+    #[test]
+    fn a_full_cache_evicts_the_least_recently_used_blocks_tail_first() {
+        // 450 blocks: a request takes 194, a document's 187 full blocks stay cached after it.
+        let mut s = scheduler(450);
+        let hits: Vec<u64> = [0, 1, 0, 2, 0, 1]
+            .iter()
+            .enumerate()
+            .map(|(id, doc)| read(&mut s, id as u64, *doc))
+            .collect();
+        // Documents 0 and 1 are computed, 0 is found again; 2 needs room, which comes from
+        // the least recently used document (1), its tail first: 374 idle blocks must come
+        // down to the 256 left free, so 118 of document 1's blocks go and 69 stay.
+        assert_eq!(hits, [0, 0, 187 * 16, 0, 187 * 16, 69 * 16]);
+        assert_eq!(s.gauges().kv_usage, 0.0);
+    }
+
+    #[test]
+    fn without_prefix_caching_nothing_is_found() {
+        let mut s = scheduler(450);
+        s.prefix_caching = false;
+        assert_eq!(read(&mut s, 0, 0) + read(&mut s, 1, 0), 0);
     }
 }

@@ -14,6 +14,8 @@ pub(super) struct Track {
     scheduled: f64,
     /// When it was sent.
     pub send: f64,
+    /// The stage of a staged load it belongs to.
+    stage: Option<u32>,
     first: Option<f64>,
     last: f64,
     tokens: u32,
@@ -24,13 +26,20 @@ pub(super) struct Track {
 }
 
 impl Track {
-    /// A request due at `scheduled` and sent at `send`.
-    pub fn new(shape: RequestShape, measured: bool, scheduled: f64, send: f64) -> Track {
+    /// A request (of `stage`) due at `scheduled` and sent at `send`.
+    pub fn new(
+        shape: RequestShape,
+        measured: bool,
+        scheduled: f64,
+        send: f64,
+        stage: Option<u32>,
+    ) -> Track {
         Track {
             shape,
             measured,
             scheduled: scheduled.min(send),
             send,
+            stage,
             first: None,
             last: send,
             tokens: 0,
@@ -85,7 +94,7 @@ impl Track {
             streamed: true,
             error: self.error.take(),
             replay: None,
-            stage: None,
+            stage: self.stage,
         }
     }
 }
@@ -94,16 +103,15 @@ impl Track {
 mod tests {
     use super::*;
     use crate::probe::metrics::Collector;
-    use crate::sim::scheduler::SharedPrefix;
 
     /// A measured request sent at `send` whose `tokens` arrive evenly from `first` to `last`.
     fn completed(send: f64, first: f64, last: f64, tokens: u32) -> Track {
         let shape = RequestShape {
             prompt: 10,
             output: tokens,
-            prefix: SharedPrefix::default(),
+            content: Default::default(),
         };
-        let mut track = Track::new(shape, true, send, send);
+        let mut track = Track::new(shape, true, send, send, None);
         let step = (last - first) / f64::from(tokens - 1);
         (0..tokens).for_each(|i| track.token(first + step * f64::from(i)));
         track.complete();
@@ -115,9 +123,9 @@ mod tests {
         let shape = RequestShape {
             prompt: 10,
             output: 11,
-            prefix: SharedPrefix::default(),
+            content: Default::default(),
         };
-        let mut timed_out = Track::new(shape, true, 1.0, 1.0);
+        let mut timed_out = Track::new(shape, true, 1.0, 1.0, None);
         timed_out.fail(4.0, ErrorKind::Timeout, "no response".into());
         let slos = vec!["ttft:p99<=800ms".parse().unwrap()];
         let mut collector = Collector::new(true, &slos, false);

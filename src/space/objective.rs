@@ -34,6 +34,10 @@ pub struct ObjectiveSpec {
     /// Optional per-trial load search; its result replaces `metric` as the trial's value.
     #[serde(default)]
     pub load_search: Option<LoadSearchSpec>,
+    /// Score this stage of a staged load (from 0, as `stage` in bench's JSON): `metric` and
+    /// every SLO are read from its metrics instead of the whole run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
 }
 
 /// The metric of the error-rate bound every objective carries.

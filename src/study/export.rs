@@ -195,7 +195,10 @@ fn write_report_of(
     let partial = records
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Pruned { .. }))
-        .filter_map(|r| Some((r.number, objective.judge(&r.metrics).value?)))
+        .filter_map(|r| {
+            let metrics = crate::score::judged_metrics(&objective, &r.metrics, &r.stages);
+            Some((r.number, objective.judge(metrics).value?))
+        })
         .collect();
     let view = StudyView {
         study: facts(meta),

@@ -18,7 +18,7 @@ use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{
     FailureKind, MetricMap, Outcome, Params, ServerStats, TrialId, TrialRecord, Violation,
 };
-use crate::score::{judge_probe, nothing_completed, Objective};
+use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -99,6 +99,7 @@ enum Measured {
 /// What a probe measured, judged.
 struct Judged {
     metrics: MetricMap,
+    stages: Vec<MetricMap>,
     value: Option<f64>,
     score: Option<f64>,
     violations: Vec<Violation>,
@@ -117,6 +118,7 @@ impl Judged {
         let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
         TrialRecord {
             metrics: self.metrics,
+            stages: self.stages,
             value: self.value.filter(|_| probed),
             score: self.score.filter(|_| probed),
             violations: self.violations,
@@ -291,9 +293,10 @@ impl TrialRunner<'_> {
     fn options(&self) -> RunOptions {
         RunOptions {
             progress: None,
+            // Pruning reads the whole run's SLOs, so an objective on one stage is not pruned.
             prune: Some(prune::hook(
                 self.objective.slos(),
-                self.prune,
+                self.prune && self.objective.spec().stage.is_none(),
                 self.stop.clone(),
             )),
         }
@@ -358,23 +361,28 @@ impl TrialRunner<'_> {
         };
         Ok(Measured::Probed(self.judged(
             report.metrics,
+            report.stages,
             pruned,
             server,
         )))
     }
 
-    /// The verdict on `metrics`, with why the probe stopped early if it did.
+    /// The verdict on `metrics` (or on those of the objective's stage among `stages`), with
+    /// why the probe stopped early if it did and what the server saw.
     fn judged(
         &self,
         metrics: MetricMap,
+        stages: Vec<MetricMap>,
         pruned: Option<String>,
         server: Option<ServerStats>,
     ) -> Judged {
-        let judgement = judge_probe(self.objective, &metrics);
+        let scored = judged_metrics(self.objective, &metrics, &stages);
+        let judgement = judge_probe(self.objective, scored);
         let mut violations = judgement.violations;
         violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
         Judged {
             metrics,
+            stages,
             value: judgement.value,
             score: judgement.score,
             violations,
@@ -451,6 +459,7 @@ impl TrialRunner<'_> {
         metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
         Ok(Measured::Probed(Judged {
             metrics,
+            stages: chosen.1.stages.clone(),
             value: Some(value),
             score: Some(value),
             violations: if best.is_some() {

@@ -199,3 +199,12 @@ fn a_device_count_that_is_no_expression_is_refused_where_written() {
         ],
     );
 }
+
+#[test]
+fn an_objective_on_a_stage_the_load_lacks_is_refused_where_written() {
+    assert_error(
+        "stage_missing.yaml",
+        "10:3",
+        &["objective.stage 2 does not exist", "has 2 stages", "0 to 1"],
+    );
+}

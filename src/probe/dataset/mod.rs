@@ -29,8 +29,9 @@ pub use shared_prefix::check as check_shared_prefix;
 use shared_prefix::SharedPrefixChat;
 use std::sync::Arc;
 use std::time::Duration;
+pub(crate) use synth::mix;
 use tokenizers::Tokenizer;
-use trace::TraceReplay;
+pub use trace::{ReplayRow, TraceReplay};
 
 /// One request of a workload, ready to send.
 #[derive(Clone, Debug, PartialEq)]

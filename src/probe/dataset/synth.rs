@@ -14,7 +14,7 @@ const ID_SPAN: u32 = 8000;
 
 /// `len` token hashes of the run named `key`.
 pub(super) fn run(key: u64, len: u32) -> impl Iterator<Item = u64> {
-    (0..len).map(move |position| mix(key, position))
+    (0..len).map(move |position| mix(key, u64::from(position)))
 }
 
 /// The key of item `id` of a kind of run (`kind` tells system prompts from questions, …).
@@ -40,10 +40,10 @@ pub(super) fn prompt(tokens: impl Iterator<Item = u64>, api: Api) -> Prompt {
 }
 
 /// A well-mixed 64-bit hash of `key` and a position (splitmix64).
-fn mix(key: u64, position: u32) -> u64 {
+pub(crate) fn mix(key: u64, position: u64) -> u64 {
     let mut z = key
         .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(u64::from(position))
+        .wrapping_add(position)
         .wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

@@ -2,8 +2,9 @@
 //! durations × time scale), fed by HTTP handlers through a channel.
 
 use super::prom::Counters;
+use crate::sim::cache::Content;
 use crate::sim::core::SimEngine;
-use crate::sim::scheduler::{Event, SharedPrefix};
+use crate::sim::scheduler::Event;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub enum Command {
         id: u64,
         /// Prompt tokens.
         prompt: u32,
+        /// What the prompt is made of.
+        content: Content,
         /// Tokens to generate.
         output: u32,
         /// Where tokens go.
@@ -104,9 +107,10 @@ fn apply(
         Command::Add {
             id,
             prompt,
+            content,
             output,
             events,
-        } => match engine.add(id, prompt, output, SharedPrefix::default()) {
+        } => match engine.add(id, prompt, output, &content) {
             Ok(()) => {
                 lock(counters).prompt_tokens += u64::from(prompt);
                 streams.insert(id, events);

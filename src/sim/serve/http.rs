@@ -112,6 +112,7 @@ async fn generate(s: Arc<AppState>, endpoint: Endpoint, body: Bytes) -> Response
     let add = Command::Add {
         id,
         prompt: req.prompt_tokens,
+        content: req.content.clone(),
         output,
         events: tx,
     };

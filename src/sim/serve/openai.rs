@@ -1,6 +1,8 @@
 //! OpenAI wire format of `sim serve`: reading requests, writing chunks and responses.
 
+use crate::sim::cache::Content;
 use serde_json::{json, Value};
+use std::hash::{Hash, Hasher};
 
 /// Which endpoint a request came to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +20,8 @@ pub struct GenerationRequest {
     pub model: Option<String>,
     /// Prompt tokens (whitespace-separated words).
     pub prompt_tokens: u32,
+    /// The prompt's tokens, so that prompts sharing a prefix share cached blocks.
+    pub content: Content,
     /// `max_tokens` / `max_completion_tokens`.
     pub max_tokens: Option<u32>,
     /// `min_tokens` (vLLM extension).
@@ -35,21 +39,27 @@ pub fn parse(endpoint: Endpoint, body: &Value) -> Result<GenerationRequest, Stri
     let obj = body
         .as_object()
         .ok_or("the request body must be a JSON object")?;
-    let prompt_tokens = match endpoint {
+    let tokens: Vec<u64> = match endpoint {
         Endpoint::Chat => {
             let messages = obj
                 .get("messages")
                 .and_then(Value::as_array)
                 .ok_or("`messages` must be a list of {role, content} objects")?;
-            messages.iter().map(|m| words(m.get("content"))).sum()
+            messages
+                .iter()
+                .flat_map(|m| words(m.get("content")))
+                .collect()
         }
         Endpoint::Completions => match obj.get("prompt") {
-            Some(Value::Array(items)) if items.iter().all(Value::is_number) => items.len() as u32,
-            Some(Value::Array(items)) => items.first().map_or(0, |p| words(Some(p))),
+            Some(Value::Array(items)) if items.iter().all(Value::is_number) => {
+                items.iter().filter_map(Value::as_u64).collect()
+            }
+            Some(Value::Array(items)) => words(items.first()),
             Some(p @ Value::String(_)) => words(Some(p)),
             _ => return Err("`prompt` must be a string, a list of strings or token ids".into()),
         },
     };
+    let prompt_tokens = u32::try_from(tokens.len()).unwrap_or(u32::MAX);
     let uint = |key: &str| -> Result<Option<u32>, String> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(None),
@@ -77,6 +87,7 @@ pub fn parse(endpoint: Endpoint, body: &Value) -> Result<GenerationRequest, Stri
     Ok(GenerationRequest {
         model: obj.get("model").and_then(Value::as_str).map(str::to_string),
         prompt_tokens: prompt_tokens.max(1),
+        content: Content::of_tokens(tokens),
         max_tokens,
         min_tokens,
         ignore_eos: flag(obj.get("ignore_eos")),
@@ -88,16 +99,22 @@ pub fn parse(endpoint: Endpoint, body: &Value) -> Result<GenerationRequest, Stri
     })
 }
 
-/// Word count of a message content: a string, or a list of `{type: text, text}` parts.
-fn words(content: Option<&Value>) -> u32 {
+/// The words (tokens) of a message content, each by its hash: a string, or a list of
+/// `{type: text, text}` parts.
+fn words(content: Option<&Value>) -> Vec<u64> {
+    let hash = |word: &str| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        word.hash(&mut h);
+        h.finish()
+    };
     match content {
-        Some(Value::String(s)) => s.split_whitespace().count() as u32,
+        Some(Value::String(s)) => s.split_whitespace().map(hash).collect(),
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .map(|t| t.split_whitespace().count() as u32)
-            .sum(),
-        _ => 0,
+            .flat_map(|t| t.split_whitespace().map(hash))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -28,6 +28,7 @@ pub(crate) fn convert(
     let mut spots = Spots {
         parameters: Pos::of(&raw.parameters.referenced),
         probe: Pos::of(&raw.probe.referenced),
+        objective: Pos::of(&raw.objective.referenced),
         ..Spots::default()
     };
     let mut parameters = Vec::new();
@@ -103,7 +104,7 @@ pub(crate) fn convert(
         parameters,
         constraints,
         probe: expand::probe_paths(raw.probe).map_err(|(p, m)| fail(p, m))?,
-        objective: raw.objective,
+        objective: raw.objective.value,
     };
     Ok((space, spots))
 }

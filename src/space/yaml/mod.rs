@@ -67,6 +67,8 @@ pub(crate) struct Spots {
     pub constraints: Vec<Pos>,
     /// The `probe:` section.
     pub probe: Pos,
+    /// The `objective:` section.
+    pub objective: Pos,
 }
 
 fn yaml_error(file: &str, text: &str, err: &YamlError) -> SpaceError {

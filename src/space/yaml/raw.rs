@@ -25,7 +25,7 @@ pub(crate) struct RawSpace {
     #[serde(default)]
     pub rules: RawRules,
     pub probe: Spanned<WorkloadSpec>,
-    pub objective: ObjectiveSpec,
+    pub objective: Spanned<ObjectiveSpec>,
     #[serde(default)]
     pub search: RawSearch,
     #[serde(default)]

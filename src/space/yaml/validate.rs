@@ -40,7 +40,33 @@ pub(crate) fn validate(space: &StudySpec, spots: &Spots) -> Result<(), (Pos, Str
     }
     crate::probe::preflight::check(&space.probe)
         .map_err(|e| (spots.probe, format!("probe: {e:#}")))?;
+    check_stage(space).map_err(|m| (spots.objective, m))?;
     satisfiable(space, spots)
+}
+
+/// An objective that names a stage names one the probe's load has.
+fn check_stage(space: &StudySpec) -> Result<(), String> {
+    let Some(stage) = space.objective.stage else {
+        return Ok(());
+    };
+    let stages = match &space.probe.load {
+        crate::probe::LoadSpec::Stages { stages, .. } => stages.len(),
+        _ => {
+            return Err(format!(
+                "objective.stage {stage}: the probe's load has no stages; use `load: {{kind: \
+                 stages, stages: [...]}}` or remove `stage`"
+            ))
+        }
+    };
+    if stage as usize >= stages {
+        return Err(format!(
+            "objective.stage {stage} does not exist: the probe's load has {stages} stage{} \
+             (numbered from 0, as `stage` in bench's JSON: 0 to {})",
+            if stages == 1 { "" } else { "s" },
+            stages - 1
+        ));
+    }
+    Ok(())
 }
 
 /// `source` compiles and reads only names in `visible` (names in `all` but not visible are

@@ -112,6 +112,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
                 .expect("valid SLOs"),
             secondary: None,
             load_search: None,
+            stage: None,
         },
         search: SearchSettings {
             // A name the study's preflight accepts; the fakes drive it with [`FakeSampler`].

@@ -258,6 +258,7 @@ impl Prober for FakeProber {
         let json = json_of(&stats);
         Ok(ProbeReport {
             metrics,
+            stages: Vec::new(),
             pruned,
             json,
         })

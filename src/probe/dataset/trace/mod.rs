@@ -28,7 +28,7 @@ const BLOCK_KIND: u64 = 1;
 const ROW_KIND: u64 = 2;
 
 /// A trace's window, replayed request by request.
-pub(crate) struct TraceReplay {
+pub struct TraceReplay {
     rows: TraceRows,
     window: Window,
     speed: f64,
@@ -52,6 +52,22 @@ impl Window {
     fn ends_at(&self, at: f64, taken: u32) -> bool {
         self.end.is_some_and(|end| at >= end) || self.limit.is_some_and(|n| taken >= n)
     }
+}
+
+/// One request of the window, lengths scaled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayRow {
+    /// When it is sent, after the start of the replay (trace time divided by the speed).
+    pub at: Duration,
+    /// Prompt tokens.
+    pub input: u32,
+    /// Tokens to generate.
+    pub output: u32,
+    /// Ids of the prompt's leading blocks of [`TraceReplay::block_tokens`] tokens each (equal
+    /// ids, identical blocks); the rest of the prompt is the request's own.
+    pub blocks: Vec<u64>,
+    /// Line of the trace file.
+    pub line: usize,
 }
 
 impl TraceReplay {
@@ -123,9 +139,13 @@ impl TraceReplay {
         &self.summary
     }
 
-    /// The next request with its send time after the start of the replay; `None` when the
-    /// window is over.
-    pub(crate) fn next_entry(&mut self) -> Result<Option<(Entry, Duration)>> {
+    /// Tokens of the block a hash id names, after scaling.
+    pub fn block_tokens(&self) -> u32 {
+        self.block_len
+    }
+
+    /// The next request of the window; `None` when the window is over.
+    pub fn next_row(&mut self) -> Result<Option<ReplayRow>> {
         loop {
             let Some(row) = self.rows.next().transpose()? else {
                 return Ok(None);
@@ -137,17 +157,28 @@ impl TraceReplay {
                 return Ok(None);
             }
             self.sent += 1;
-            let input = self.scaled(row.input);
-            let output = self.scaled(row.output);
-            let prompt = self.prompt(&row.blocks, row.line, input);
-            let at = Duration::from_secs_f64((row.at - self.window.start) / self.speed);
-            let entry = Entry {
-                prompt,
-                input_tokens: input,
-                max_tokens: output,
-            };
-            return Ok(Some((entry, at)));
+            return Ok(Some(ReplayRow {
+                at: Duration::from_secs_f64((row.at - self.window.start) / self.speed),
+                input: self.scaled(row.input),
+                output: self.scaled(row.output),
+                blocks: row.blocks,
+                line: row.line,
+            }));
         }
+    }
+
+    /// The next request with its send time after the start of the replay; `None` when the
+    /// window is over.
+    pub(crate) fn next_entry(&mut self) -> Result<Option<(Entry, Duration)>> {
+        let Some(row) = self.next_row()? else {
+            return Ok(None);
+        };
+        let entry = Entry {
+            prompt: self.prompt(&row.blocks, row.line, row.input),
+            input_tokens: row.input,
+            max_tokens: row.output,
+        };
+        Ok(Some((entry, row.at)))
     }
 
     fn scaled(&self, tokens: u32) -> u32 {
