@@ -10,3 +10,4 @@ mod secrets;
 mod sim;
 mod vllm;
 mod warm_start_sim;
+mod xinference;
