@@ -76,7 +76,10 @@ fn in_folder(path: &Path, catalogue: &Catalogue, extension: &str) -> PathBuf {
 
 fn installed(space: &Path, args: &FlagsArgs) -> anyhow::Result<Catalogue> {
     let space = StudySpec::load(space, crate::engine::rule_pack)?;
-    if matches!(space.engine.kind, EngineKind::Mindie | EngineKind::Xinference) {
+    if matches!(
+        space.engine.kind,
+        EngineKind::Mindie | EngineKind::Xinference
+    ) {
         let kind = space.engine.kind;
         let chosen = catalogue::choose(kind, space.engine.version.as_deref())?
             .context("no catalogue of this engine is shipped")?;

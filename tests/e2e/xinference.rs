@@ -12,8 +12,7 @@
 
 use crate::kit::provisioned;
 use crate::real_engine::{
-    assert_nothing_left, env_path, print_trials, provisioned, replace_sections, shipped_space,
-    tune,
+    assert_nothing_left, env_path, print_trials, provisioned, replace_sections, shipped_space, tune,
 };
 use infertune::record::{Outcome, TrialRecord};
 use infertune::study::journal;
@@ -69,15 +68,22 @@ fn tune_drives_a_real_xinference_on_llama_cpp() {
     match &refused.outcome {
         Outcome::Rejected { rule, message } => {
             assert_eq!(rule, "xinference.replica_threads_within_cores");
-            assert!(message.starts_with(&format!("replica (2) × n_threads ({cores})")), "{message}");
+            assert!(
+                message.starts_with(&format!("replica (2) × n_threads ({cores})")),
+                "{message}"
+            );
         }
         other => panic!("trial 1 must be refused by the rule pack, got {other:?}"),
     }
-    assert!(!study.join("trial-1").exists(), "a refused config is never started");
+    assert!(
+        !study.join("trial-1").exists(),
+        "a refused config is never started"
+    );
     for record in [&baseline, &replicas, &tuned] {
         assert_served(record, &study);
     }
-    let log = |n: u32| std::fs::read_to_string(study.join(format!("trial-{n}/server.log"))).unwrap();
+    let log =
+        |n: u32| std::fs::read_to_string(study.join(format!("trial-{n}/server.log"))).unwrap();
     let two = log(2);
     assert!(
         two.contains("replicas of tiny: ['READY', 'READY']")
@@ -86,7 +92,10 @@ fn tune_drives_a_real_xinference_on_llama_cpp() {
     );
     // The tuned settings reached llama.cpp (it splits n_ctx over the n_parallel slots).
     let three = log(3);
-    assert!(three.contains("n_ctx_slot = 1024"), "trial 3 lacks its slots:\n{three}");
+    assert!(
+        three.contains("n_ctx_slot = 1024"),
+        "trial 3 lacks its slots:\n{three}"
+    );
     assert_best_sh_runs_the_three_commands(&study);
     assert_nothing_left(&root, &study, &[0, 2, 3]);
     for n in [0, 2, 3] {
@@ -101,7 +110,10 @@ fn tune_drives_a_real_xinference_on_llama_cpp() {
 /// registration, launch) and runs it; bash accepts both.
 fn assert_best_sh_runs_the_three_commands(study: &Path) {
     let best = std::fs::read_to_string(study.join("best.sh")).unwrap();
-    let at = |needle: &str| best.find(needle).unwrap_or_else(|| panic!("best.sh lacks {needle}:\n{best}"));
+    let at = |needle: &str| {
+        best.find(needle)
+            .unwrap_or_else(|| panic!("best.sh lacks {needle}:\n{best}"))
+    };
     let (server, register, launch) = (
         at("bin/xinference-local --host 127.0.0.1 --port "),
         at("bin/xinference register -e http://127.0.0.1:"),
@@ -150,11 +162,21 @@ fn assert_served(record: &TrialRecord, study: &Path) {
         record.outcome
     );
     assert!(record.ready_s.is_some(), "trial {n} has no readiness time");
-    let metric = |name: &str| record.metrics.get(name).copied().unwrap_or_else(|| panic!("trial {n} has no {name}"));
+    let metric = |name: &str| {
+        record
+            .metrics
+            .get(name)
+            .copied()
+            .unwrap_or_else(|| panic!("trial {n} has no {name}"))
+    };
     assert_eq!(metric("failed"), 0.0, "trial {n}");
     let completed = metric("completed");
     assert!(completed >= 8.0, "trial {n} completed {completed} requests");
-    assert_eq!(metric("total_output_tokens"), completed * OUTPUT_LEN, "trial {n}");
+    assert_eq!(
+        metric("total_output_tokens"),
+        completed * OUTPUT_LEN,
+        "trial {n}"
+    );
     let probe: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(study.join(format!("trial-{n}/probe.json"))).unwrap(),
     )

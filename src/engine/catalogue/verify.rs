@@ -175,7 +175,10 @@ impl Checker<'_> {
         match self.route {
             Route::Flags { .. } => format!("parameter `{}` is passed as `{key}`", def.name),
             Route::ConfigPaths if self.catalogue.engine == EngineKind::Xinference => {
-                format!("parameter `{}` is passed as the launch setting `{key}`", def.name)
+                format!(
+                    "parameter `{}` is passed as the launch setting `{key}`",
+                    def.name
+                )
             }
             Route::ConfigPaths => {
                 format!("parameter `{}` is written to config.json `{key}`", def.name)

@@ -64,7 +64,11 @@ pub struct Xinference;
 impl Engine for Xinference {
     fn launch_spec(&self, space: &StudySpec, params: &Params, slot: &Slot) -> Result<LaunchSpec> {
         let rendered = render_params(space, params, BoolStyle::Negatable, DefaultTarget::Unrouted)?;
-        if let Some(target) = rendered.flags.first().or(rendered.config.first().map(|c| &c.0)) {
+        if let Some(target) = rendered
+            .flags
+            .first()
+            .or(rendered.config.first().map(|c| &c.0))
+        {
             bail!(
                 "{}: XInference takes settings by name, not `{target}`; drop the parameter's \
                  `flag`/`config_path` target (its name is the setting)",
@@ -83,11 +87,20 @@ impl Engine for Xinference {
         let family = local.family(&name, space.probe.api == Api::Chat)?;
 
         let setting = |key: &str| settings.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-        let mut launch = vec!["--model-name".to_string(), name, "--model-type".into(), "LLM".into()];
+        let mut launch = vec![
+            "--model-name".to_string(),
+            name,
+            "--model-type".into(),
+            "LLM".into(),
+        ];
         let defaults = [
             ("model_engine", "--model-engine", local.engine.to_string()),
             ("model_format", "--model-format", local.format.to_string()),
-            ("quantization", "--quantization", local.quantizations[0].clone()),
+            (
+                "quantization",
+                "--quantization",
+                local.quantizations[0].clone(),
+            ),
         ];
         for (key, option, default) in defaults {
             if setting(key).is_none() {
@@ -121,7 +134,10 @@ impl Engine for Xinference {
             }
             _ => fallback.to_string(),
         };
-        let (client, python) = (sibling("xinference", "xinference"), sibling("python", "python3"));
+        let (client, python) = (
+            sibling("xinference", "xinference"),
+            sibling("python", "python3"),
+        );
         let paths = Paths::in_dir(&dir);
         let replicas = setting("replica").and_then(Value::as_i64).unwrap_or(1);
         let text = script::render(&script::Steps {
@@ -142,8 +158,11 @@ impl Engine for Xinference {
             warnings: &warnings(params),
         })?;
 
-        let mut invocation = Invocation::new("bash".into(), vec![path_text(&paths.script)], "/status");
-        invocation.env.extend(ENV.map(|(k, v)| (k.to_string(), v.to_string())));
+        let mut invocation =
+            Invocation::new("bash".into(), vec![path_text(&paths.script)], "/status");
+        invocation
+            .env
+            .extend(ENV.map(|(k, v)| (k.to_string(), v.to_string())));
         invocation
             .env
             .insert("XINFERENCE_HOME".into(), path_text(&dir.join("home")));
@@ -200,7 +219,13 @@ fn path_text(path: &Path) -> String {
 /// `name` with only the characters a model name may hold.
 fn sanitized(name: &str) -> String {
     name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect()
 }
 

@@ -171,7 +171,12 @@ mod tests {
     #[test]
     fn a_gguf_registers_every_quantization_beside_it() {
         let dir = tempfile::tempdir().unwrap();
-        for file in ["tiny-q8_0.gguf", "tiny-f16.gguf", "other-f16.gguf", "tiny-q8_0.txt"] {
+        for file in [
+            "tiny-q8_0.gguf",
+            "tiny-f16.gguf",
+            "other-f16.gguf",
+            "tiny-q8_0.txt",
+        ] {
             std::fs::write(dir.path().join(file), b"").unwrap();
         }
         let model = LocalModel::at(dir.path().join("tiny-q8_0.gguf").to_str().unwrap()).unwrap();
@@ -213,7 +218,10 @@ mod tests {
         assert_eq!(gguf.quantizations, ["q8_0"]);
         assert_eq!(gguf.uri, "file:///nonexistent");
         let folder = LocalModel::at("/models/Qwen2").unwrap();
-        assert_eq!((folder.format, folder.context_length), ("pytorch", DEFAULT_CONTEXT));
+        assert_eq!(
+            (folder.format, folder.context_length),
+            ("pytorch", DEFAULT_CONTEXT)
+        );
         assert!(LocalModel::at("/m/.gguf").is_err());
     }
 }

@@ -146,7 +146,16 @@ mod tests {
     #[test]
     fn replicas_times_threads_past_the_cores_is_refused() {
         let cores = host_cores();
-        let ctx_of = |p: &Params| threads_over(&Ctx { params: p, version: None, platform: "cpu" }, 4);
+        let ctx_of = |p: &Params| {
+            threads_over(
+                &Ctx {
+                    params: p,
+                    version: None,
+                    platform: "cpu",
+                },
+                4,
+            )
+        };
         let two_by_two = params(&[("replica", Value::Int(2)), ("n_threads", Value::Int(2))]);
         assert_eq!(ctx_of(&two_by_two), None);
         let two_by_three = params(&[("replica", Value::Int(2)), ("n_threads", Value::Int(3))]);
@@ -160,18 +169,35 @@ mod tests {
         ]);
         assert_eq!(ctx_of(&other), None);
         assert_eq!(
-            refusal(&[("replica", Value::Int(cores + 1)), ("n_threads", Value::Int(1))]).as_deref(),
+            refusal(&[
+                ("replica", Value::Int(cores + 1)),
+                ("n_threads", Value::Int(1))
+            ])
+            .as_deref(),
             Some("xinference.replica_threads_within_cores")
         );
-        assert_eq!(refusal(&[("replica", Value::Int(1)), ("n_threads", Value::Int(1))]), None);
+        assert_eq!(
+            refusal(&[("replica", Value::Int(1)), ("n_threads", Value::Int(1))]),
+            None
+        );
     }
 
     #[test]
     fn a_context_no_memory_holds_is_refused_and_a_small_one_passes() {
         let gib = 1u64 << 30;
         let ctx = |n_ctx: i64, replica: i64| {
-            let p = params(&[("n_ctx", Value::Int(n_ctx)), ("replica", Value::Int(replica))]);
-            kv_floor_over(&Ctx { params: &p, version: None, platform: "cpu" }, 8 * gib)
+            let p = params(&[
+                ("n_ctx", Value::Int(n_ctx)),
+                ("replica", Value::Int(replica)),
+            ]);
+            kv_floor_over(
+                &Ctx {
+                    params: &p,
+                    version: None,
+                    platform: "cpu",
+                },
+                8 * gib,
+            )
         };
         assert_eq!(ctx(4096, 2), None);
         assert_eq!(ctx(8 << 20, 1), None);
@@ -186,6 +212,8 @@ mod tests {
     fn the_vllm_engine_is_refused_on_a_cpu_host_only() {
         let vllm = [("model_engine", Value::Str("vLLM".into()))];
         assert_eq!(refusal(&vllm).as_deref(), Some("xinference.vllm_needs_gpu"));
-        assert!(PACK.check(Some("4.1.0"), Some("cuda"), &params(&vllm)).is_ok());
+        assert!(PACK
+            .check(Some("4.1.0"), Some("cuda"), &params(&vllm))
+            .is_ok());
     }
 }

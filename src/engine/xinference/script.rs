@@ -83,19 +83,36 @@ pub(super) fn render(s: &Steps<'_>) -> Result<String> {
     writeln!(
         out,
         "{}",
-        words(&[s.python, gate.as_str(), "status", endpoint.as_str(), "$server"])?
-            .replace("'$server'", "\"$server\"")
+        words(&[
+            s.python,
+            gate.as_str(),
+            "status",
+            endpoint.as_str(),
+            "$server"
+        ])?
+        .replace("'$server'", "\"$server\"")
     )?;
     writeln!(
         out,
         "{}",
-        words(&[s.client, "register", "-e", endpoint.as_str(), "-t", "LLM", "-f", family.as_str()])?
+        words(&[
+            s.client,
+            "register",
+            "-e",
+            endpoint.as_str(),
+            "-t",
+            "LLM",
+            "-f",
+            family.as_str()
+        ])?
     )?;
     for warning in s.warnings {
         writeln!(out, "echo {}", quote(&format!("warning: {warning}"))?)?;
     }
     writeln!(out, "{}", words(&launch)?)?;
-    out.push_str("# Every replica READY and every setting applied (XInference only logs one it drops).\n");
+    out.push_str(
+        "# Every replica READY and every setting applied (XInference only logs one it drops).\n",
+    );
     writeln!(out, "{}", words(&ready)?)?;
     out.push_str("wait \"$server\"\n");
     Ok(out)

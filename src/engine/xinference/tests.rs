@@ -42,7 +42,10 @@ fn slot(dir: &Path, devices: Vec<u32>) -> Slot {
 }
 
 fn config(pairs: &[(&str, Value)]) -> Params {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 fn file<'a>(spec: &'a LaunchSpec, name: &str) -> &'a str {
@@ -63,7 +66,9 @@ fn a_trial_runs_the_script_with_its_home_and_waits_for_its_ready_file() {
         ("replica", Value::Int(2)),
         ("cont_batching", Value::Bool(false)),
     ]);
-    let spec = Xinference.launch_spec(&space, &params, &slot(dir.path(), vec![])).unwrap();
+    let spec = Xinference
+        .launch_spec(&space, &params, &slot(dir.path(), vec![]))
+        .unwrap();
     let home = dir.path().join("trial-1/xinference");
     assert_eq!(spec.program, "bash");
     assert_eq!(spec.args, [path_text(&home.join("launch.sh"))]);
@@ -75,14 +80,23 @@ fn a_trial_runs_the_script_with_its_home_and_waits_for_its_ready_file() {
     assert_eq!(spec.readiness.served_model, "tiny");
 
     let script = file(&spec, "launch.sh");
-    let launch = script.lines().find(|l| l.contains("xinference launch")).unwrap();
+    let launch = script
+        .lines()
+        .find(|l| l.contains("xinference launch"))
+        .unwrap();
     let words = shlex::split(launch).unwrap();
     let after = |option: &str| {
-        let at = words.iter().position(|w| w == option).unwrap_or_else(|| panic!("no {option}: {launch}"));
+        let at = words
+            .iter()
+            .position(|w| w == option)
+            .unwrap_or_else(|| panic!("no {option}: {launch}"));
         words[at + 1].as_str()
     };
     assert_eq!(words[0], format!("{}/bin/xinference", dir.path().display()));
-    assert!(script.contains(&format!("{}/bin/python ", dir.path().display())), "{script}");
+    assert!(
+        script.contains(&format!("{}/bin/python ", dir.path().display())),
+        "{script}"
+    );
     assert_eq!(after("--model-engine"), "llama.cpp");
     assert_eq!(after("--model-format"), "ggufv2");
     assert_eq!(after("--quantization"), "q8_0");
@@ -91,9 +105,18 @@ fn a_trial_runs_the_script_with_its_home_and_waits_for_its_ready_file() {
     assert_eq!(after("--n-gpu"), "none");
     assert_eq!(after("--n_ctx"), "1024");
     assert_eq!(after("--cont_batching"), "false");
-    assert!(script.contains("--metrics-exporter-port 9001 --log-level debug &"), "{script}");
-    let ready = script.lines().find(|l| l.contains("gate.py ready")).unwrap();
-    let tail = format!("tiny 2 {} n_ctx cont_batching", path_text(&home.join("ready")));
+    assert!(
+        script.contains("--metrics-exporter-port 9001 --log-level debug &"),
+        "{script}"
+    );
+    let ready = script
+        .lines()
+        .find(|l| l.contains("gate.py ready"))
+        .unwrap();
+    let tail = format!(
+        "tiny 2 {} n_ctx cont_batching",
+        path_text(&home.join("ready"))
+    );
     assert!(ready.ends_with(&tail), "{ready}");
     // extra_args went to the server, not to bash.
     assert!(!spec.args.iter().any(|a| a == "--log-level"));
@@ -112,23 +135,35 @@ fn the_slot_devices_and_a_tuned_quantization_reach_the_launch() {
         "  quantization: {type: choice, values: [q8_0, f16]}\n",
     );
     let params = config(&[("quantization", Value::Str("f16".into()))]);
-    let spec = Xinference.launch_spec(&space, &params, &slot(dir.path(), vec![2, 3])).unwrap();
+    let spec = Xinference
+        .launch_spec(&space, &params, &slot(dir.path(), vec![2, 3]))
+        .unwrap();
     let script = file(&spec, "launch.sh");
     assert!(script.contains("--quantization f16"), "{script}");
     assert!(!script.contains("--quantization q8_0"), "{script}");
     assert!(script.contains("--gpu-idx 2,3"), "{script}");
     assert!(!script.contains("--n-gpu"), "{script}");
     // A launch setting is no engine setting for the gate to check.
-    let ready = script.lines().find(|l| l.contains("gate.py ready")).unwrap();
+    let ready = script
+        .lines()
+        .find(|l| l.contains("gate.py ready"))
+        .unwrap();
     assert!(!ready.contains("quantization"), "{ready}");
 }
 
 #[test]
 fn a_flag_target_is_refused_with_the_way_out() {
     let dir = tempfile::tempdir().unwrap();
-    let space = space(dir.path(), "  n_batch: {type: choice, values: [64], flag: --batch-size}\n");
+    let space = space(
+        dir.path(),
+        "  n_batch: {type: choice, values: [64], flag: --batch-size}\n",
+    );
     let err = Xinference
-        .launch_spec(&space, &config(&[("n_batch", Value::Int(64))]), &slot(dir.path(), vec![]))
+        .launch_spec(
+            &space,
+            &config(&[("n_batch", Value::Int(64))]),
+            &slot(dir.path(), vec![]),
+        )
         .unwrap_err();
     assert!(err.to_string().contains("its name is the setting"), "{err}");
 }
@@ -137,7 +172,10 @@ fn a_flag_target_is_refused_with_the_way_out() {
 fn slots_past_the_request_cap_leave_a_warning() {
     let many = config(&[("n_parallel", Value::Int(16))]);
     assert!(warnings(&many)[0].contains("the slots past 10 stay idle"));
-    let threads = config(&[("n_parallel", Value::Int(12)), ("n_threads", Value::Int(12))]);
+    let threads = config(&[
+        ("n_parallel", Value::Int(12)),
+        ("n_threads", Value::Int(12)),
+    ]);
     assert!(warnings(&threads).is_empty());
     assert!(warnings(&config(&[("n_parallel", Value::Int(8))])).is_empty());
 }
@@ -155,7 +193,13 @@ fn the_log_classes_name_the_failure() {
     );
     let found = classify(Ending::Code(1), &dropped, &patterns);
     assert_eq!(found.kind, FailureKind::InvalidConfig);
-    assert!(found.message.starts_with("XInference did not apply a setting: Failed to set the param n_paralel"), "{}", found.message);
+    assert!(
+        found
+            .message
+            .starts_with("XInference did not apply a setting: Failed to set the param n_paralel"),
+        "{}",
+        found.message
+    );
 
     let not_found = format!(
         "{noise}Error: Failed to launch model tiny: Model not found, name: infertune-tiny, \
@@ -163,7 +207,13 @@ fn the_log_classes_name_the_failure() {
     );
     let found = classify(Ending::Code(1), &not_found, &patterns);
     assert_eq!(found.kind, FailureKind::InvalidConfig);
-    assert!(found.message.starts_with("Failed to launch model tiny: Model not found"), "{}", found.message);
+    assert!(
+        found
+            .message
+            .starts_with("Failed to launch model tiny: Model not found"),
+        "{}",
+        found.message
+    );
 
     let killed = format!(
         "{noise}error: XInference replica 1 of tiny died, its socket closed (killed, most often \
@@ -172,8 +222,17 @@ fn the_log_classes_name_the_failure() {
     );
     let found = classify(Ending::Code(1), &killed, &patterns);
     assert_eq!(found.kind, FailureKind::Oom, "{}", found.message);
-    assert!(found.message.contains("replica 1 of tiny died"), "{}", found.message);
+    assert!(
+        found.message.contains("replica 1 of tiny died"),
+        "{}",
+        found.message
+    );
 
     let noise_only = classify(Ending::Code(1), noise, &patterns);
-    assert_ne!(noise_only.kind, FailureKind::InvalidConfig, "{}", noise_only.message);
+    assert_ne!(
+        noise_only.kind,
+        FailureKind::InvalidConfig,
+        "{}",
+        noise_only.message
+    );
 }
