@@ -141,7 +141,7 @@ fn the_slot_devices_and_a_tuned_quantization_reach_the_launch() {
     let script = file(&spec, "launch.sh");
     assert!(script.contains("--quantization f16"), "{script}");
     assert!(!script.contains("--quantization q8_0"), "{script}");
-    assert!(script.contains("--gpu-idx 2,3"), "{script}");
+    assert!(script.contains("--gpu-idx '2,3'"), "{script}");
     assert!(!script.contains("--n-gpu"), "{script}");
     // A launch setting is no engine setting for the gate to check.
     let ready = script
