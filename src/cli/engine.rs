@@ -76,11 +76,15 @@ fn in_folder(path: &Path, catalogue: &Catalogue, extension: &str) -> PathBuf {
 
 fn installed(space: &Path, args: &FlagsArgs) -> anyhow::Result<Catalogue> {
     let space = StudySpec::load(space, crate::engine::rule_pack)?;
-    if space.engine.kind == EngineKind::Mindie {
-        let chosen = catalogue::choose(EngineKind::Mindie, space.engine.version.as_deref())?
-            .context("no MindIE config.json schema is shipped")?;
+    if matches!(
+        space.engine.kind,
+        EngineKind::Mindie | EngineKind::Xinference
+    ) {
+        let kind = space.engine.kind;
+        let chosen = catalogue::choose(kind, space.engine.version.as_deref())?
+            .context("no catalogue of this engine is shipped")?;
         println!(
-            "MindIE has no --help; its catalogue is the config.json schema {}",
+            "{kind:?} has no --help; its catalogue is the shipped {}",
             chosen.describe()
         );
         return Ok(chosen.catalogue);

@@ -114,6 +114,7 @@ pub(crate) fn finish(
                 Api::Completions => ReadyRequest::Completions,
             },
             https,
+            ready_file: None,
         },
     })
 }

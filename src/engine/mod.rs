@@ -1,8 +1,8 @@
 //! Engine adapters: a config → the exact launch of that engine.
 //!
-//! Each engine has a folder (`vllm/`, `sglang/`, `mindie/`, `llamacpp/`, `custom/`, `sim/`)
-//! holding what infertune knows of it; [`describe`] is the one place that lists them. The
-//! files beside the folders are the mechanism the engines share.
+//! Each engine has a folder (`vllm/`, `sglang/`, `mindie/`, `llamacpp/`, `xinference/`,
+//! `custom/`, `sim/`) holding what infertune knows of it; [`describe`] is the one place that
+//! lists them. The files beside the folders are the mechanism the engines share.
 
 mod assemble;
 pub mod catalogue;
@@ -16,6 +16,7 @@ mod mindie;
 mod sglang;
 mod sim;
 mod vllm;
+mod xinference;
 
 use crate::launch::classify::LogPatterns;
 use crate::launch::LaunchSpec;
@@ -97,17 +98,19 @@ pub fn describe(kind: EngineKind) -> &'static Description {
         EngineKind::Sglang => &sglang::ENGINE,
         EngineKind::Mindie => &mindie::ENGINE,
         EngineKind::Llamacpp => &llamacpp::ENGINE,
+        EngineKind::Xinference => &xinference::ENGINE,
         EngineKind::Custom => &custom::ENGINE,
         EngineKind::Sim => &sim::ENGINE,
     }
 }
 
 /// Every engine kind, in the order [`log_patterns`] lists them.
-const KINDS: [EngineKind; 6] = [
+const KINDS: [EngineKind; 7] = [
     EngineKind::Vllm,
     EngineKind::Sglang,
     EngineKind::Mindie,
     EngineKind::Llamacpp,
+    EngineKind::Xinference,
     EngineKind::Custom,
     EngineKind::Sim,
 ];

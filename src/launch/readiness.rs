@@ -1,5 +1,5 @@
-//! Wait until a spawned server really serves: health 200, `/v1/models` lists the served model,
-//! and a 1-token completion succeeds. Polls with exponential backoff capped at 250 ms and stops
+//! Wait until a spawned server really serves: the launch's own ready file where it has one,
+//! health 200, `/v1/models` lists the served model, and a 1-token completion succeeds. Polls with exponential backoff capped at 250 ms and stops
 //! the moment the process exits.
 //!
 //! The server that answers must be ours: before and after the checks, every socket listening on
@@ -180,6 +180,9 @@ fn ours(authority: &str, spec: &LaunchSpec, tree: &mut Tree) -> Result<(), Miss>
 
 /// One pass of the three checks; the error says which failed and what was seen.
 async fn check(authority: &str, readiness: &Readiness) -> Result<(), String> {
+    if let Some(file) = readiness.ready_file.as_ref().filter(|f| !f.exists()) {
+        return Err(format!("the launch has not written {} yet", file.display()));
+    }
     let health = &readiness.health_path;
     let (status, _) = request(authority, Method::GET, health, None).await?;
     if status != StatusCode::OK {

@@ -45,6 +45,11 @@ pub struct Readiness {
     pub api: ReadyRequest,
     /// Use https (MindIE with httpsEnabled).
     pub https: bool,
+    /// A file the launch itself writes once its own start-up checks pass (a launcher that
+    /// starts the server in several steps, e.g. XInference's every model replica loaded);
+    /// checked before the three requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_file: Option<PathBuf>,
 }
 
 impl Readiness {
@@ -56,6 +61,7 @@ impl Readiness {
             served_model: served_model.into(),
             api: ReadyRequest::Chat,
             https: false,
+            ready_file: None,
         }
     }
 }

@@ -28,7 +28,8 @@ fn batch_caps(kind: EngineKind) -> &'static [(&'static str, Option<&'static str>
         EngineKind::Llamacpp => &[("parallel", None)],
         // The simulator reads vLLM's names and MindIE's.
         EngineKind::Sim => &[VLLM, ("maxBatchSize", None)],
-        EngineKind::Custom => &[],
+        // n_parallel is per replica, and XInference caps each replica's requests itself.
+        EngineKind::Custom | EngineKind::Xinference => &[],
     }
 }
 

@@ -41,6 +41,8 @@ pub enum EngineKind {
     Mindie,
     /// llama.cpp (`llama-server`).
     Llamacpp,
+    /// XInference (`xinference-local`, then the model's registration and launch).
+    Xinference,
     /// Any command given as an argv template.
     Custom,
     /// infertune's own simulator server (`infertune sim serve`).

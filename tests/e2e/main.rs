@@ -13,3 +13,4 @@ mod secrets;
 mod sim;
 mod vllm;
 mod warm_start_sim;
+mod xinference;

@@ -155,7 +155,7 @@ pub fn shipped_space(name: &str) -> String {
 
 /// Runs `infertune tune` (study `e2e`, no pruning) on the space `text`, written in `dir`,
 /// checks it finished (0: a winner, 1: no config met the SLO) and returns the study's folder.
-fn tune(dir: &Path, text: &str, env: &[(String, String)], timeout: Duration) -> PathBuf {
+pub fn tune(dir: &Path, text: &str, env: &[(String, String)], timeout: Duration) -> PathBuf {
     let space = dir.join("e2e-space.yaml");
     std::fs::write(&space, text).unwrap();
     let results = dir.join("results");
@@ -207,7 +207,7 @@ pub fn replace_sections(yaml: &str, sections: &[(&str, &str)]) -> String {
 
 /// Checks that no process the study started is left (trials run in their own folders under
 /// `dir`) and that the ports of `trials` are free again.
-fn assert_nothing_left(dir: &Path, study: &Path, trials: &[u32]) {
+pub fn assert_nothing_left(dir: &Path, study: &Path, trials: &[u32]) {
     let left = processes_under(dir);
     assert!(
         left.is_empty(),
@@ -292,7 +292,7 @@ fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
 }
 
 /// Prints each trial's outcome, readiness time and wall time.
-fn print_trials(records: &[TrialRecord]) {
+pub fn print_trials(records: &[TrialRecord]) {
     for r in records {
         eprintln!(
             "trial {}: {:?}, ready after {:?} s, {:.1} s in all",

@@ -4,12 +4,13 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The machine-specific paths `vllm-cpu.yaml` and `llamacpp-cpu.yaml` take from the
-/// environment (scripts/vllm-env.sh and scripts/llamacpp-env.sh export them); `check` starts
+/// The machine-specific paths `vllm-cpu.yaml`, `llamacpp-cpu.yaml` and `xinference-cpu.yaml`
+/// take from the environment (scripts/vllm-env.sh, llamacpp-env.sh and xinference-env.sh
+/// export them); `check` starts
 /// nothing, so placeholders do for the engines. The probe's tokenizer is read (a workload
 /// every trial would fail on is refused), so the model folder holds a small word-level
 /// `tokenizer.json`.
-fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 6] {
+fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 8] {
     [
         ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
         ("INFERTUNE_VLLM_MODEL", model.display().to_string()),
@@ -22,6 +23,14 @@ fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 6] {
         (
             "INFERTUNE_LLAMACPP_MODEL_F16",
             "/opt/llamacpp/tiny-f16.gguf".into(),
+        ),
+        (
+            "INFERTUNE_LLAMACPP_MODEL_Q8",
+            "/opt/llamacpp/tiny-q8_0.gguf".into(),
+        ),
+        (
+            "INFERTUNE_XINFERENCE_BIN",
+            "/opt/xinference/bin/xinference-local".into(),
         ),
     ]
 }
@@ -91,6 +100,8 @@ fn every_ready_space_passes_check() {
         "llamacpp",
         "llamacpp-cpu",
         "mindie",
+        "xinference-cpu",
+        "xinference",
         "demo-sim",
     ] {
         check(&format!("search-spaces/{space}.yaml"), "2000")
@@ -118,6 +129,7 @@ fn check_names_the_flag_catalogue_of_every_ready_space() {
             "sglang" => "Flag catalogue: sglang 0.5.23 (shipped), 529 entries",
             "llamacpp" => "Flag catalogue: llamacpp 0.5.0-dev (shipped), 254 entries",
             "mindie" => "Flag catalogue: mindie 2.0.RC1 (shipped), 79 entries",
+            "xinference" => "Flag catalogue: xinference 4.1.0 (shipped), 502 entries",
             "sim" => "Flag catalogue: none (infertune's own simulator)",
             other => panic!("{}: no expectation for engine `{other}`", path.display()),
         };

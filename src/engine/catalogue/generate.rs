@@ -32,6 +32,10 @@ fn help_command(kind: EngineKind) -> anyhow::Result<(&'static [&'static str], &'
             "MindIE has no --help; its catalogue is the config.json schema shipped in \
              catalogues/mindie-*.json"
         ),
+        EngineKind::Xinference => bail!(
+            "XInference has no list of its settings; its catalogue is written by \
+             scripts/gen-xinference-catalogue.py into catalogues/xinference-*.json"
+        ),
         EngineKind::Custom | EngineKind::Sim => {
             bail!("{} engines have no flag list to read", engine_name(kind))
         }

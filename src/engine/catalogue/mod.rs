@@ -127,7 +127,7 @@ pub fn shipped() -> Vec<Catalogue> {
         .collect()
 }
 
-const SHIPPED: [(&str, &str); 4] = [
+const SHIPPED: [(&str, &str); 5] = [
     (
         "vllm-0.32.0.json",
         include_str!("../../../catalogues/vllm-0.32.0.json"),
@@ -143,6 +143,10 @@ const SHIPPED: [(&str, &str); 4] = [
     (
         "mindie-2.0.RC1.json",
         include_str!("../../../catalogues/mindie-2.0.RC1.json"),
+    ),
+    (
+        "xinference-4.1.0.json",
+        include_str!("../../../catalogues/xinference-4.1.0.json"),
     ),
 ];
 
@@ -162,7 +166,7 @@ mod tests {
                 engine_name(catalogue.engine),
                 catalogue.version
             ));
-            if catalogue.engine == EngineKind::Mindie {
+            if matches!(catalogue.engine, EngineKind::Mindie | EngineKind::Xinference) {
                 assert!(!help.exists());
                 continue;
             }

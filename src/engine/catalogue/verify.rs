@@ -53,7 +53,8 @@ pub fn verify(space: &StudySpec, version: Option<&str>) -> anyhow::Result<Verdic
     let route = match space.engine.kind {
         EngineKind::Vllm => Route::Flags { negatable: true },
         EngineKind::Sglang | EngineKind::Llamacpp => Route::Flags { negatable: false },
-        EngineKind::Mindie => Route::ConfigPaths,
+        // XInference's settings are keys of its launch, one name each, like config paths.
+        EngineKind::Mindie | EngineKind::Xinference => Route::ConfigPaths,
         EngineKind::Custom | EngineKind::Sim => {
             return Ok(Verdict {
                 chosen: None,
@@ -173,6 +174,12 @@ impl Checker<'_> {
     fn passed_as(&self, def: &ParamDef, key: &str) -> String {
         match self.route {
             Route::Flags { .. } => format!("parameter `{}` is passed as `{key}`", def.name),
+            Route::ConfigPaths if self.catalogue.engine == EngineKind::Xinference => {
+                format!(
+                    "parameter `{}` is passed as the launch setting `{key}`",
+                    def.name
+                )
+            }
             Route::ConfigPaths => {
                 format!("parameter `{}` is written to config.json `{key}`", def.name)
             }
@@ -189,6 +196,9 @@ impl Checker<'_> {
         let Some(near) = did_you_mean(key, &long) else {
             return match self.route {
                 Route::Flags { .. } => "; check the spelling against the engine's --help".into(),
+                Route::ConfigPaths if self.catalogue.engine == EngineKind::Xinference => {
+                    "; check the name against the settings of XInference's engines".into()
+                }
                 Route::ConfigPaths => "; check the path against MindIE's config.json".into(),
             };
         };
