@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""Writes a small random-weight Llama model folder that vLLM can serve, fully offline.
+"""Writes a random-weight model folder that vLLM can serve, fully offline.
 
 The folder holds a byte-level BPE tokenizer trained on synthetic text (with a chat
-template), a LlamaConfig, bf16 weights in safetensors and a generation config. Everything
+template), a model config, bf16 weights in safetensors and a generation config. Everything
 is derived from --seed, so two runs with the same arguments write identical files.
+
+--size picks one of the project's own small Llama shapes; --shape a real architecture's from
+scripts/model-shapes.json (Llama or Qwen2; the vocabulary keeps its real size, the tokenizer
+using its first ids), whose cost per token is the real model's when generation ignores EOS.
 
 Needs torch, transformers and tokenizers (all installed with vLLM):
     python scripts/make-tiny-model.py --out DIR --seed 0 --size tiny
+    python scripts/make-tiny-model.py --out DIR --seed 0 --shape smollm2-135m
 """
 
 import argparse
@@ -102,25 +107,45 @@ def build_tokenizer(seed: int):
     )
 
 
-def build_model(seed: int, size: str, tokenizer):
-    """A LlamaForCausalLM with random bf16 weights drawn from the seed."""
-    import torch
-    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+def shape_of(size: str, shape: str | None, tokenizer) -> tuple[str, dict]:
+    """The architecture and config fields of --size or --shape."""
+    if shape is None:
+        return "llama", dict(
+            vocab_size=len(tokenizer),
+            max_position_embeddings=MAX_POSITIONS,
+            num_key_value_heads=SIZES[size]["num_attention_heads"],
+            rms_norm_eps=1e-5,
+            tie_word_embeddings=True,
+            **SIZES[size],
+        )
+    shapes = json.loads(Path(__file__).with_name("model-shapes.json").read_text())
+    if shape not in shapes or shape.startswith("_"):
+        known = ", ".join(k for k in shapes if not k.startswith("_"))
+        raise SystemExit(f"error: --shape {shape} is unknown; known shapes: {known}")
+    fields = dict(shapes[shape])
+    return fields.pop("architecture"), fields
 
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        max_position_embeddings=MAX_POSITIONS,
-        num_key_value_heads=SIZES[size]["num_attention_heads"],
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=True,
+
+def build_model(seed: int, size: str, shape: str | None, tokenizer):
+    """A causal LM of the chosen shape with random bf16 weights drawn from the seed."""
+    import torch
+    from transformers import (GenerationConfig, LlamaConfig, LlamaForCausalLM, Qwen2Config,
+                              Qwen2ForCausalLM)
+
+    architecture, fields = shape_of(size, shape, tokenizer)
+    config_class, model_class = {
+        "llama": (LlamaConfig, LlamaForCausalLM),
+        "qwen2": (Qwen2Config, Qwen2ForCausalLM),
+    }[architecture]
+    config = config_class(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
         torch_dtype="bfloat16",
-        **SIZES[size],
+        **fields,
     )
     torch.manual_seed(seed)
-    model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    model = model_class(config).to(torch.bfloat16).eval()
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -133,7 +158,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="model folder to write")
     parser.add_argument("--seed", type=int, default=0, help="seed for tokenizer corpus and weights")
-    parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="model shape")
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="the project's own small shape")
+    parser.add_argument("--shape", help="a real architecture's shape from scripts/model-shapes.json")
     return parser.parse_args(argv)
 
 
@@ -144,13 +170,13 @@ def main(argv) -> int:
         return 2
     started = time.monotonic()
     tokenizer = build_tokenizer(args.seed)
-    model = build_model(args.seed, args.size, tokenizer)
+    model = build_model(args.seed, args.size, args.shape, tokenizer)
     args.out.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(args.out)
     model.save_pretrained(args.out, safe_serialization=True)
     summary = {
         "out": str(args.out),
-        "size": args.size,
+        "size": args.shape or args.size,
         "seed": args.seed,
         "vocab": len(tokenizer),
         "parameters": sum(p.numel() for p in model.parameters()),
