@@ -120,7 +120,7 @@ pub(crate) fn image_for(engine: EngineKind, platform: Option<&str>) -> Option<Im
             tag: llamacpp_tag,
             program: "/app/llama-server",
         }),
-        EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => None,
+        EngineKind::Mindie | EngineKind::Xinference | EngineKind::Custom | EngineKind::Sim => None,
     }
 }
 
@@ -134,7 +134,7 @@ fn default_command(engine: EngineKind) -> &'static [&'static str] {
         EngineKind::Vllm => &["vllm", "serve"],
         EngineKind::Sglang => &["python3", "-m", "sglang.launch_server"],
         EngineKind::Llamacpp => &["llama-server"],
-        EngineKind::Mindie | EngineKind::Custom | EngineKind::Sim => &[],
+        EngineKind::Mindie | EngineKind::Xinference | EngineKind::Custom | EngineKind::Sim => &[],
     }
 }
 

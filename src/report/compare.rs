@@ -136,6 +136,8 @@ pub(crate) fn blocks(studies: &[Compared]) -> Vec<Block> {
             },
         ],
         x_categories: categories,
+        thresholds: vec![],
+        bars: false,
     };
     out.push(Block::Plot {
         caption: "Each study's winner (filled) and its engine defaults (hollow)".into(),
