@@ -46,6 +46,14 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
     std::thread::sleep(Duration::from_millis(500));
     let marked = marked_by(killed);
     let left = processes_under(&results);
+    let seen: Vec<String> = marked
+        .iter()
+        .chain(&left)
+        .map(|pid| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid}: {}", String::from_utf8_lossy(&line).replace('\0', " "))
+        })
+        .collect();
     for pid in marked.iter().chain(&left) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(*pid),
@@ -55,9 +63,9 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
     assert_eq!(
         marked,
         Vec::<i32>::new(),
-        "a server of the killed tuner started after its death"
+        "a server of the killed tuner started after its death: {seen:?}"
     );
-    assert_eq!(left, Vec::<i32>::new(), "processes left in the study folder");
+    assert_eq!(left, Vec::<i32>::new(), "processes left in the study folder: {seen:?}");
 
     let out = tune(&space, &results, &["--trials", "1", "--resume"])
         .output()
