@@ -9,7 +9,7 @@ use crate::kit::e2e_sim_common::{
     wait_while_running, STUDY,
 };
 use crate::kit::study_fakes::search_configs;
-use infertune::record::TrialRecord;
+use infertune::record::{Outcome, TrialRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,7 +34,9 @@ impl Tmpfs {
             "cannot mount a tmpfs at {} (this test needs root)",
             at.display()
         );
-        Tmpfs { at: at.to_path_buf() }
+        Tmpfs {
+            at: at.to_path_buf(),
+        }
     }
 
     /// Lay a read-only view of the folder over it (the tuner's open files keep writing,
@@ -137,6 +139,19 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
     );
     let done = strictly_parsed(&study);
     assert_eq!(&done[..kept.len()], &kept[..], "a journaled trial changed");
+    let blamed: Vec<&TrialRecord> = done
+        .iter()
+        .filter(|r| match &r.outcome {
+            Outcome::Failed { message, .. } => {
+                message.contains("No space left") || message.contains("Read-only")
+            }
+            _ => false,
+        })
+        .collect();
+    assert!(
+        blamed.is_empty(),
+        "the disk's fault was recorded: {blamed:#?}"
+    );
     let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
     assert_eq!(

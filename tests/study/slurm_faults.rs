@@ -5,7 +5,9 @@
 //! or journaled twice, and nothing is left in `squeue`.
 
 use super::slurm::{cluster, jobs_left, space};
-use crate::kit::e2e_sim_common::{records, tune, wait_no_processes_under, wait_while_running, STUDY};
+use crate::kit::e2e_sim_common::{
+    records, tune, wait_no_processes_under, wait_while_running, STUDY,
+};
 use crate::kit::study_fakes::search_configs;
 use infertune::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
@@ -27,7 +29,15 @@ fn slurm(program: &str, args: &[&str]) -> String {
 fn running_job(study: &Path) -> Option<u64> {
     let comment = std::path::absolute(study).unwrap();
     let out = Command::new("squeue")
-        .args(["-h", "-t", "R", "-n", &format!("infertune-{STUDY}"), "-o", "%i|%k"])
+        .args([
+            "-h",
+            "-t",
+            "R",
+            "-n",
+            &format!("infertune-{STUDY}"),
+            "-o",
+            "%i|%k",
+        ])
         .output()
         .ok()?;
     String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
@@ -129,7 +139,12 @@ fn a_node_set_down_under_a_job_costs_a_resubmission_not_a_trial() {
     study_with_fault(18860, |job| {
         slurm(
             "scontrol",
-            &["update", &format!("nodename={node}"), "state=down", "reason=infertune-test"],
+            &[
+                "update",
+                &format!("nodename={node}"),
+                "state=down",
+                "reason=infertune-test",
+            ],
         );
         wait_job_stopped(job);
         // With ReturnToService=2 the node may already be back; resume it otherwise.

@@ -51,7 +51,10 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
         .chain(&left)
         .map(|pid| {
             let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            format!("{pid}: {}", String::from_utf8_lossy(&line).replace('\0', " "))
+            format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&line).replace('\0', " ")
+            )
         })
         .collect();
     for pid in marked.iter().chain(&left) {
@@ -65,7 +68,11 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
         Vec::<i32>::new(),
         "a server of the killed tuner started after its death: {seen:?}"
     );
-    assert_eq!(left, Vec::<i32>::new(), "processes left in the study folder: {seen:?}");
+    assert_eq!(
+        left,
+        Vec::<i32>::new(),
+        "processes left in the study folder: {seen:?}"
+    );
 
     let out = tune(&space, &results, &["--trials", "1", "--resume"])
         .output()

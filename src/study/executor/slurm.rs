@@ -136,7 +136,8 @@ impl Jobs {
         attempt: u32,
     ) -> anyhow::Result<JobEnd> {
         let number = number.to_string();
-        let exe = crate::launch::this_exe::path().context("cannot locate the infertune executable")?;
+        let exe =
+            crate::launch::this_exe::path().context("cannot locate the infertune executable")?;
         let command: Vec<String> = [
             exe.to_string_lossy().as_ref(),
             "trial",
