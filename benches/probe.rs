@@ -196,7 +196,7 @@ fn process_cpu(pid: u32) -> Duration {
 
 fn measure(server: &mut Server, concurrency: u32, requests: u32, warmup: u32) -> Measured {
     let workload = WorkloadSpec {
-        warmup,
+        warmup: Some(warmup),
         timeout: Duration::from_secs(60),
         ..WorkloadSpec::closed_random(16, 64, concurrency, requests)
     };
