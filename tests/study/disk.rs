@@ -5,8 +5,8 @@
 //! record unchanged, none twice, and no torn line.
 
 use crate::kit::e2e_sim_common::{
-    processes_under, records_so_far, space_with_port, tune, wait_no_processes_under,
-    wait_while_running, STUDY,
+    finish, processes_under, records_so_far, space_with_port, strictly_parsed, tune,
+    wait_no_processes_under, wait_while_running, STUDY,
 };
 use crate::kit::study_fakes::search_configs;
 use infertune::record::{Outcome, TrialRecord};
@@ -129,14 +129,7 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
     let kept = strictly_parsed(&study);
 
     repair(&disk);
-    let out = tune(&space, &disk.at, &["--trials", TRIALS, "--resume"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(tune(&space, &disk.at, &["--trials", TRIALS, "--resume"]));
     let done = strictly_parsed(&study);
     assert_eq!(&done[..kept.len()], &kept[..], "a journaled trial changed");
     let blamed: Vec<&TrialRecord> = done
@@ -159,13 +152,4 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
         TRIALS.parse::<usize>().unwrap()
     );
     assert!(processes_under(&disk.at).is_empty());
-}
-
-/// Every line of the journal a whole record.
-fn strictly_parsed(study: &Path) -> Vec<TrialRecord> {
-    std::fs::read_to_string(study.join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line parses"))
-        .collect()
 }

@@ -3,7 +3,8 @@
 //! resume; the resumed study runs the trial again and ends with nothing left behind.
 
 use crate::kit::e2e_sim_common::{
-    kill_if_running, processes_under, records, space_with_port, tune, wait_while_running, STUDY,
+    finish, kill_if_running, processes_under, records, space_with_port, tune, wait_while_running,
+    STUDY,
 };
 use infertune::record::Outcome;
 use std::time::{Duration, Instant};
@@ -74,14 +75,7 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
         "processes left in the study folder: {seen:?}"
     );
 
-    let out = tune(&space, &results, &["--trials", "1", "--resume"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(tune(&space, &results, &["--trials", "1", "--resume"]));
     assert_eq!(processes_under(&results), Vec::<i32>::new());
     let done = records(&results.join(STUDY));
     assert!(
