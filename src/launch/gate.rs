@@ -54,12 +54,17 @@ pub(crate) fn spawn(
     let pipe = || pipe2(OFlag::O_CLOEXEC).map_err(|e| GateError::Spawn(e.into()));
     let (hello_in, hello_out) = pipe()?;
     let (gate_in, gate_out) = pipe()?;
-    let (hello_fd, gate_fd) = (hello_out.as_raw_fd(), gate_in.as_raw_fd());
+    let child_ends = Ends {
+        hello: hello_out.as_raw_fd(),
+        gate: gate_in.as_raw_fd(),
+        tuner_hello: hello_in.as_raw_fd(),
+        tuner_gate: gate_out.as_raw_fd(),
+    };
     let delay = test_delay();
-    // SAFETY: the closure runs in the forked child and only sleeps, calls getpid, read, write
-    // and builds an io::Error from an errno: all async-signal-safe, nothing allocates.
+    // SAFETY: the closure runs in the forked child and only sleeps, calls close, getpid, read,
+    // write and builds an io::Error from an errno: all async-signal-safe, nothing allocates.
     unsafe {
-        command.pre_exec(move || wait_at_gate(hello_fd, gate_fd, delay));
+        command.pre_exec(move || wait_at_gate(child_ends, delay));
     }
     std::thread::scope(|scope| {
         let keeper = scope.spawn(|| keep_gate(&hello_in, gate_out, record));
@@ -99,12 +104,28 @@ fn keep_gate(
     recorded
 }
 
+/// The pipes' descriptors as the forked child inherits them.
+#[derive(Clone, Copy)]
+struct Ends {
+    /// The child's end of the pid pipe.
+    hello: RawFd,
+    /// The child's end of the gate.
+    gate: RawFd,
+    /// The tuner's ends, closed first in the child: a child holding the gate's write end
+    /// itself would never see it close with the tuner.
+    tuner_hello: RawFd,
+    tuner_gate: RawFd,
+}
+
 /// The child's side, between fork and exec: say its pid, then wait for the gate to open.
 /// Async-signal-safe (see [`spawn`]).
-fn wait_at_gate(hello: RawFd, gate: RawFd, delay: Option<Duration>) -> std::io::Result<()> {
+fn wait_at_gate(ends: Ends, delay: Option<Duration>) -> std::io::Result<()> {
+    let _ = nix::unistd::close(ends.tuner_hello);
+    let _ = nix::unistd::close(ends.tuner_gate);
     if let Some(delay) = delay {
         std::thread::sleep(delay);
     }
+    let (hello, gate) = (ends.hello, ends.gate);
     let pid = getpid().as_raw().to_ne_bytes();
     // SAFETY: both descriptors stay open in the child until its exec (they close on exec).
     let hello = unsafe { BorrowedFd::borrow_raw(hello) };

@@ -4,8 +4,8 @@
 //! Between the server's fork and its exec the launcher writes `server.pid` next to the server
 //! log with the boot id, the group id, the leader's start time (clock ticks after boot) and the
 //! marker the server's processes carry in their environment (see [`tree`](super::tree)); the
-//! server runs only once that record is written, and never when its tuner dies first (see
-//! [`gate`](super::gate)). Once the server is ready the record also lists every process of its
+//! server runs only once that record is written, and never when its tuner dies first (the
+//! launcher's start gate). Once the server is ready the record also lists every process of its
 //! tree, those that left the group with `setsid()` included. Pid and start time together
 //! still identify a process after a reboot or once the pid is reused. A clean teardown removes
 //! the record. [`reclaim`] runs when a study starts or resumes: it tears down each recorded

@@ -14,8 +14,8 @@ mod readiness;
 mod scratch;
 mod sockets;
 pub mod spec;
-pub mod this_exe;
 mod teardown;
+pub mod this_exe;
 pub mod tree;
 
 pub use command_line::{command_line, quote};

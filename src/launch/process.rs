@@ -4,10 +4,10 @@
 
 use super::classify::{self, classify, diagnose, LogPatterns};
 use super::gate::{self, GateError};
-use super::this_exe;
 use super::readiness::{wait_ready, Outcome};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
+use super::this_exe;
 use super::tree::{Proc, Tree, MARKER_VAR};
 use super::{leftover, port, Exit, LaunchSpec, Launcher, Server, StartFailure};
 use crate::record::FailureKind;

@@ -124,3 +124,22 @@ pub fn wait_no_processes_under(dir: &Path, seconds: f64) -> Vec<i32> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// Run a tune to its end; it must succeed.
+pub fn finish(mut command: std::process::Command) {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The journal of a study: every line a whole record.
+pub fn strictly_parsed(study_dir: &Path) -> Vec<TrialRecord> {
+    std::fs::read_to_string(study_dir.join("journal.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("every journal line parses"))
+        .collect()
+}

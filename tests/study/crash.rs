@@ -9,8 +9,8 @@ use crate::kit::e2e_sim_common;
 
 use crate::kit::study_fakes::search_configs;
 use e2e_sim_common::{
-    kill_if_running, processes_under, records, records_so_far, space_with_port, spawn_tune, tune,
-    wait_no_processes_under, wait_while_running, STUDY,
+    finish, kill_if_running, processes_under, records, records_so_far, space_with_port, spawn_tune,
+    strictly_parsed, tune, wait_no_processes_under, wait_while_running, STUDY,
 };
 use infertune::launch::leftover::{GroupRecord, PID_FILE};
 use infertune::record::TrialRecord;
@@ -145,16 +145,6 @@ fn carries_marker(pid: i32, record: &GroupRecord) -> bool {
         .any(|entry| entry.ends_with(format!("={marker}").as_bytes()))
 }
 
-/// Run a tune to its end; it must succeed.
-fn finish(mut command: std::process::Command) {
-    let out = command.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// `now` holds every record of `before`, unchanged and in order, and numbers stay unique.
 fn assert_extends(before: &[TrialRecord], now: &[TrialRecord]) -> Vec<TrialRecord> {
     assert!(now.len() >= before.len(), "records were lost");
@@ -164,15 +154,6 @@ fn assert_extends(before: &[TrialRecord], now: &[TrialRecord]) -> Vec<TrialRecor
         "trial numbers must rise without repeats"
     );
     now.to_vec()
-}
-
-/// The journal of a finished study: every line a whole record.
-fn strictly_parsed(dir: &Path) -> Vec<TrialRecord> {
-    std::fs::read_to_string(dir.join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line parses"))
-        .collect()
 }
 
 /// The servers recorded in `study`'s trial folders (each record is written whole).

@@ -5,11 +5,11 @@
 //! record unchanged, none twice, and no torn line.
 
 use crate::kit::e2e_sim_common::{
-    processes_under, records_so_far, space_with_port, tune, wait_no_processes_under,
-    wait_while_running, STUDY,
+    finish, processes_under, records_so_far, space_with_port, strictly_parsed, tune,
+    wait_no_processes_under, wait_while_running, STUDY,
 };
 use crate::kit::study_fakes::search_configs;
-use infertune::record::TrialRecord;
+use infertune::record::{Outcome, TrialRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -34,7 +34,9 @@ impl Tmpfs {
             "cannot mount a tmpfs at {} (this test needs root)",
             at.display()
         );
-        Tmpfs { at: at.to_path_buf() }
+        Tmpfs {
+            at: at.to_path_buf(),
+        }
     }
 
     /// Lay a read-only view of the folder over it (the tuner's open files keep writing,
@@ -127,16 +129,22 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
     let kept = strictly_parsed(&study);
 
     repair(&disk);
-    let out = tune(&space, &disk.at, &["--trials", TRIALS, "--resume"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(tune(&space, &disk.at, &["--trials", TRIALS, "--resume"]));
     let done = strictly_parsed(&study);
     assert_eq!(&done[..kept.len()], &kept[..], "a journaled trial changed");
+    let blamed: Vec<&TrialRecord> = done
+        .iter()
+        .filter(|r| match &r.outcome {
+            Outcome::Failed { message, .. } => {
+                message.contains("No space left") || message.contains("Read-only")
+            }
+            _ => false,
+        })
+        .collect();
+    assert!(
+        blamed.is_empty(),
+        "the disk's fault was recorded: {blamed:#?}"
+    );
     let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
     assert_eq!(
@@ -144,13 +152,4 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
         TRIALS.parse::<usize>().unwrap()
     );
     assert!(processes_under(&disk.at).is_empty());
-}
-
-/// Every line of the journal a whole record.
-fn strictly_parsed(study: &Path) -> Vec<TrialRecord> {
-    std::fs::read_to_string(study.join("journal.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("every journal line parses"))
-        .collect()
 }

@@ -13,6 +13,7 @@ mod parallel;
 mod resume;
 mod server_death;
 mod slurm;
+mod slurm_faults;
 mod start_gate;
 mod tune_loop;
 mod upgrade;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// True when a cluster is configured (`SLURM_CONF` set); see `kit::provisioned`.
-fn cluster() -> bool {
+pub(super) fn cluster() -> bool {
     let conf = std::env::var_os("SLURM_CONF").ok_or("SLURM_CONF is unset".to_string());
     provisioned::or_skip(
         conf,
@@ -30,7 +30,7 @@ fn cluster() -> bool {
 }
 
 /// The e2e fixture on ports from `port`, each trial a Slurm job holding one pretend GPU.
-fn space(dir: &Path, port: u16) -> PathBuf {
+pub(super) fn space(dir: &Path, port: u16) -> PathBuf {
     let text = std::fs::read_to_string(FIXTURE)
         .unwrap()
         .replace("port: 18300", &format!("port: {port}"));
@@ -41,7 +41,7 @@ fn space(dir: &Path, port: u16) -> PathBuf {
 }
 
 /// Jobs of the study in `study` still known to `squeue`.
-fn jobs_left(study: &Path) -> Vec<String> {
+pub(super) fn jobs_left(study: &Path) -> Vec<String> {
     let out = std::process::Command::new("squeue")
         .args(["-h", "-n", &format!("infertune-{STUDY}"), "-o", "%i|%k"])
         .output()

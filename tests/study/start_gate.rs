@@ -3,7 +3,8 @@
 //! resume; the resumed study runs the trial again and ends with nothing left behind.
 
 use crate::kit::e2e_sim_common::{
-    kill_if_running, processes_under, records, space_with_port, tune, wait_while_running, STUDY,
+    finish, kill_if_running, processes_under, records, space_with_port, tune, wait_while_running,
+    STUDY,
 };
 use infertune::record::Outcome;
 use std::time::{Duration, Instant};
@@ -46,6 +47,17 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
     std::thread::sleep(Duration::from_millis(500));
     let marked = marked_by(killed);
     let left = processes_under(&results);
+    let seen: Vec<String> = marked
+        .iter()
+        .chain(&left)
+        .map(|pid| {
+            let line = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&line).replace('\0', " ")
+            )
+        })
+        .collect();
     for pid in marked.iter().chain(&left) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(*pid),
@@ -55,18 +67,15 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
     assert_eq!(
         marked,
         Vec::<i32>::new(),
-        "a server of the killed tuner started after its death"
+        "a server of the killed tuner started after its death: {seen:?}"
     );
-    assert_eq!(left, Vec::<i32>::new(), "processes left in the study folder");
+    assert_eq!(
+        left,
+        Vec::<i32>::new(),
+        "processes left in the study folder: {seen:?}"
+    );
 
-    let out = tune(&space, &results, &["--trials", "1", "--resume"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(tune(&space, &results, &["--trials", "1", "--resume"]));
     assert_eq!(processes_under(&results), Vec::<i32>::new());
     let done = records(&results.join(STUDY));
     assert!(

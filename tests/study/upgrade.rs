@@ -32,13 +32,19 @@ fn replacing_the_binary_mid_study_keeps_simulator_trials_starting() {
     let first = wait_while_running(&mut tuner, || !records_so_far(&study).is_empty());
     // The upgrade: another program renamed over the path (a running binary cannot be written).
     let upgrade = bin.join("infertune.new");
-    std::fs::write(&upgrade, "#!/bin/sh\necho 'not the binary the study started' >&2\nexit 3\n")
-        .unwrap();
+    std::fs::write(
+        &upgrade,
+        "#!/bin/sh\necho 'not the binary the study started' >&2\nexit 3\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&upgrade, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::rename(&upgrade, &exe).unwrap();
     let before = records_so_far(&study).len();
     let status = tuner.wait().unwrap();
-    assert!(first, "the study ended before its first trial was journaled");
+    assert!(
+        first,
+        "the study ended before its first trial was journaled"
+    );
     assert!(
         status.success(),
         "{}",
@@ -56,7 +62,10 @@ fn replacing_the_binary_mid_study_keeps_simulator_trials_starting() {
             _ => false,
         })
         .collect();
-    assert!(unstarted.is_empty(), "trials failed to start: {unstarted:?}");
+    assert!(
+        unstarted.is_empty(),
+        "trials failed to start: {unstarted:?}"
+    );
     assert!(
         later.iter().any(|r| r.ready_s.is_some()),
         "no server came up after the upgrade: {later:?}"

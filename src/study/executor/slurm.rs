@@ -14,7 +14,7 @@ use crate::study::pending::{self, Pending};
 use crate::study::trial::{Assignment, Backends, TrialRun, TrialRunner};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Metric name of the seconds from `sbatch` to the trial starting on its node: what Slurm adds.
 pub(crate) const JOB_START_S: &str = "job_start_s";
@@ -22,6 +22,10 @@ pub(crate) const JOB_START_S: &str = "job_start_s";
 /// How long a study waits for the leftover jobs it cancelled to end (Slurm's default
 /// `KillWait` is 30 s).
 const LEFTOVER_END_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// How long the controller may go unanswered (a `slurmctld` restart) before a job in flight is
+/// given up as failed.
+const CONTROLLER_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The file a job writes its trial's record to, in the trial's folder.
 const RECORD_FILE: &str = "record.json";
@@ -132,7 +136,8 @@ impl Jobs {
         attempt: u32,
     ) -> anyhow::Result<JobEnd> {
         let number = number.to_string();
-        let exe = std::env::current_exe().context("cannot locate the infertune executable")?;
+        let exe =
+            crate::launch::this_exe::path().context("cannot locate the infertune executable")?;
         let command: Vec<String> = [
             exe.to_string_lossy().as_ref(),
             "trial",
@@ -165,16 +170,32 @@ impl Jobs {
             Ok(job) => job,
             Err(why) => return Ok(JobEnd::Failed(format!("sbatch refused the job: {why}"))),
         };
+        let mut unanswered_since = None;
         loop {
             if stop.is_raised() {
                 cancel_and_wait(job);
                 return Ok(JobEnd::Interrupted);
             }
             match slurm::state(job) {
-                Ok(JobState::Active) => std::thread::sleep(Duration::from_millis(200)),
+                Ok(JobState::Active) => {
+                    unanswered_since = None;
+                    std::thread::sleep(Duration::from_millis(200));
+                }
                 Ok(JobState::Completed | JobState::Gone) => break,
                 Ok(JobState::Failed(why)) => return Ok(JobEnd::Failed(why)),
-                Err(e) => return Ok(JobEnd::Failed(e)),
+                // A controller restarting keeps its jobs running: ask again, and give the job
+                // up (cancelled, so it never runs beside its resubmission) only after a while.
+                Err(e) => {
+                    let since = *unanswered_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= CONTROLLER_PATIENCE {
+                        cancel_and_wait(job);
+                        return Ok(JobEnd::Failed(format!(
+                            "Slurm did not answer for {}: {e}",
+                            humantime::format_duration(CONTROLLER_PATIENCE)
+                        )));
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
             }
         }
         match std::fs::read_to_string(&record_path) {

@@ -1,0 +1,189 @@
+//! Faults of a real Slurm cluster in the middle of a study (`scripts/provision-slurm.sh start`,
+//! its `SLURM_CONF` exported): the node set DOWN under a running job, an administrator's
+//! `scancel`, and `slurmctld` restarted. Each time the trial runs again as a new job (or keeps
+//! its job through the restart), no trial is recorded as a failure of its config, none is lost
+//! or journaled twice, and nothing is left in `squeue`.
+
+use super::slurm::{cluster, jobs_left, space};
+use crate::kit::e2e_sim_common::{
+    records, tune, wait_no_processes_under, wait_while_running, STUDY,
+};
+use crate::kit::study_fakes::search_configs;
+use infertune::record::{Outcome, TrialRecord};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Search trials asked.
+const TRIALS: usize = 3;
+
+/// A Slurm command that must succeed; its standard output.
+fn slurm(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program).args(args).output().unwrap();
+    assert!(out.status.success(), "{program} {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The id of a running job of the study in `study`, once there is one.
+fn running_job(study: &Path) -> Option<u64> {
+    let comment = std::path::absolute(study).unwrap();
+    let out = Command::new("squeue")
+        .args([
+            "-h",
+            "-t",
+            "R",
+            "-n",
+            &format!("infertune-{STUDY}"),
+            "-o",
+            "%i|%k",
+        ])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).lines().find_map(|l| {
+        let (id, found) = l.split_once('|')?;
+        (Path::new(found) == comment).then(|| id.parse().ok())?
+    })
+}
+
+/// Runs a study of [`TRIALS`] trials and applies `fault` to the first job that runs; checks
+/// what every fault must leave, and returns the jobs submitted and the records.
+fn study_with_fault(port: u16, fault: impl FnOnce(u64)) -> (usize, Vec<TrialRecord>) {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().to_path_buf();
+    let space = space(&tmp, port);
+    let study = tmp.join(STUDY);
+    let log = tmp.join("tune.log");
+    let mut tuner = tune(&space, &tmp, &["--trials", &TRIALS.to_string()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let job = std::cell::Cell::new(None);
+    let ran = wait_while_running(&mut tuner, || {
+        job.set(running_job(&study));
+        job.get().is_some()
+    });
+    assert!(ran, "no job of the study ever ran");
+    fault(job.get().unwrap());
+    let status = tuner.wait().unwrap();
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{said}");
+    let done = records(&study);
+    assert_eq!(search_configs(&done).len(), TRIALS, "{done:#?}");
+    let numbers: BTreeSet<u32> = done.iter().map(|r| r.number).collect();
+    assert_eq!(numbers.len(), done.len(), "a trial was journaled twice");
+    let blamed: Vec<&TrialRecord> = done
+        .iter()
+        .filter(|r| match &r.outcome {
+            Outcome::Failed { message, .. } => message.contains("Slurm"),
+            _ => false,
+        })
+        .collect();
+    assert!(blamed.is_empty(), "a job's fault was recorded: {blamed:#?}");
+    assert_eq!(jobs_left(&study), Vec::<String>::new());
+    assert_eq!(wait_no_processes_under(&tmp, 10.0), Vec::<i32>::new());
+    (jobs_submitted(&study), done)
+}
+
+/// The records of trials that ran as jobs.
+fn ran_as_jobs(done: &[TrialRecord]) -> usize {
+    done.iter().filter(|r| r.job_id.is_some()).count()
+}
+
+/// Waits (up to a minute) while `job` runs (it may be queued again after).
+fn wait_job_stopped(job: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let out = Command::new("squeue")
+            .args(["-h", "-j", &job.to_string(), "-o", "%t"])
+            .output()
+            .unwrap();
+        let state = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if state != "R" {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The study's Slurm outputs: one per job submitted.
+fn jobs_submitted(study: &Path) -> usize {
+    std::fs::read_dir(study.join("slurm"))
+        .map(|entries| entries.count())
+        .unwrap_or(0)
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
+fn a_job_cancelled_by_an_administrator_is_submitted_again() {
+    if !cluster() {
+        return;
+    }
+    let (submitted, done) = study_with_fault(18840, |job| {
+        slurm("scancel", &[&job.to_string()]);
+    });
+    assert!(
+        submitted > ran_as_jobs(&done),
+        "the cancelled job was not submitted again"
+    );
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
+fn a_node_set_down_under_a_job_costs_a_resubmission_not_a_trial() {
+    if !cluster() {
+        return;
+    }
+    let node = slurm("sinfo", &["-h", "-o", "%N"]).trim().to_string();
+    study_with_fault(18860, |job| {
+        slurm(
+            "scontrol",
+            &[
+                "update",
+                &format!("nodename={node}"),
+                "state=down",
+                "reason=infertune-test",
+            ],
+        );
+        wait_job_stopped(job);
+        // With ReturnToService=2 the node may already be back; resume it otherwise.
+        let _ = Command::new("scontrol")
+            .args(["update", &format!("nodename={node}"), "state=resume"])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while slurm("sinfo", &["-h", "-n", &node, "-o", "%t"]).contains("down")
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+}
+
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
+fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
+    if !cluster() {
+        return;
+    }
+    let conf = PathBuf::from(std::env::var_os("SLURM_CONF").unwrap());
+    let pid_file = conf.parent().unwrap().join("slurmctld.pid");
+    let (submitted, done) = study_with_fault(18880, |_| {
+        let pid: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let pid = nix::unistd::Pid::from_raw(pid);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while nix::sys::signal::kill(pid, None).is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        std::thread::sleep(Duration::from_secs(3));
+        let conf = conf.to_string_lossy().into_owned();
+        slurm("slurmctld", &["-f", &conf]);
+    });
+    // A job kept through the restart is never submitted a second time.
+    assert_eq!(submitted, ran_as_jobs(&done), "{done:#?}");
+}
