@@ -12,7 +12,8 @@
 
 use crate::kit::provisioned;
 use crate::real_engine::{
-    assert_nothing_left, env_path, print_trials, provisioned, replace_sections, shipped_space, tune,
+    assert_nothing_left, assert_probed, env_path, print_trials, provisioned, replace_sections,
+    shipped_space, tune,
 };
 use infertune::record::{Outcome, TrialRecord};
 use infertune::study::journal;
