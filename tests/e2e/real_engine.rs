@@ -237,24 +237,8 @@ fn launch_port(launch_json: &Path) -> u16 {
 /// (scraped before, during and after the probe) holds that same count.
 fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
     let n = record.number;
-    assert!(
-        matches!(record.outcome, Outcome::Feasible | Outcome::Infeasible),
-        "trial {n} must be served and probed: {:?}",
-        record.outcome
-    );
-    assert!(record.ready_s.is_some(), "trial {n} has no readiness time");
-    let metric = |name: &str| {
-        *record
-            .metrics
-            .get(name)
-            .unwrap_or_else(|| panic!("trial {n} has no `{name}`: {:?}", record.metrics))
-    };
-    assert_eq!(metric("failed"), 0.0, "trial {n}");
-    let completed = metric("completed");
-    assert!(completed >= 8.0, "trial {n} completed {completed} requests");
-    assert!(metric("duration_s") >= 5.0, "trial {n} ran under 5 s");
-    let measured = metric("total_output_tokens");
-    assert_eq!(measured, completed * output_len, "trial {n}: ignore_eos");
+    let metric = |name: &str| metric(record, name);
+    let measured = assert_probed(record, output_len) * output_len;
     let probed = measured + metric("warmup_output_tokens");
     assert_eq!(
         metric("server_output_tokens"),
@@ -289,6 +273,35 @@ fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
         );
     }
     assert!(study.join(format!("trial-{n}/probe.json")).exists());
+}
+
+/// Checks that `record` started and was probed to the end with no failed request, every
+/// request producing `output_len` tokens (ignore_eos); returns the requests completed.
+pub fn assert_probed(record: &TrialRecord, output_len: f64) -> f64 {
+    let n = record.number;
+    assert!(
+        matches!(record.outcome, Outcome::Feasible | Outcome::Infeasible),
+        "trial {n} must be served and probed: {:?}",
+        record.outcome
+    );
+    assert!(record.ready_s.is_some(), "trial {n} has no readiness time");
+    let metric = |name: &str| metric(record, name);
+    assert_eq!(metric("failed"), 0.0, "trial {n}");
+    let completed = metric("completed");
+    assert!(completed >= 8.0, "trial {n} completed {completed} requests");
+    assert!(metric("duration_s") >= 5.0, "trial {n} ran under 5 s");
+    let measured = metric("total_output_tokens");
+    assert_eq!(measured, completed * output_len, "trial {n}: ignore_eos");
+    completed
+}
+
+fn metric(record: &TrialRecord, name: &str) -> f64 {
+    *record.metrics.get(name).unwrap_or_else(|| {
+        panic!(
+            "trial {} has no `{name}`: {:?}",
+            record.number, record.metrics
+        )
+    })
 }
 
 /// Prints each trial's outcome, readiness time and wall time.

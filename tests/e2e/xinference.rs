@@ -12,7 +12,8 @@
 
 use crate::kit::provisioned;
 use crate::real_engine::{
-    assert_nothing_left, env_path, print_trials, provisioned, replace_sections, shipped_space, tune,
+    assert_nothing_left, assert_probed, env_path, print_trials, provisioned, replace_sections,
+    shipped_space, tune,
 };
 use infertune::record::{Outcome, TrialRecord};
 use infertune::study::journal;
@@ -152,31 +153,11 @@ fn misspelt_setting_is_refused_by_the_catalogue(dir: &Path, space: &str, env: &[
 }
 
 /// A trial served and probed to the end with no failed request (a 503 from a replica still
-/// loading would be one), every request's tokens counted from the server's `usage`, each the
-/// probe's full output length (ignore_eos).
+/// loading would be one), each request the probe's full output length (ignore_eos), every
+/// request's count taken from the server's `usage`.
 fn assert_served(record: &TrialRecord, study: &Path) {
     let n = record.number;
-    assert!(
-        matches!(record.outcome, Outcome::Feasible | Outcome::Infeasible),
-        "trial {n} must be served and probed: {:?}",
-        record.outcome
-    );
-    assert!(record.ready_s.is_some(), "trial {n} has no readiness time");
-    let metric = |name: &str| {
-        record
-            .metrics
-            .get(name)
-            .copied()
-            .unwrap_or_else(|| panic!("trial {n} has no {name}"))
-    };
-    assert_eq!(metric("failed"), 0.0, "trial {n}");
-    let completed = metric("completed");
-    assert!(completed >= 8.0, "trial {n} completed {completed} requests");
-    assert_eq!(
-        metric("total_output_tokens"),
-        completed * OUTPUT_LEN,
-        "trial {n}"
-    );
+    let completed = assert_probed(record, OUTPUT_LEN);
     let probe: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(study.join(format!("trial-{n}/probe.json"))).unwrap(),
     )

@@ -166,7 +166,10 @@ mod tests {
                 engine_name(catalogue.engine),
                 catalogue.version
             ));
-            if matches!(catalogue.engine, EngineKind::Mindie | EngineKind::Xinference) {
+            if matches!(
+                catalogue.engine,
+                EngineKind::Mindie | EngineKind::Xinference
+            ) {
                 assert!(!help.exists());
                 continue;
             }
