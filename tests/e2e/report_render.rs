@@ -91,12 +91,20 @@ fn the_comparison_of_two_studies_renders_with_data() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(
         stdout.contains("vllm-h100") && stdout.contains("+55.0%") && stdout.contains("sglang"),
         "the terminal table shows both studies and the gain:\n{stdout}"
     );
-    let plots = render(&chromium, &page.join("report.html"), &out.join("compare.png"));
+    let plots = render(
+        &chromium,
+        &page.join("report.html"),
+        &out.join("compare.png"),
+    );
     let titles: Vec<&str> = plots.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["Winner and engine defaults"]);
     assert_eq!(plots[0].points, 2, "one winner point a study: {plots:?}");
@@ -125,10 +133,12 @@ fn laid_out_study(dir: &Path, name: &str, engine: &str, values: [f64; 3]) -> Pat
         .map(|(i, (v, kind))| {
             let seqs = if i == 0 { 256 } else { 64 };
             let mut r = serde_json::json!({
-                "number": i, "params": {"max_num_seqs": seqs}, "status": "feasible",
+                "number": i, "params": {"max_num_seqs": seqs}, "outcome": {"status": "feasible"},
                 "metrics": {"output_throughput": v}, "value": v, "score": v, "wall_s": 30.0,
             });
-            r.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+            r.as_object_mut()
+                .unwrap()
+                .extend(kind.as_object().unwrap().clone());
             r.to_string()
         })
         .collect();
