@@ -91,7 +91,10 @@ fn the_comparison_of_two_studies_renders_with_data() {
     );
     let titles: Vec<&str> = plots.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["Winner and engine defaults"]);
-    assert_eq!(plots[0].points, 2, "one winner point a study: {plots:?}");
+    assert_eq!(
+        plots[0].points, 4,
+        "a winner and an engine-defaults point a study: {plots:?}"
+    );
 }
 
 /// A study folder `name` of `engine` laid out by hand: its baseline, winner and the winner's
