@@ -48,7 +48,13 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             .map(|c| (c, launch_text(&space, c)))
             .collect();
         let result = super::check_json::result(
-            &space, version.as_deref(), &notes, &warnings, &est, &examples);
+            &space,
+            version.as_deref(),
+            &notes,
+            &warnings,
+            &est,
+            &examples,
+        );
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(if est.feasible == 0 { 1 } else { 0 });
     }

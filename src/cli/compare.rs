@@ -36,5 +36,9 @@ pub fn run(args: CompareArgs) -> anyhow::Result<i32> {
     println!("{table}");
     let html = compare::write(&args.out, &studies)?;
     println!("Page: {}", html.display());
-    Ok(if studies.iter().any(|s| s.winner.is_some()) { 0 } else { 1 })
+    Ok(if studies.iter().any(|s| s.winner.is_some()) {
+        0
+    } else {
+        1
+    })
 }

@@ -46,16 +46,15 @@ pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind)?;
     let records = journal::read_records(dir)?;
     let exporter = Exporter::new(&space, engine.as_ref(), &meta, dir);
-    let chosen: Option<Vec<Format>> = if args.format.is_empty() || args.format.contains(&FormatArg::All) {
-        None
-    } else {
-        Some(args.format.iter().filter_map(|f| format_of(*f)).collect())
-    };
-    if args.format.is_empty() {
-        if exporter.write(&records)?.is_some() {
-            println!("wrote {}", dir.join(BEST_SH).display());
-            println!("wrote {}", dir.join(BEST_JSON).display());
-        }
+    let chosen: Option<Vec<Format>> =
+        if args.format.is_empty() || args.format.contains(&FormatArg::All) {
+            None
+        } else {
+            Some(args.format.iter().filter_map(|f| format_of(*f)).collect())
+        };
+    if args.format.is_empty() && exporter.write(&records)?.is_some() {
+        println!("wrote {}", dir.join(BEST_SH).display());
+        println!("wrote {}", dir.join(BEST_JSON).display());
     }
     match exporter.write_deploy(&records, chosen.as_deref())? {
         Some((w, written)) => {

@@ -11,8 +11,8 @@ use crate::space::{StudySpec, WarmStartEntry};
 use crate::study::interrupt::{self, StopFlag};
 use crate::study::observer::StudyObserver;
 use crate::study::{Backends, HttpProber, StudyOptions, StudyResult};
-use serde_json::json;
 use clap::builder::{PossibleValue, PossibleValuesParser};
+use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,7 +143,7 @@ fn study(
         flags.describe(space.engine.kind)
     ));
     if let Some(notice) = flags.notice() {
-        observer.warning(&notice);
+        observer.warning(notice);
     }
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
@@ -184,7 +184,9 @@ fn study(
     observer.finished();
     let result = result?;
     let summary = result_json(&space, &name, &dir, &result);
-    let code = summary["exit_code"].as_i64().map_or(EXIT_ERROR, |c| c as i32);
+    let code = summary["exit_code"]
+        .as_i64()
+        .map_or(EXIT_ERROR, |c| c as i32);
     if machine {
         return Ok((code, summary));
     }
@@ -245,10 +247,7 @@ fn result_json(
 
 /// The process launcher, abandoning a start in progress once `stop` is raised (Ctrl-C), its
 /// warnings shown by `progress`.
-fn process_launcher(
-    stop: &StopFlag,
-    progress: &Arc<dyn StudyObserver + Send>,
-) -> ProcessLauncher {
+fn process_launcher(stop: &StopFlag, progress: &Arc<dyn StudyObserver + Send>) -> ProcessLauncher {
     let progress = Arc::clone(progress);
     let launcher = ProcessLauncher::new(crate::engine::log_patterns())
         .on_warning(move |text| progress.warning(text));

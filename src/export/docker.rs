@@ -27,7 +27,11 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
     if let Some((kind, devices)) = server.accelerators() {
         let list: Vec<String> = devices.iter().map(u32::to_string).collect();
         match kind {
-            Accelerator::Nvidia => flag(&mut words, "--gpus", &format!("\"device={}\"", list.join(",")))?,
+            Accelerator::Nvidia => flag(
+                &mut words,
+                "--gpus",
+                &format!("\"device={}\"", list.join(",")),
+            )?,
             Accelerator::Ascend => {
                 for d in devices {
                     flag(&mut words, "--device", &format!("/dev/davinci{d}"))?;
@@ -41,7 +45,11 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
             Accelerator::Amd => {
                 flag(&mut words, "--device", "/dev/kfd")?;
                 flag(&mut words, "--device", "/dev/dri")?;
-                flag(&mut words, "-e", &format!("HIP_VISIBLE_DEVICES={}", list.join(",")))?;
+                flag(
+                    &mut words,
+                    "-e",
+                    &format!("HIP_VISIBLE_DEVICES={}", list.join(",")),
+                )?;
             }
         }
     }
@@ -67,16 +75,26 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
     }
     flag(&mut words, "--entrypoint", program)?;
     words.push(quote(&image)?);
-    for arg in server.leading.iter().chain(&server.args_listening_everywhere()) {
+    for arg in server
+        .leading
+        .iter()
+        .chain(&server.args_listening_everywhere())
+    {
         words.push(word(arg, secrets)?);
     }
     let mut lines = header(server.best);
     if let Some(pin) = &server.deployment.pinning {
-        lines.push(format!("NUMA binding of the winner: numactl {}", pin.numactl));
+        lines.push(format!(
+            "NUMA binding of the winner: numactl {}",
+            pin.numactl
+        ));
     }
     let variables = server.secret_variables();
     if !variables.is_empty() {
-        lines.push(format!("Secrets come from the environment: {}", variables.join(", ")));
+        lines.push(format!(
+            "Secrets come from the environment: {}",
+            variables.join(", ")
+        ));
     }
     let mut out = String::from("#!/usr/bin/env bash\n");
     out.push_str(&comment(&lines));

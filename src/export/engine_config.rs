@@ -26,7 +26,7 @@ pub(crate) fn render(
 ) -> anyhow::Result<ConfigFiles> {
     let secrets = server.secrets();
     let config = config_of(&server.args, spelling, secrets);
-    let mut start = format!("Start it: set -a; . ./{env_name}; set +a; {command} --config {yaml_name}");
+    let mut start = format!("Start it: . ./{env_name}; {command} --config {yaml_name}");
     for (group, _) in &config.left_out {
         for w in group {
             start.push(' ');
@@ -49,10 +49,11 @@ pub(crate) fn render(
         ));
     }
     let yaml = format!("{}{}", comment(&lines), serde_saphyr::to_string(&config)?);
-    let env_header = comment(&[
-        header(server.best).remove(0),
-        format!("Environment of {yaml_name}: source it with `set -a; . ./{env_name}; set +a`"),
-    ]);
+    let mut env_lines = header(server.best);
+    env_lines.push(format!(
+        "Environment of {yaml_name}: source it with `. ./{env_name}`"
+    ));
+    let env_header = comment(&env_lines);
     let env = env_file::render(&env_header, server.env(), secrets)?;
     Ok(ConfigFiles { yaml, env })
 }

@@ -1,6 +1,6 @@
-//! The environment of a deployed server as a file a shell sources (`set -a; . ./vllm.env; set +a`):
-//! one `NAME=value` line each, shell-quoted; a secret is a reference to its variable, which must
-//! be set when the file is sourced.
+//! The environment of a deployed server as a file a shell sources (`. ./vllm.env`): one
+//! `export NAME=value` line each, shell-quoted; a secret is a reference to its variable, which
+//! must be set when the file is sourced.
 
 use super::best_sh::word;
 use crate::space::secrets::Secrets;
@@ -14,7 +14,7 @@ pub(crate) fn render(
 ) -> anyhow::Result<String> {
     let mut out = String::from(header);
     for (name, value) in env {
-        out.push_str(&format!("{name}={}\n", word(value, secrets)?));
+        out.push_str(&format!("export {name}={}\n", word(value, secrets)?));
     }
     Ok(out)
 }
@@ -35,7 +35,10 @@ mod tests {
         let text = render("# h\n", &env, &secrets).unwrap();
         assert!(!text.contains("hf_abcdef"), "{text}");
         let out = std::process::Command::new("bash")
-            .args(["-c", &format!("{text}\nprintf '%s|%s' \"$A\" \"$HF_TOKEN\"")])
+            .args([
+                "-c",
+                &format!("{text}\nprintf '%s|%s' \"$A\" \"$HF_TOKEN\""),
+            ])
             .env_clear()
             .env("HF_TOKEN", "from-env")
             .output()

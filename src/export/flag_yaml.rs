@@ -83,14 +83,16 @@ pub(crate) fn config_of(args: &[String], spelling: Spelling, secrets: &Secrets) 
                 }
             },
             None => {
-                out.left_out.push((group, "a config key must be a long flag"));
+                out.left_out
+                    .push((group, "a config key must be a long flag"));
                 continue;
             }
         };
         let (key, value) = match key.split_once('=') {
             Some((k, v)) if values.is_empty() => (k.to_string(), Scalar::Str(v.to_string())),
             Some(_) => {
-                out.left_out.push((group, "it is not a flag and its values"));
+                out.left_out
+                    .push((group, "it is not a flag and its values"));
                 continue;
             }
             None if values.is_empty() => match key.strip_prefix("no-") {
@@ -217,7 +219,11 @@ mod tests {
         let left: Vec<&[String]> = config.left_out.iter().map(|(g, _)| g.as_slice()).collect();
         assert_eq!(
             left,
-            [words("--api-key sk-secret-key"), words("-tp 2"), words("--x 2")]
+            [
+                words("--api-key sk-secret-key"),
+                words("-tp 2"),
+                words("--x 2")
+            ]
         );
     }
 

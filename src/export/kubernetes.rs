@@ -10,8 +10,8 @@ use crate::space::secrets::{Piece, Secrets};
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Container, ContainerPort, EmptyDirVolumeSource, EnvVar, EnvVarSource, HTTPGetAction,
-    HostPathVolumeSource, PodSpec, PodTemplateSpec, Probe, ResourceRequirements,
-    SecretKeySelector, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    HostPathVolumeSource, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, SecretKeySelector,
+    Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -26,7 +26,10 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
     let name = server.name();
     let labels: BTreeMap<String, String> = [
         ("app.kubernetes.io/name".to_string(), name.clone()),
-        ("app.kubernetes.io/managed-by".to_string(), "infertune".to_string()),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            "infertune".to_string(),
+        ),
     ]
     .into();
     let meta = ObjectMeta {
@@ -93,12 +96,16 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
              node can reach"
         ));
     }
-    Ok(format!(
+    let mut text = format!(
         "{}{}---\n{}",
         comment(&lines),
         serde_saphyr::to_string(&deployment)?,
         serde_saphyr::to_string(&service)?
-    ))
+    );
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// The pod: one container of the engine, its model and shared-memory volumes.

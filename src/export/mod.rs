@@ -208,7 +208,11 @@ pub(crate) fn write_deploy(
             "--format {} does not apply to a {} study; formats that do: {}",
             format.name(),
             deploy::engine_name(engine),
-            if fitting.is_empty() { "none".to_string() } else { fitting.join(", ") }
+            if fitting.is_empty() {
+                "none".to_string()
+            } else {
+                fitting.join(", ")
+            }
         );
     }
     if formats.is_empty() {

@@ -50,7 +50,14 @@ pub struct ComparedWinner {
 /// The comparison table: a header and one row a study.
 pub fn table(studies: &[Compared]) -> (Vec<String>, Vec<Vec<String>>) {
     let header = [
-        "study", "engine", "card", "objective", "winner", "engine defaults", "gain", "trials",
+        "study",
+        "engine",
+        "card",
+        "objective",
+        "winner",
+        "engine defaults",
+        "gain",
+        "trials",
         "cost",
     ]
     .map(String::from)
@@ -118,7 +125,9 @@ pub(crate) fn blocks(studies: &[Compared]) -> Vec<Block> {
     let chart = Chart {
         title: "Winner and engine defaults".into(),
         x_label: "study".into(),
-        y_label: studies.first().map_or(String::new(), |s| s.objective.clone()),
+        y_label: studies
+            .first()
+            .map_or(String::new(), |s| s.objective.clone()),
         series: vec![
             Series {
                 name: "winner".into(),
@@ -148,7 +157,12 @@ pub(crate) fn blocks(studies: &[Compared]) -> Vec<Block> {
     for s in studies {
         if let Some(w) = &s.winner {
             let params: Vec<String> = w.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            out.push(Block::Para(format!("{} (trial {}): {}", s.name, w.trial, params.join(" "))));
+            out.push(Block::Para(format!(
+                "{} (trial {}): {}",
+                s.name,
+                w.trial,
+                params.join(" ")
+            )));
         }
     }
     out

@@ -23,9 +23,10 @@ pub fn summarize(dir: &Path) -> anyhow::Result<Compared> {
             .map(|b| (b.mean, b.ci95, b.values.len())),
         gain: w.gain_pct.map(|g| (g, w.gain_ci95)),
     });
-    let best: Option<serde_json::Value> = std::fs::read_to_string(dir.join(crate::export::BEST_JSON))
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
+    let best: Option<serde_json::Value> =
+        std::fs::read_to_string(dir.join(crate::export::BEST_JSON))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok());
     let field = |pointer: &str| {
         best.as_ref()
             .and_then(|b| b.pointer(pointer))

@@ -41,8 +41,9 @@ pub(crate) fn deployment(
         .with_context(|| format!("cannot rebuild the launch of trial {}", record.number))?;
     let pinning = match binding {
         Some(numactl) => {
-            let sets = crate::topo::host_cpusets(&numactl)
-                .with_context(|| format!("cannot map the binding `numactl {numactl}` to cpusets"))?;
+            let sets = crate::topo::host_cpusets(&numactl).with_context(|| {
+                format!("cannot map the binding `numactl {numactl}` to cpusets")
+            })?;
             Some(Pinning {
                 numactl,
                 cpus: sets.cpus,

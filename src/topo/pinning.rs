@@ -38,8 +38,15 @@ pub(crate) fn cpusets(binding: &str, nodes: &[NumaNode]) -> anyhow::Result<Cpuse
         };
         let takes_value = matches!(
             option,
-            "-N" | "--cpunodebind" | "-C" | "--physcpubind" | "-m" | "--membind" | "-i"
-                | "--interleave" | "-p" | "--preferred"
+            "-N" | "--cpunodebind"
+                | "-C"
+                | "--physcpubind"
+                | "-m"
+                | "--membind"
+                | "-i"
+                | "--interleave"
+                | "-p"
+                | "--preferred"
         );
         let value = match (inline, takes_value) {
             (Some(v), _) => v,

@@ -50,9 +50,15 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     let report = stdout_json(&check);
     assert_eq!(check.status.code(), Some(0));
     assert_eq!(report["exit_code"], 0);
-    assert!(report["estimate"]["feasible"].as_u64().unwrap() > 0, "{report}");
+    assert!(
+        report["estimate"]["feasible"].as_u64().unwrap() > 0,
+        "{report}"
+    );
     let examples = report["examples"].as_array().unwrap();
-    assert!(!examples.is_empty() && examples[0]["command"].as_str().is_some(), "{report}");
+    assert!(
+        !examples.is_empty() && examples[0]["command"].as_str().is_some(),
+        "{report}"
+    );
 
     // 2. Run the study, following its events.
     let out = assert_cmd::Command::from_std(tune(
@@ -66,7 +72,10 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     let all = events(&out);
     let result = all.last().expect("a result event");
     assert_eq!(result["event"], "result", "the last line is the result");
-    assert_eq!(out.status.code(), result["exit_code"].as_i64().map(|c| c as i32));
+    assert_eq!(
+        out.status.code(),
+        result["exit_code"].as_i64().map(|c| c as i32)
+    );
     assert_eq!(result["status"], "winner", "{result}");
     assert_eq!(named(&all, "study_started").len(), 1);
     let phases: Vec<&str> = named(&all, "phase")
@@ -82,7 +91,11 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     let status = |e: &Json| e["outcome"]["status"].as_str().unwrap().to_string();
     let rejected = finished.iter().filter(|e| status(e) == "rejected").count();
     assert_eq!(rejected, 1, "the enqueued config the constraint refuses");
-    assert_eq!(started.len() + rejected, finished.len(), "every launched trial ends");
+    assert_eq!(
+        started.len() + rejected,
+        finished.len(),
+        "every launched trial ends"
+    );
     assert!(
         finished
             .iter()
@@ -92,7 +105,10 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     // Each start comes before its end.
     for s in &started {
         let number = &s["trial"]["number"];
-        let at = |name: &str| all.iter().position(|e| e["event"] == name && e["trial"]["number"] == *number);
+        let at = |name: &str| {
+            all.iter()
+                .position(|e| e["event"] == name && e["trial"]["number"] == *number)
+        };
         assert!(at("trial_started") < at("trial_finished").or(at("trial_pruned")));
     }
     let winner = &result["winner"];
@@ -103,13 +119,21 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     assert_eq!(status(won), "feasible");
     assert_eq!(won["params"], winner["params"]);
     assert_eq!(winner["runs"], 2, "re-validated once");
-    let best_sh = result["files"]["best.sh"].as_str().expect("best.sh is listed");
+    let best_sh = result["files"]["best.sh"]
+        .as_str()
+        .expect("best.sh is listed");
     assert!(Path::new(best_sh).is_file());
     assert_eq!(named(&all, "study_finished").len(), 1);
 
     // 3. Asked again, the complete study answers at once with the same winner.
     let again = infertune(&[
-        "tune", "--space", space_arg, "--results", results.to_str().unwrap(), "--trials", "4",
+        "tune",
+        "--space",
+        space_arg,
+        "--results",
+        results.to_str().unwrap(),
+        "--trials",
+        "4",
         "--json",
     ]);
     let summary = stdout_json(&again);
@@ -124,8 +148,16 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     let strict_space = tmp.path().join("strict.yaml");
     std::fs::write(&strict_space, strict).unwrap();
     let none = infertune(&[
-        "tune", "--space", strict_space.to_str().unwrap(), "--results",
-        results.to_str().unwrap(), "--study", "strict", "--trials", "1", "--json",
+        "tune",
+        "--space",
+        strict_space.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--study",
+        "strict",
+        "--trials",
+        "1",
+        "--json",
     ]);
     let summary = stdout_json(&none);
     assert_eq!(none.status.code(), Some(1), "{summary}");
@@ -139,5 +171,11 @@ fn an_agent_drives_a_simulator_study_through_json_events_and_exit_codes() {
     let error = lines.last().unwrap();
     assert_eq!(error["event"], "result");
     assert_eq!(error["status"], "error");
-    assert!(error["error"].as_str().unwrap().contains("no-such-space.yaml"), "{error}");
+    assert!(
+        error["error"]
+            .as_str()
+            .unwrap()
+            .contains("no-such-space.yaml"),
+        "{error}"
+    );
 }

@@ -9,8 +9,8 @@ use crate::kit::children::free_port;
 use crate::kit::provisioned;
 use crate::real_engine::{env_path, provisioned as sourced, replace_sections, shipped_space};
 use serde_json::{json, Value as Json};
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -34,7 +34,16 @@ fn offline_sections(port: u16) -> Vec<(&'static str, String)> {
                  extra_args: [\"--api-key\", \"{API_KEY}\"]\n"
             ),
         ),
-        ("rules", "rules:\n  platform: cuda\n  enabled: false\n".into()),
+        (
+            "rules",
+            "rules:\n  platform: cuda\n  enabled: false\n".into(),
+        ),
+        (
+            "probe",
+            "probe:\n  dataset: {kind: random, input_len: 128, output_len: 64}\n  \
+             load: {kind: closed, concurrency: 8, duration: 6s}\n"
+                .into(),
+        ),
     ]
 }
 
@@ -78,7 +87,7 @@ fn study(dir: &Path, text: &str, numa: bool) -> PathBuf {
     baseline["enable_prefix_caching"] = json!(true);
     let record = |number: u32, params: &Json, value: f64, extra: Json| {
         let mut r = json!({
-            "number": number, "params": params, "status": "feasible",
+            "number": number, "params": params, "outcome": {"status": "feasible"},
             "metrics": {"output_throughput": value, "p99_ttft_ms": 200.0},
             "value": value, "score": value, "wall_s": 10.0, "started_unix": 1.0e9,
         });
@@ -90,8 +99,18 @@ fn study(dir: &Path, text: &str, numa: bool) -> PathBuf {
     let winner = winner_params(numa);
     let lines = [
         record(0, &baseline, 100.0, json!({"kind": "baseline"})),
-        record(1, &winner, 150.0, json!({"kind": "search", "devices": [0, 1]})),
-        record(2, &winner, 160.0, json!({"kind": "repeat", "of": 1, "devices": [0, 1]})),
+        record(
+            1,
+            &winner,
+            150.0,
+            json!({"kind": "search", "devices": [0, 1]}),
+        ),
+        record(
+            2,
+            &winner,
+            160.0,
+            json!({"kind": "repeat", "of": 1, "devices": [0, 1]}),
+        ),
     ];
     std::fs::write(study.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
     study
@@ -123,7 +142,10 @@ fn exported_offline(dir: &Path) -> PathBuf {
     let env = vec![
         ("VLLM_CACHE_ROOT".to_string(), "/cache/vllm".to_string()),
         ("HF_HOME".to_string(), "/cache/hf".to_string()),
-        ("INFERTUNE_VLLM_MODEL".to_string(), "/models/llama-tiny".to_string()),
+        (
+            "INFERTUNE_VLLM_MODEL".to_string(),
+            "/models/llama-tiny".to_string(),
+        ),
     ];
     let printed = export(&study, &["--format", "all"], &env);
     for name in [
@@ -134,7 +156,10 @@ fn exported_offline(dir: &Path) -> PathBuf {
     ] {
         assert!(printed.contains(name), "{printed}");
     }
-    assert!(!printed.contains("sglang"), "SGLang's export does not apply: {printed}");
+    assert!(
+        !printed.contains("sglang"),
+        "SGLang's export does not apply: {printed}"
+    );
     study
 }
 
@@ -178,14 +203,20 @@ fn every_export_carries_the_winner_its_measurement_and_no_secret() {
         "the secret flag stays on the command line, by its variable:\n{yaml}"
     );
     let env = read(&study, "vllm.env");
-    assert!(env.contains("VLLM_CPU_KVCACHE_SPACE=1\n"), "{env}");
-    assert!(env.contains("HF_TOKEN=\"${HF_TOKEN:?set HF_TOKEN}\"\n"), "{env}");
+    assert!(env.contains("export VLLM_CPU_KVCACHE_SPACE=1\n"), "{env}");
+    assert!(
+        env.contains("export HF_TOKEN=\"${HF_TOKEN:?set HF_TOKEN}\"\n"),
+        "{env}"
+    );
 
     let docker = read(&study, "docker-run.sh");
     let line = docker.lines().last().unwrap();
     let words = shlex::split(line).unwrap();
     let after = |flag: &str| {
-        let i = words.iter().position(|w| w == flag).unwrap_or_else(|| panic!("{flag} in {line}"));
+        let i = words
+            .iter()
+            .position(|w| w == flag)
+            .unwrap_or_else(|| panic!("{flag} in {line}"));
         words[i + 1].clone()
     };
     assert_eq!(after("--gpus"), "\"device=0,1\"");
@@ -195,9 +226,15 @@ fn every_export_carries_the_winner_its_measurement_and_no_secret() {
     assert_eq!(after("--entrypoint"), "vllm");
     assert_eq!(after("--host"), "0.0.0.0");
     assert_eq!(after("--max-num-seqs"), "4");
-    assert!(words.contains(&"vllm/vllm-openai:v0.32.0".to_string()), "{line}");
+    assert!(
+        words.contains(&"vllm/vllm-openai:v0.32.0".to_string()),
+        "{line}"
+    );
     assert!(words.windows(2).any(|w| w == ["-e", "HF_TOKEN"]), "{line}");
-    assert!(docker.contains(": \"${HF_TOKEN:?set HF_TOKEN}\""), "{docker}");
+    assert!(
+        docker.contains(": \"${HF_TOKEN:?set HF_TOKEN}\""),
+        "{docker}"
+    );
     assert!(!line.contains("numactl"), "{line}");
 
     let manifests = read(&study, "kubernetes.yaml");
@@ -217,8 +254,15 @@ fn every_export_carries_the_winner_its_measurement_and_no_secret() {
         .iter()
         .map(|a| a.as_str().unwrap())
         .collect();
-    assert!(args.windows(2).any(|w| w == ["--max-num-seqs", "4"]), "{args:?}");
-    assert!(args.windows(2).any(|w| w == ["--api-key", "$(INFERTUNE_SECRET_API_KEY)"]), "{args:?}");
+    assert!(
+        args.windows(2).any(|w| w == ["--max-num-seqs", "4"]),
+        "{args:?}"
+    );
+    assert!(
+        args.windows(2)
+            .any(|w| w == ["--api-key", "$(INFERTUNE_SECRET_API_KEY)"]),
+        "{args:?}"
+    );
     let env = container["env"].as_array().unwrap();
     let token = env.iter().find(|e| e["name"] == "HF_TOKEN").unwrap();
     assert_eq!(token["valueFrom"]["secretKeyRef"]["key"], "HF_TOKEN");
@@ -318,8 +362,16 @@ fn the_kubernetes_manifests_validate_against_the_api_schema() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{said}\n{}", read(&study, "kubernetes.yaml"));
-    assert_eq!(said.matches("PASSED").count(), 2, "both documents pass: {said}");
+    assert!(
+        out.status.success(),
+        "{said}\n{}",
+        read(&study, "kubernetes.yaml")
+    );
+    assert_eq!(
+        said.matches("passed for resource").count(),
+        2,
+        "both documents pass: {said}"
+    );
 
     // The validator can fail: a manifest missing the container's name does not pass.
     let broken = read(&study, "kubernetes.yaml").replacen("name: engine", "nam: engine", 1);
@@ -370,7 +422,7 @@ fn the_vllm_config_file_serves_with_the_winners_settings() {
     let log_path = tmp.path().join("vllm.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let script = format!(
-        "set -a; . ./vllm.env; set +a; exec {} serve --config vllm-config.yaml",
+        ". ./vllm.env; exec {} serve --config vllm-config.yaml",
         shlex::try_quote(bin.to_str().unwrap()).unwrap()
     );
     let mut server = std::process::Command::new("bash")
@@ -405,7 +457,10 @@ fn the_vllm_config_file_serves_with_the_winners_settings() {
         "vLLM from the config file: ready={served} after {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    assert!(served, "vLLM started from vllm-config.yaml must serve:\n{log}");
+    assert!(
+        served,
+        "vLLM started from vllm-config.yaml must serve:\n{log}"
+    );
     // vLLM logs the arguments that differ from its defaults: the config file's.
     let args_line = log
         .lines()

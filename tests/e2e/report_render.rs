@@ -29,17 +29,9 @@ struct Plot {
 #[test]
 #[ignore = "needs headless Chromium: run scripts/test.sh, which provisions it"]
 fn a_study_report_and_a_sweep_page_render_with_data_in_every_plot() {
-    let Some(chromium) = provisioned::or_skip(
-        chromium(),
-        "INFERTUNE_REQUIRE_CHROMIUM",
-        "run scripts/provision-chromium.sh or scripts/screenshot-check.sh",
-    ) else {
+    let Some((chromium, tmp, out)) = chromium_and_folders() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::env::var_os("INFERTUNE_SCREENSHOT_DIR")
-        .map_or_else(|| tmp.path().join("png"), PathBuf::from);
-    std::fs::create_dir_all(&out).unwrap();
 
     let study = study_report(tmp.path());
     let plots = render(&chromium, &study, &out.join("study-report.png"));
@@ -105,17 +97,9 @@ fn a_study_report_and_a_sweep_page_render_with_data_in_every_plot() {
 #[test]
 #[ignore = "needs headless Chromium: run scripts/test.sh, which provisions it"]
 fn the_comparison_of_two_studies_renders_with_data() {
-    let Some(chromium) = provisioned::or_skip(
-        chromium(),
-        "INFERTUNE_REQUIRE_CHROMIUM",
-        "run scripts/provision-chromium.sh or scripts/screenshot-check.sh",
-    ) else {
+    let Some((chromium, tmp, out)) = chromium_and_folders() else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::env::var_os("INFERTUNE_SCREENSHOT_DIR")
-        .map_or_else(|| tmp.path().join("png"), PathBuf::from);
-    std::fs::create_dir_all(&out).unwrap();
     let a = laid_out_study(tmp.path(), "vllm-h100", "vllm", [100.0, 150.0, 160.0]);
     let b = laid_out_study(tmp.path(), "sglang-h100", "sglang", [120.0, 130.0, 128.0]);
     let page = tmp.path().join("compare");
@@ -127,15 +111,26 @@ fn the_comparison_of_two_studies_renders_with_data() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
-    assert!(run.status.success(), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(
         stdout.contains("vllm-h100") && stdout.contains("+55.0%") && stdout.contains("sglang"),
         "the terminal table shows both studies and the gain:\n{stdout}"
     );
-    let plots = render(&chromium, &page.join("report.html"), &out.join("compare.png"));
+    let plots = render(
+        &chromium,
+        &page.join("report.html"),
+        &out.join("compare.png"),
+    );
     let titles: Vec<&str> = plots.iter().map(|p| p.title.as_str()).collect();
     assert_eq!(titles, ["Winner and engine defaults"]);
-    assert_eq!(plots[0].points, 2, "one winner point a study: {plots:?}");
+    assert_eq!(
+        plots[0].points, 4,
+        "a winner and an engine-defaults point a study: {plots:?}"
+    );
 }
 
 /// A study folder `name` of `engine` laid out by hand: its baseline, winner and the winner's
@@ -161,15 +156,32 @@ fn laid_out_study(dir: &Path, name: &str, engine: &str, values: [f64; 3]) -> Pat
         .map(|(i, (v, kind))| {
             let seqs = if i == 0 { 256 } else { 64 };
             let mut r = serde_json::json!({
-                "number": i, "params": {"max_num_seqs": seqs}, "status": "feasible",
+                "number": i, "params": {"max_num_seqs": seqs}, "outcome": {"status": "feasible"},
                 "metrics": {"output_throughput": v}, "value": v, "score": v, "wall_s": 30.0,
             });
-            r.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+            r.as_object_mut()
+                .unwrap()
+                .extend(kind.as_object().unwrap().clone());
             r.to_string()
         })
         .collect();
     std::fs::write(study.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
     study
+}
+
+/// Chromium (or `None` after the notice that it is missing), a temporary folder and the folder
+/// the PNGs go to (`INFERTUNE_SCREENSHOT_DIR`, else one in the temporary folder).
+fn chromium_and_folders() -> Option<(PathBuf, tempfile::TempDir, PathBuf)> {
+    let chromium = provisioned::or_skip(
+        chromium(),
+        "INFERTUNE_REQUIRE_CHROMIUM",
+        "run scripts/provision-chromium.sh or scripts/screenshot-check.sh",
+    )?;
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::env::var_os("INFERTUNE_SCREENSHOT_DIR")
+        .map_or_else(|| tmp.path().join("png"), PathBuf::from);
+    std::fs::create_dir_all(&out).unwrap();
+    Some((chromium, tmp, out))
 }
 
 /// `chromium` on PATH, or why there is none.
