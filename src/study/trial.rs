@@ -93,7 +93,7 @@ pub(crate) struct Assignment {
 enum Measured {
     Interrupted,
     ProbeFailed(String),
-    Probed(Judged),
+    Probed(Box<Judged>),
 }
 
 /// What a probe measured, judged.
@@ -350,11 +350,8 @@ impl TrialRunner<'_> {
             Some(EarlyStop::Pruned(reason)) => Some(reason),
             None => None,
         };
-        Ok(Measured::Probed(self.judged(
-            report.metrics,
-            pruned,
-            server,
-        )))
+        let judged = self.judged(report.metrics, pruned, server);
+        Ok(Measured::Probed(Box::new(judged)))
     }
 
     /// The verdict on `metrics`, with why the probe stopped early if it did.
@@ -443,7 +440,7 @@ impl TrialRunner<'_> {
         metrics.insert("load_search_value".into(), value);
         metrics.insert("load_search_rounds".into(), rounds.len() as f64);
         metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
-        Ok(Measured::Probed(Judged {
+        Ok(Measured::Probed(Box::new(Judged {
             metrics,
             value: Some(value),
             score: Some(value),
@@ -454,7 +451,7 @@ impl TrialRunner<'_> {
             },
             pruned: None,
             server: chosen.3.clone(),
-        }))
+        })))
     }
 }
 
