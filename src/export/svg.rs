@@ -406,7 +406,7 @@ mod tests {
             .unwrap()
             .parse()
             .unwrap();
-        assert!(line_y >= TOP && line_y < H - BOTTOM, "{line_y}");
+        assert!((TOP..H - BOTTOM).contains(&line_y), "{line_y}");
     }
 
     #[test]

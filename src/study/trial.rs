@@ -93,7 +93,7 @@ pub(crate) struct Assignment {
 enum Measured {
     Interrupted,
     ProbeFailed(String),
-    Probed(Judged),
+    Probed(Box<Judged>),
 }
 
 /// What a probe measured, judged.
@@ -359,12 +359,8 @@ impl TrialRunner<'_> {
             Some(EarlyStop::Pruned(reason)) => Some(reason),
             None => None,
         };
-        Ok(Measured::Probed(self.judged(
-            report.metrics,
-            report.stages,
-            pruned,
-            server,
-        )))
+        let judged = self.judged(report.metrics, report.stages, pruned, server);
+        Ok(Measured::Probed(Box::new(judged)))
     }
 
     /// The verdict on `metrics` (or on those of the objective's stage among `stages`), with
@@ -457,7 +453,7 @@ impl TrialRunner<'_> {
         metrics.insert("load_search_value".into(), value);
         metrics.insert("load_search_rounds".into(), rounds.len() as f64);
         metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
-        Ok(Measured::Probed(Judged {
+        Ok(Measured::Probed(Box::new(Judged {
             metrics,
             stages: chosen.1.stages.clone(),
             value: Some(value),
@@ -469,7 +465,7 @@ impl TrialRunner<'_> {
             },
             pruned: None,
             server: chosen.3.clone(),
-        }))
+        })))
     }
 }
 

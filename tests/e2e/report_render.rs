@@ -193,8 +193,8 @@ fn chromium() -> Result<PathBuf, String> {
         .ok_or_else(|| "no `chromium` is on PATH".to_string())
 }
 
-/// A six-trial study of the simulator demo space (enough for parameter importances); returns
-/// its `report.html`.
+/// An eight-trial study of the simulator demo space, probes run to the end (enough trials
+/// with a value for parameter importances); returns its `report.html`.
 fn study_report(dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join("search-spaces/demo-sim.yaml")).unwrap();
@@ -216,7 +216,8 @@ fn study_report(dir: &Path) -> PathBuf {
         .arg(&space)
         .arg("--results")
         .arg(&results)
-        .args(["--trials", "6"])
+        // Every probe to its end, so enough trials have a value for the importances.
+        .args(["--trials", "8", "--no-prune"])
         .output()
         .unwrap();
     assert!(

@@ -144,6 +144,23 @@ pub(crate) fn parse_nvidia_smi(text: &str) -> Result<Vec<Device>> {
     Ok(devices)
 }
 
+/// Each pair of consecutive three-cell table rows whose first cell starts with a device index:
+/// the index and both rows' cells.
+fn device_rows(text: &str) -> Vec<(u32, Vec<&str>, Vec<&str>)> {
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with('|'))
+        .map(cells)
+        .collect();
+    rows.windows(2)
+        .filter(|pair| pair[0].len() == 3 && pair[1].len() == 3)
+        .filter_map(|pair| {
+            let index = pair[0][0].split_whitespace().next()?.parse().ok()?;
+            Some((index, pair[0].clone(), pair[1].clone()))
+        })
+        .collect()
+}
+
 /// The cells of a `| a | b | c |` table row, trimmed.
 fn cells(line: &str) -> Vec<&str> {
     let inner = line.trim().trim_start_matches('|').trim_end_matches('|');
@@ -155,20 +172,11 @@ fn cells(line: &str) -> Vec<&str> {
 /// HBM used / total MB).
 pub(crate) fn parse_npu_smi(text: &str) -> Result<Vec<Device>> {
     let mut devices = Vec::new();
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with('|'))
-        .map(cells)
-        .collect();
-    for pair in rows.windows(2) {
-        let (first, second) = (&pair[0], &pair[1]);
-        let is_npu = first.len() == 3 && matches!(first[1], "OK" | "Warning" | "Alarm");
-        let index = first
-            .first()
-            .and_then(|c| c.split_whitespace().next()?.parse().ok());
-        let (Some(index), true, 3) = (index, is_npu, second.len()) else {
+    for (index, first, second) in device_rows(text) {
+        let is_npu = matches!(first[1], "OK" | "Warning" | "Alarm");
+        if !is_npu {
             continue;
-        };
+        }
         let figures: Vec<&str> = second[2].split_whitespace().collect();
         // AICore(%)  Memory-Usage(MB) used / total  HBM-Usage(MB) used / total
         let hbm_used = figures.len().checked_sub(3).map(|i| figures[i]);
@@ -189,19 +197,7 @@ pub(crate) fn parse_npu_smi(text: &str) -> Result<Vec<Device>> {
 /// `| 51C  71W | 60982/65536 MiB | |`.
 pub(crate) fn parse_mx_smi(text: &str) -> Result<Vec<Device>> {
     let mut devices = Vec::new();
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with('|'))
-        .map(cells)
-        .collect();
-    for pair in rows.windows(2) {
-        let (first, second) = (&pair[0], &pair[1]);
-        let index = first
-            .first()
-            .and_then(|c| c.split_whitespace().next()?.parse().ok());
-        let (Some(index), 3, 3) = (index, first.len(), second.len()) else {
-            continue;
-        };
+    for (index, first, second) in device_rows(text) {
         if !second[1].contains("MiB") {
             continue;
         }

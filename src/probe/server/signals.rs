@@ -37,13 +37,19 @@ fn last_values(during: &[Snapshot], candidates: &[&str], n: usize) -> Option<Vec
     recent.iter().map(|s| s.exposition.value(name)).collect()
 }
 
-/// Preemptions rose in every one of the last `WINDOW` intervals while the queue grew.
+/// Requests the queue must grow by (and at least double) for preemptions to count as
+/// thrashing; a config that preempts now and then while a request or two waits is only busy.
+const QUEUE_GROWTH: f64 = 8.0;
+
+/// Preemptions rose in every one of the last `WINDOW` intervals while the queue grew by at
+/// least `QUEUE_GROWTH` requests and at least doubled.
 fn thrashing(during: &[Snapshot]) -> Option<(ServerSignal, String)> {
     let preempted = last_values(during, names::PREEMPTIONS, WINDOW + 1)?;
     let waiting = last_values(during, names::WAITING, WINDOW + 1)?;
     let climbing = preempted.windows(2).all(|w| w[1] > w[0]);
     let (first, last) = (waiting[0], waiting[WINDOW]);
-    (climbing && last > first).then(|| {
+    let grew = last - first >= QUEUE_GROWTH && last >= 2.0 * first;
+    (climbing && grew).then(|| {
         (
             ServerSignal::Thrashing,
             format!(
@@ -92,7 +98,7 @@ mod tests {
 
     #[test]
     fn climbing_preemptions_with_a_growing_queue_is_thrashing() {
-        let rising: Vec<Snapshot> = (0..6).map(|i| scrape(10 * i, 5 + i, 0.9)).collect();
+        let rising: Vec<Snapshot> = (0..6).map(|i| scrape(10 * i, 5 * i, 0.9)).collect();
         let (signal, why) = judge(&rising).unwrap();
         assert_eq!(signal, ServerSignal::Thrashing);
         assert!(why.contains("40 preemptions"), "{why}");
@@ -102,6 +108,9 @@ mod tests {
         assert_eq!(judge(&paused), None);
         let draining: Vec<Snapshot> = (0..6).map(|i| scrape(10 * i, 10 - i, 0.9)).collect();
         assert_eq!(judge(&draining), None);
+        // A busy config: preempting while the queue holds a request or two.
+        let busy: Vec<Snapshot> = (0..6).map(|i| scrape(3 * i, i % 2, 0.95)).collect();
+        assert_eq!(judge(&busy), None);
         assert_eq!(judge(&rising[..WINDOW]), None, "too few scrapes to judge");
     }
 

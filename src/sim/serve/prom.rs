@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(e.mean("DCGM_FI_DEV_POWER_USAGE"), Some(70.0));
         // 10 J so far plus at least 0.1 s / 0.1 scale × 140 W of idle.
         let mj = e.value("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION").unwrap();
-        assert!(mj >= 150_000.0 - 1e-6 && mj < 300_000.0, "{mj}");
+        assert!((150_000.0 - 1e-6..300_000.0).contains(&mj), "{mj}");
         assert_eq!(e.value("DCGM_FI_DEV_GPU_UTIL"), Some(0.0));
     }
 }
