@@ -236,6 +236,30 @@ mod tests {
     }
 
     #[test]
+    fn an_objective_on_a_stage_is_judged_on_that_stage_alone() {
+        let whole = metrics(&[("output_throughput", 300.0), ("error_rate", 0.0)]);
+        let stages = [
+            metrics(&[("output_throughput", 100.0), ("error_rate", 0.0)]),
+            metrics(&[("output_throughput", 500.0), ("error_rate", 0.25)]),
+        ];
+        let mut on = spec("output_throughput", "");
+        on.stage = Some(1);
+        let o = Objective::new(&on).unwrap();
+        let j = o.judge(judged_metrics(&o, &whole, &stages));
+        assert_eq!(j.value, Some(500.0));
+        assert_eq!(j.violations.len(), 1, "{:?}", j.violations);
+        on.stage = Some(2);
+        let o = Objective::new(&on).unwrap();
+        let j = o.judge(judged_metrics(&o, &whole, &stages));
+        assert_eq!(j.value, None);
+        let o = Objective::new(&spec("output_throughput", "")).unwrap();
+        assert_eq!(
+            o.judge(judged_metrics(&o, &whole, &stages)).value,
+            Some(300.0)
+        );
+    }
+
+    #[test]
     fn expression_with_integer_literals_evaluates() {
         let o = Objective::new(&spec("output_throughput / 8 + max(1, x) * 2", "")).unwrap();
         let j = o.judge(&metrics(&[

@@ -129,7 +129,7 @@ enum Arrivals {
     /// Exactly `gap` seconds apart, the first at 0.
     Constant { gap: f64, last: Option<u64> },
     /// Stages one after another.
-    Stages(StageClock),
+    Stages(Box<StageClock>),
     /// At the trace's times.
     Trace,
 }
@@ -188,7 +188,7 @@ pub(crate) fn from_workload(
         } => {
             let clock = StageClock::new(stages.clone().into(), *arrivals, workload.seed);
             let cap = *max_concurrency;
-            (Load::Open { cap }, Arrivals::Stages(clock))
+            (Load::Open { cap }, Arrivals::Stages(Box::new(clock)))
         }
     };
     let (requests, duration) = match workload.load {
