@@ -1,7 +1,8 @@
 //! Engine arguments as a flat YAML config, as `vllm serve --config` and SGLang's
 //! `launch_server --config` read one: a key per long flag, named without its dashes; `true` for
-//! a flag alone, `false` for vLLM's `--no-x`; a list for a flag with several values. What a
-//! config file cannot hold (a secret, a short or repeated flag) stays on the command line.
+//! a flag alone; a list for a flag with several values. What a config file cannot hold (a
+//! secret, a short or repeated flag, vLLM's `--no-x`, which its config loader drops when it
+//! reads `x: false`) stays on the command line.
 
 use crate::space::secrets::{Piece, Secrets};
 use serde::ser::SerializeMap as _;
@@ -47,7 +48,7 @@ impl serde::Serialize for FlagConfig {
 pub(crate) struct Spelling {
     /// Key of leading positional arguments (vLLM's model: `model`), if the engine takes one.
     pub positional: Option<&'static str>,
-    /// `--no-x` means `x: false` (vLLM).
+    /// `--no-x` negates `--x` (vLLM); such a flag stays on the command line.
     pub negatable: bool,
 }
 
@@ -95,10 +96,14 @@ pub(crate) fn config_of(args: &[String], spelling: Spelling, secrets: &Secrets) 
                     .push((group, "it is not a flag and its values"));
                 continue;
             }
-            None if values.is_empty() => match key.strip_prefix("no-") {
-                Some(name) if spelling.negatable => (name.to_string(), Scalar::Bool(false)),
-                _ => (key, Scalar::Bool(true)),
-            },
+            None if values.is_empty() => {
+                if spelling.negatable && key.starts_with("no-") {
+                    out.left_out
+                        .push((group, "the engine's config loader drops a false value"));
+                    continue;
+                }
+                (key, Scalar::Bool(true))
+            }
             None => (key, list_or_one(values)),
         };
         let value = match value {
@@ -194,7 +199,6 @@ mod tests {
                 ("port".into(), Scalar::Int(8000)),
                 ("max-num-seqs".into(), Scalar::Int(64)),
                 ("gpu-memory-utilization".into(), Scalar::Float(0.9)),
-                ("enable-prefix-caching".into(), Scalar::Bool(false)),
                 ("enforce-eager".into(), Scalar::Bool(true)),
                 ("dtype".into(), Scalar::Str("bfloat16".into())),
                 ("max-model-len".into(), Scalar::Int(-1)),
@@ -206,7 +210,13 @@ mod tests {
                 ("block-size".into(), Scalar::Str("1e3".into())),
             ]
         );
-        assert!(config.left_out.is_empty(), "{:?}", config.left_out);
+        assert_eq!(
+            config.left_out,
+            [(
+                words("--no-enable-prefix-caching"),
+                "the engine's config loader drops a false value"
+            )]
+        );
     }
 
     #[test]

@@ -194,7 +194,15 @@ fn every_export_carries_the_winner_its_measurement_and_no_secret() {
     assert_eq!(config["model"], "/models/llama-tiny");
     assert_eq!(config["max-num-seqs"], 4);
     assert_eq!(config["block-size"], 64);
-    assert_eq!(config["enable-prefix-caching"], false);
+    assert!(config.get("enable-prefix-caching").is_none(), "{config}");
+    assert!(
+        read(&study, "vllm-config.yaml")
+            .lines()
+            .any(|l| l.starts_with("# Start it: ")
+                && l.contains("vllm serve --config vllm-config.yaml")
+                && l.contains(" --no-enable-prefix-caching")),
+        "a false flag stays on the start command"
+    );
     assert_eq!(config["port"], 8123);
     assert!(config.get("api-key").is_none(), "{config}");
     let yaml = read(&study, "vllm-config.yaml");
@@ -421,9 +429,18 @@ fn the_vllm_config_file_serves_with_the_winners_settings() {
     let bin = env_path(&env, "INFERTUNE_VLLM_BIN");
     let log_path = tmp.path().join("vllm.log");
     let log = std::fs::File::create(&log_path).unwrap();
-    let script = format!(
-        ". ./vllm.env; exec {} serve --config vllm-config.yaml",
-        shlex::try_quote(bin.to_str().unwrap()).unwrap()
+    // The file's own start command, with the provisioned vLLM.
+    let start = read(&study, "vllm-config.yaml")
+        .lines()
+        .find_map(|l| l.strip_prefix("# Start it: ").map(str::to_string))
+        .expect("vllm-config.yaml names its start command");
+    let script = start.replacen(
+        "vllm serve",
+        &format!(
+            "exec {} serve",
+            shlex::try_quote(bin.to_str().unwrap()).unwrap()
+        ),
+        1,
     );
     let mut server = std::process::Command::new("bash")
         .args(["-c", &script])
