@@ -14,6 +14,7 @@
 #                                      # shape, two trials), on any machine
 #
 # Outputs (build log, study folder, summary.txt) go to $OUT when set, else target/gpu-check/out.
+# PYTHON names a Python with numpy when `python3` has none (e.g. the CPU vLLM venv's).
 # Nothing in CI depends on it. Figures: docs/benchmarks.md.
 set -euo pipefail
 
@@ -78,7 +79,7 @@ do_build() {
 do_tune() {
     [[ -x $work/llama-server ]] || die "no llama-server in $work: run '$0 build' first"
     local python shape=llama-3.1-8b type=q8_0 trials=() space=scripts/gpu-check/llamacpp-gpu.yaml
-    python=$(command -v python3 || command -v python) || die "no python3"
+    python=${PYTHON:-$(command -v python3 || command -v python)} || die "no python3"
     "$python" -c 'import numpy' 2>/dev/null || die "$python has no numpy"
     if [[ $cpu == true ]]; then
         shape=smollm2-135m
