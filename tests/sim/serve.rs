@@ -213,9 +213,10 @@ fn the_probe_measures_the_simulator_consistently() {
         &server.get("/metrics").unwrap(),
         "vllm:generation_tokens_total",
     );
+    // The server also generated the warm-up's requests: one per client (8), before the 40.
     assert_eq!(
         after - before,
-        40.0 * 32.0,
+        (40.0 + 8.0) * 32.0,
         "server and probe token counts agree"
     );
     let (ttft, tpot) = (

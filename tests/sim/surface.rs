@@ -155,7 +155,11 @@ fn text_datasets_are_refused_clearly() {
     )
     .unwrap_err();
     assert_eq!(e.kind, FailureKind::InvalidConfig);
-    assert!(e.message.contains("only `random` datasets"), "{e}");
+    assert!(
+        e.message
+            .contains("jsonl and sharegpt prompts need real text"),
+        "{e}"
+    );
 }
 
 #[test]
