@@ -19,7 +19,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-pack=target/gpu-check
+pack=$PWD/target/gpu-check
 out=${OUT:-$pack/out}
 work=$pack/work
 log() { printf '[gpu-check] %s\n' "$*" >&2; }
