@@ -452,11 +452,12 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "reads ../shared/data/traces/mooncake-conversation.jsonl beside the checkout \
+                (passes without checking anything where the file is absent)"]
     fn the_mooncake_slice_reuses_what_its_hash_ids_imply() {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/data/traces/mooncake-conversation.jsonl");
         if !path.exists() {
-            eprintln!("skipped: {} is not checked out", path.display());
             return;
         }
         // Two minutes from the fifth, past the trace's cold start.
