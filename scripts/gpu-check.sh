@@ -7,11 +7,13 @@
 #
 #   scripts/gpu-check.sh pack          # here, with network: what the GPU machine needs, into
 #                                      # target/gpu-check (llama.cpp source, infertune, tokenizer)
-#   scripts/gpu-check.sh build         # there: llama-server with CUDA for the card  (~5 min)
-#   scripts/gpu-check.sh tune          # there: the model and the study               (~8 min)
+#   scripts/gpu-check.sh build         # there: llama-server with CUDA for the card, and the
+#                                      # model written meanwhile                     (~5 min)
+#   scripts/gpu-check.sh tune          # there: the study                             (~8 min)
 #   scripts/gpu-check.sh all           # there: build then tune
 #   scripts/gpu-check.sh all --cpu     # the same steps without CUDA (a dry run: SmolLM2-135M's
 #                                      # shape, two trials), on any machine
+#   scripts/gpu-check.sh tune -- --budget 7m   # arguments after `--` go to `infertune tune`
 #
 # Outputs (build log, study folder, summary.txt) go to $OUT when set, else target/gpu-check/out.
 # PYTHON names a Python with numpy when `python3` has none (e.g. the CPU vLLM venv's).
@@ -26,10 +28,21 @@ log() { printf '[gpu-check] %s\n' "$*" >&2; }
 die() { printf '[gpu-check] error: %s\n' "$*" >&2; exit 2; }
 now() { date +%s; }
 
+usage="usage: $0 pack | build | tune | all [--cpu] [-- TUNE-ARGS...]"
 step=${1:-}
+shift || true
 cpu=false
-[[ ${2:-} == --cpu ]] && cpu=true
-[[ $# -le 2 && ( $# -lt 2 || $cpu == true ) ]] || die "usage: $0 pack | build | tune | all [--cpu]"
+if [[ ${1:-} == --cpu ]]; then
+    cpu=true
+    shift
+fi
+tune_args=()
+if [[ ${1:-} == -- ]]; then
+    shift
+    tune_args=("$@")
+elif [[ $# -gt 0 ]]; then
+    die "$usage"
+fi
 
 # Everything the GPU machine needs that it cannot download: the llama.cpp source the project
 # builds from (its models, docs and web UI sources left out), infertune and the tokenizer.
@@ -65,42 +78,60 @@ do_build() {
         flags+=(-DGGML_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$cap")
         log "card: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -n 1), sm_$cap"
     fi
-    rm -rf "$work/src" && mkdir -p "$work/src" "$out"
+    command -v ninja >/dev/null && flags+=(-G Ninja)
+    rm -rf "$work/src" "$work/build" && mkdir -p "$work/src" "$out"
     tar -C "$work/src" -xzf "$pack/llama.cpp.tgz"
-    local t0
+    # The model is written meanwhile: one core of numpy beside the compilers.
+    do_model >"$out/model.log" 2>&1 &
+    local model_job=$! t0
     t0=$(now)
     { cmake -S "$work/src/llama.cpp" -B "$work/build" "${flags[@]}" &&
         cmake --build "$work/build" --target llama-server -j "$(nproc)"; } >"$out/build.log" 2>&1 \
         || { tail -n 30 "$out/build.log" >&2; die "the build failed (log: $out/build.log)"; }
     cp "$work/build/bin/llama-server" "$work/llama-server"
     echo "build_seconds=$(( $(now) - t0 ))" | tee "$out/build.txt" >&2
+    wait "$model_job" || { cat "$out/model.log" >&2; die "writing the model failed"; }
 }
 
-do_tune() {
-    [[ -x $work/llama-server ]] || die "no llama-server in $work: run '$0 build' first"
-    local python shape=llama-3.1-8b type=q8_0 trials=() space=scripts/gpu-check/llamacpp-gpu.yaml
+# The model's shape and type: Llama-3.1-8B at q8_0 on a GPU, SmolLM2-135M at f16 for the dry run.
+model_path() {
+    if [[ $cpu == true ]]; then echo "$work/smollm2-135m-f16.gguf"; else echo "$work/llama-3.1-8b-q8_0.gguf"; fi
+}
+
+do_model() {
+    local python shape=llama-3.1-8b type=q8_0 model t0
     python=${PYTHON:-$(command -v python3 || command -v python)} || die "no python3"
     "$python" -c 'import numpy' 2>/dev/null || die "$python has no numpy"
     if [[ $cpu == true ]]; then
         shape=smollm2-135m
         type=f16
-        trials=(--trials 2)
     fi
-    local model="$work/$shape-$type.gguf" t0
+    model=$(model_path)
+    mkdir -p "$work" "$out"
     t0=$(now)
     if [[ ! -f $model ]]; then
         tar -C "$work" -xzf "$pack/llama.cpp.tgz" llama.cpp/gguf-py
         "$python" scripts/make-gguf.py --gguf-py "$work/llama.cpp/gguf-py" --shape "$shape" \
-            --type "$type" --context 32768 --tokenizer "$pack/tokenizer.json" --out "$model" >&2
+            --type "$type" --context 32768 --tokenizer "$pack/tokenizer.json" --out "$model.part" >&2
+        mv "$model.part" "$model"
     fi
-    echo "model_seconds=$(( $(now) - t0 ))" >"$out/model.txt"
+    echo "model_seconds=$(( $(now) - t0 ))" | tee "$out/model.txt" >&2
+}
+
+do_tune() {
+    [[ -x $work/llama-server ]] || die "no llama-server in $work: run '$0 build' first"
+    local model trials=() t0
+    model=$(model_path)
+    [[ -f $model ]] || do_model
+    [[ $cpu == true && ${#tune_args[@]} -eq 0 ]] && trials=(--trials 2)
+    mkdir -p "$out"
     export INFERTUNE_GPU_CHECK_MODEL=$model INFERTUNE_GPU_CHECK_SERVER=$work/llama-server
     local bin=$pack/infertune
     [[ -x $bin ]] || bin=target/debug/infertune
     [[ -x $bin ]] || die "no infertune binary: run '$0 pack' first"
     t0=$(now)
-    "$bin" tune --space "$space" --results "$out" --study gpu-check "${trials[@]}" \
-        | tee "$out/summary.txt"
+    "$bin" tune --space scripts/gpu-check/llamacpp-gpu.yaml --results "$out" --study gpu-check \
+        "${trials[@]}" "${tune_args[@]}" | tee "$out/summary.txt"
     echo "tune_seconds=$(( $(now) - t0 ))" | tee -a "$out/summary.txt" >&2
 }
 
@@ -109,5 +140,5 @@ case $step in
     build) do_build ;;
     tune) do_tune ;;
     all) do_build && do_tune ;;
-    *) die "usage: $0 pack | build | tune | all [--cpu]" ;;
+    *) die "$usage" ;;
 esac
