@@ -54,5 +54,21 @@ print(f"whole study probe time: {total_on:.2f} s vs {total_off:.2f} s ({100 * (1
 name = lambda b: f"trial {b['trial']} {b['params']} = {b['objective']['mean']:.1f}" if b else "none"
 print(f"winner with the early stop:    {name(best_on)}")
 print(f"winner without the early stop: {name(best_off)}")
-print(f"same winner: {bool(best_on and best_off and best_on['params'] == best_off['params'])}")
+same_winner = bool(best_on and best_off and best_on['params'] == best_off['params'])
+print(f"same winner: {same_winner}")
+if best_on and best_off and not same_winner:
+    # Two winners: is the swap the simulator's run-to-run noise? Both runs measured every
+    # trial the server signals did not stop, so each trial's two values give that noise.
+    value = lambda run, n: next((r.get("value") for r in run if r["number"] == n), None)
+    stopped_numbers = {a["number"] for a, _ in stopped}
+    noise = sorted(abs(a["value"] - b["value"]) / b["value"] for a, b in zip(on, off)
+                   if a["number"] not in stopped_numbers and a.get("value") and b.get("value"))
+    wa, wb = best_on["trial"], best_off["trial"]
+    for label, run in (("with", on), ("without", off)):
+        va, vb = value(run, wa), value(run, wb)
+        print(f"  {label} the early stop: trial {wa} = {va:.1f}, trial {wb} = {vb:.1f} "
+              f"(gap {100 * abs(va - vb) / max(va, vb):.2f} %)")
+    print(f"  run-to-run difference of the same unstopped trial: median "
+          f"{100 * noise[len(noise) // 2]:.2f} %, max {100 * noise[-1]:.2f} % over {len(noise)} trials")
+    print(f"  the winner without the early stop was stopped early: {wb in stopped_numbers}")
 PY
