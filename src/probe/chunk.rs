@@ -21,6 +21,8 @@ pub(crate) struct Usage {
 pub(crate) struct ChunkInfo {
     /// Non-empty `content`, `text`, `reasoning_content`/`reasoning` or `tool_calls`.
     pub token: bool,
+    /// A choice carries a `finish_reason`: its generation ended.
+    pub finished: bool,
     /// `usage`, when present and not null.
     pub usage: Option<Usage>,
     /// An `error` object sent in the stream.
@@ -49,7 +51,8 @@ pub(crate) fn parse(data: &[u8]) -> Result<ChunkInfo, String> {
     let raw: RawChunk = serde_json::from_slice(data)
         .map_err(|e| format!("malformed JSON ({e}): {}", excerpt(data)))?;
     Ok(ChunkInfo {
-        token: raw.choices.0,
+        token: raw.choices.token,
+        finished: raw.choices.finished,
         usage: raw.usage,
         error: raw.error.map(|e| excerpt(e.to_string().as_bytes())),
     })
@@ -86,7 +89,7 @@ pub(crate) fn excerpt(bytes: &[u8]) -> String {
 #[derive(Deserialize)]
 struct RawChunk {
     #[serde(default)]
-    choices: AnyTokens,
+    choices: Choices,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
@@ -101,6 +104,8 @@ struct RawChoice {
     message: Option<RawDelta>,
     #[serde(default)]
     text: Option<NonEmpty>,
+    #[serde(default)]
+    finish_reason: Option<NonEmpty>,
 }
 
 #[derive(Deserialize)]
@@ -128,29 +133,35 @@ impl RawDelta {
     }
 }
 
-/// Whether any choice of a `choices` list carries tokens (no allocation).
+/// Whether any choice of a `choices` list carries tokens, and whether any has finished (no
+/// allocation).
 #[derive(Default)]
-struct AnyTokens(bool);
+struct Choices {
+    token: bool,
+    finished: bool,
+}
 
-impl<'de> Deserialize<'de> for AnyTokens {
+impl<'de> Deserialize<'de> for Choices {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct ChoicesVisitor;
         impl<'de> Visitor<'de> for ChoicesVisitor {
-            type Value = AnyTokens;
+            type Value = Choices;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a list of choices")
             }
-            fn visit_unit<E: de::Error>(self) -> Result<AnyTokens, E> {
-                Ok(AnyTokens(false))
+            fn visit_unit<E: de::Error>(self) -> Result<Choices, E> {
+                Ok(Choices::default())
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<AnyTokens, A::Error> {
-                let mut any = false;
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Choices, A::Error> {
+                let mut choices = Choices::default();
                 while let Some(choice) = seq.next_element::<RawChoice>()? {
                     let delta = choice.delta.as_ref().is_some_and(RawDelta::token);
                     let message = choice.message.as_ref().is_some_and(RawDelta::token);
-                    any |= delta || message || matches!(choice.text, Some(NonEmpty(true)));
+                    choices.token |=
+                        delta || message || matches!(choice.text, Some(NonEmpty(true)));
+                    choices.finished |= matches!(choice.finish_reason, Some(NonEmpty(true)));
                 }
-                Ok(AnyTokens(any))
+                Ok(choices)
             }
         }
         deserializer.deserialize_any(ChoicesVisitor)
@@ -221,6 +232,21 @@ mod tests {
         assert!(token(
             r#"{"choices":[{"message":{"content":"full answer"}}]}"#
         ));
+    }
+
+    #[test]
+    fn a_finish_reason_ends_the_generation_and_a_null_one_does_not() {
+        let finished = |json: &str| parse(json.as_bytes()).unwrap().finished;
+        assert!(finished(
+            r#"{"choices":[{"text":"","index":0,"finish_reason":"stop"}]}"#
+        ));
+        assert!(finished(
+            r#"{"choices":[{"delta":{},"finish_reason":"length"}]}"#
+        ));
+        assert!(!finished(
+            r#"{"choices":[{"delta":{"content":"a"},"finish_reason":null}]}"#
+        ));
+        assert!(!finished(r#"{"choices":[{"text":"a"}]}"#));
     }
 
     #[test]

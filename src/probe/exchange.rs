@@ -229,7 +229,7 @@ impl Exchange {
             }
         }
         splitter.finish(&mut |data, at| reply.on_event(data, at));
-        if reply.failure.is_none() && !reply.done {
+        if reply.failure.is_none() && !reply.done && !reply.finished {
             return Err(if reply.first.is_none() {
                 fail(
                     ErrorKind::Malformed,
@@ -240,7 +240,8 @@ impl Exchange {
             } else {
                 fail(
                     ErrorKind::Disconnect,
-                    "the stream ended without `data: [DONE]` (cut short)".to_string(),
+                    "the stream ended before a `finish_reason` and without `data: [DONE]` (cut short)"
+                        .to_string(),
                 )
             });
         }
@@ -273,6 +274,9 @@ struct Reply {
     failure: Option<RequestError>,
     /// `data: [DONE]` arrived.
     done: bool,
+    /// A chunk with a `finish_reason` arrived: a stream that ends after it is complete without
+    /// `data: [DONE]` (XInference's completions stream sends none).
+    finished: bool,
 }
 
 impl Reply {
@@ -286,6 +290,7 @@ impl Reply {
             text: capture_text.then(String::new),
             failure: None,
             done: false,
+            finished: false,
         }
     }
 
@@ -318,6 +323,7 @@ impl Reply {
         if info.usage.is_some() {
             self.usage = info.usage;
         }
+        self.finished |= info.finished;
         if let Some(message) = info.error {
             self.failure = Some(fail(ErrorKind::StreamError, message));
         }

@@ -274,3 +274,23 @@ fn a_stream_closed_without_done_after_tokens_is_an_incomplete_disconnect() {
     assert!(example.contains("[DONE]"), "{example}");
     assert_eq!(report.metrics["incomplete"], 3.0, "{}", report.json);
 }
+
+/// XInference's completions stream ends after the chunk that carries `finish_reason` and never
+/// sends `data: [DONE]`: the generation finished, so the request completed.
+#[test]
+fn a_stream_that_ends_after_its_finish_reason_completed_without_done() {
+    let (url, _) = answer_each_with(
+        "text/event-stream",
+        "data: {\"choices\":[{\"index\":0,\"text\":\"hi\",\"finish_reason\":null}]}\n\n\
+         data: {\"choices\":[{\"index\":0,\"text\":\"!\",\"finish_reason\":\"length\"}],\
+         \"usage\":{\"prompt_tokens\":8,\"completion_tokens\":2}}\n\n",
+    );
+    let report = run_against(&url, &workload(3));
+    assert_eq!(report.metrics["completed"], 3.0, "{}", report.json);
+    assert_eq!(report.metrics["failed"], 0.0, "{}", report.json);
+    assert_eq!(
+        report.metrics["total_output_tokens"], 6.0,
+        "{}",
+        report.json
+    );
+}
