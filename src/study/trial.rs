@@ -232,13 +232,28 @@ impl TrialRunner<'_> {
             return Ok(TrialRun::Interrupted);
         }
         let log = workdir.join("server.log");
-        let mut server =
+        let mut attempt = 0;
+        let mut server = loop {
             match self
                 .backends
                 .launcher
                 .start(&spec, &log, launch.ready_timeout, launch.stop_grace)
             {
-                Ok(server) => server,
+                Ok(server) => break server,
+                // A port taken at that moment (by a server that picks its own ports at
+                // random, or another program) is the machine's state, not the config's.
+                Err(f) if f.kind == FailureKind::PortBusy && attempt < PORT_BUSY_RETRIES => {
+                    attempt += 1;
+                    let kept = workdir.join(format!("server.port-busy-{attempt}.log"));
+                    std::fs::rename(&log, &kept)
+                        .with_context(|| format!("cannot keep {}", log.display()))?;
+                    self.backends.observer.warning(&format!(
+                        "trial {}: {}; starting it again (log: {})",
+                        id.number,
+                        f.message,
+                        kept.display()
+                    ));
+                }
                 Err(f) => {
                     // A start that failed for want of disk space or a writable folder is the
                     // study's failure, not the config's: it stops the study, the trial stays
@@ -246,7 +261,8 @@ impl TrialRunner<'_> {
                     pending::write(&workdir, &Pending::of(id, params.clone()))?;
                     return failed(f.kind, f.message);
                 }
-            };
+            }
+        };
         let ready_s = server.ready_after().as_secs_f64();
         let measured = self.measure(&server.base_url(), &workdir, &assignment.devices);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
@@ -497,6 +513,9 @@ fn unix_now() -> f64 {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
 }
+
+/// Starts again after a start that found a port taken, before the trial fails as port-busy.
+const PORT_BUSY_RETRIES: u32 = 2;
 
 /// Reserves the first port from `from` upward that no tuner holds and `host` can bind now,
 /// until the lease is dropped.

@@ -10,6 +10,7 @@ mod engine_version;
 mod numa_study;
 mod numa_study_launch;
 mod parallel;
+mod port_busy;
 mod resume;
 mod server_death;
 mod slurm;

@@ -211,6 +211,7 @@ impl Rig {
                 registry: registry.clone(),
                 stop_on_start: None,
                 dies_above: None,
+                port_busy_on: Vec::new(),
             },
             prober: FakeProber {
                 registry,

@@ -80,6 +80,9 @@ pub struct FakeLauncher {
     /// Servers with more `max_num_seqs` than this start, serve their probe, and are found
     /// killed by SIGSEGV after it (the probe itself still reports every request).
     pub dies_above: Option<i64>,
+    /// Starts (counted from 1) that fail because another process holds a port the server
+    /// binds, as a server that picks its own ports at random can find.
+    pub port_busy_on: Vec<usize>,
 }
 
 /// What a fake server that died logged as its root cause.
@@ -110,6 +113,14 @@ impl Launcher for FakeLauncher {
             if n == *at {
                 stop.raise();
             }
+        }
+        if self.port_busy_on.contains(&n) {
+            return Err(StartFailure {
+                kind: FailureKind::PortBusy,
+                message:
+                    "[Errno 98] error while attempting to bind on address: address already in use"
+                        .into(),
+            });
         }
         if flag(spec, "--max-num-seqs").unwrap_or(0) > OOM_ABOVE {
             return Err(StartFailure {
