@@ -157,6 +157,17 @@ fn misspelt_setting_is_refused_by_the_catalogue(dir: &Path, space: &str, env: &[
 /// request's count taken from the server's `usage`.
 fn assert_served(record: &TrialRecord, study: &Path) {
     let n = record.number;
+    if let Outcome::Failed { .. } = record.outcome {
+        let log = std::fs::read_to_string(study.join(format!("trial-{n}/server.log")))
+            .unwrap_or_default();
+        let tail: Vec<&str> = log.lines().rev().take(80).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "trial {n} failed: {:?}\nthe end of its server log:\n{}",
+            record.outcome,
+            tail.join("\n")
+        );
+    }
     let completed = assert_probed(record, OUTPUT_LEN);
     let probe: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(study.join(format!("trial-{n}/probe.json"))).unwrap(),
