@@ -5,19 +5,19 @@
 #   2. provisions a CPU build of llama.cpp's llama-server and GGUF copies of the tiny model
 #      (cached: a second when already done; on a fresh machine the compile is the slow step),
 #      and exports their environment;
-#   3. installs headless Chromium when it is missing (the Debian package, once), and the export
+#   3. provisions XInference with its llama.cpp engine in a thin venv over the vLLM one (cached:
+#      a second when already done, about two minutes the first time), and exports its
+#      environment;
+#   4. installs headless Chromium when it is missing (the Debian package, once), and the export
 #      checkers: shellcheck (Debian) and kubernetes-validate (PyPI, a cached venv);
-#   4. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
+#   5. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
 #      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
 #      ends, however it ends;
-#   5. formatting, lints, and every test target, with the real-vLLM and real-llama.cpp
-#      end-to-end tests, the Slurm tests and the report rendering check included
+#   6. formatting, lints, and every test target, with the real-vLLM, real-llama.cpp and
+#      real-XInference end-to-end tests, the Slurm tests and the report rendering check included
 #      (`--include-ignored`) and required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
-#      INFERTUNE_REQUIRE_SLURM=1, INFERTUNE_REQUIRE_CHROMIUM=1: they fail instead of skipping
-#      when what they need is missing). The real-XInference test is left out (`--skip`): its
-#      baseline does not start yet (a port XInference binds is taken at start). Run it by hand
-#      after scripts/provision-xinference.sh and `. scripts/xinference-env.sh`:
-#      `cargo test --test e2e xinference -- --include-ignored`.
+#      INFERTUNE_REQUIRE_XINFERENCE=1, INFERTUNE_REQUIRE_SLURM=1, INFERTUNE_REQUIRE_CHROMIUM=1:
+#      they fail instead of skipping when what they need is missing).
 # The fast tier is `cargo test --workspace`: it provisions nothing, and lists the tests above as
 # ignored, each with what it needs; everything else (the simulator studies included) runs.
 # Tests run in the debug profile: the suite's time goes to vLLM starting up (minutes per
@@ -53,6 +53,12 @@ scripts/provision-llamacpp.sh >/dev/null
 . scripts/llamacpp-env.sh
 export INFERTUNE_REQUIRE_LLAMACPP=1
 
+step "provisioning XInference (cached)"
+scripts/provision-xinference.sh >/dev/null
+# shellcheck source=scripts/xinference-env.sh
+. scripts/xinference-env.sh
+export INFERTUNE_REQUIRE_XINFERENCE=1
+
 step "provisioning Chromium (installed once)"
 scripts/provision-chromium.sh
 # The report rendering check (tests/e2e/report_render.rs) fails instead of skipping without it.
@@ -78,6 +84,5 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 step "cargo test"
 # Benchmarks (benches/, searchbench/benches/, scripts/bench-*.sh) are linted above but not run
 # here: they measure. The search benchmark's own unit tests run.
-cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored \
-    --skip xinference::tune_drives_a_real_xinference_on_llama_cpp
+cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored
 step "all passed"

@@ -6,9 +6,8 @@
 //! with a thread per core); `replica: 2`, which must serve only once both replicas are READY
 //! (every probe request answered, none a 503 from a replica still loading); and a tuned config.
 //! Before them, `infertune check` must refuse a misspelt setting by the catalogue. Each
-//! XInference start takes about a minute here (three processes import torch), so the test
-//! takes a few minutes; it is ignored in the fast tier and left out of scripts/test.sh until
-//! its baseline starts (see the script's header for how to run it by hand).
+//! XInference start takes one to two minutes here (three processes import torch), so the test
+//! takes five to seven minutes; it is ignored in the fast tier and required by scripts/test.sh.
 
 use crate::kit::provisioned;
 use crate::real_engine::{
@@ -27,7 +26,7 @@ const SHIPPED_REPLICAS: &str = "replica:         {type: choice, values: [1, 2], 
 const OUTPUT_LEN: f64 = 64.0;
 
 #[test]
-#[ignore = "needs XInference (scripts/provision-xinference.sh); its baseline does not start yet: a port XInference binds is taken"]
+#[ignore = "needs XInference (scripts/provision-xinference.sh)"]
 fn tune_drives_a_real_xinference_on_llama_cpp() {
     let Some(env) = provisioned::or_skip(
         provisioned_env(),
