@@ -1,8 +1,9 @@
 //! `sim validate`: every row of a measured-truth CSV (inference-perf's `shared_prefix` chat
 //! against a real vLLM, one row per load stage) simulated and compared with what was measured.
 
-use super::chat::{eval_chat, SharedPrefixChat};
+use super::chat::eval_chat;
 use super::config::Deployment;
+use crate::probe::SharedPrefix;
 use crate::record::{MetricMap, Params, Value};
 use crate::space::EngineKind;
 use serde::Serialize;
@@ -163,8 +164,8 @@ impl TruthRow {
     }
 
     /// The traffic the row specifies.
-    pub fn chat(&self) -> Result<SharedPrefixChat, String> {
-        Ok(SharedPrefixChat {
+    pub fn chat(&self) -> Result<SharedPrefix, String> {
+        Ok(SharedPrefix {
             num_groups: self.int("num_groups")?,
             prompts_per_group: self.int("prompts_per_group")?,
             system_prompt_len: self.int("system_prompt_len")?,
