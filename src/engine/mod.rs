@@ -62,25 +62,6 @@ pub trait Engine: Sync {
     }
 }
 
-impl<E: Engine + ?Sized> Engine for &E {
-    fn launch_spec(
-        &self,
-        space: &StudySpec,
-        params: &Params,
-        slot: &Slot,
-    ) -> anyhow::Result<LaunchSpec> {
-        (**self).launch_spec(space, params, slot)
-    }
-
-    fn output_token_counter(&self) -> Option<&'static str> {
-        (**self).output_token_counter()
-    }
-
-    fn extra_ports(&self) -> usize {
-        (**self).extra_ports()
-    }
-}
-
 /// What infertune knows of one engine, gathered from its folder.
 pub struct Description {
     /// How a config becomes the engine's launch.
@@ -129,6 +110,6 @@ pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
 }
 
 /// The adapter for an engine kind.
-pub fn for_kind(kind: EngineKind) -> anyhow::Result<Box<dyn Engine>> {
-    Ok(Box::new(describe(kind).launch))
+pub fn for_kind(kind: EngineKind) -> &'static dyn Engine {
+    describe(kind).launch
 }
