@@ -44,7 +44,6 @@ pub fn eval_chat(
 mod tests {
     use super::*;
     use crate::sim::requests::chat_request;
-    use crate::space::EngineKind;
 
     fn chat() -> SharedPrefix {
         SharedPrefix {
@@ -85,13 +84,7 @@ mod tests {
 
     #[test]
     fn a_constant_rate_sends_rate_times_duration_requests() {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: "H100".into(),
-            model: "Llama-3-8B".into(),
-            tp: 1,
-        };
+        let d = Deployment::vllm("H100", "Llama-3-8B", 1);
         let m = eval_chat(&d, &Params::new(), &chat(), 4.0, Duration::from_secs(30), 1).unwrap();
         assert_eq!(m["completed"], 120.0);
         assert!(
