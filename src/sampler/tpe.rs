@@ -161,24 +161,9 @@ fn bandwidth(n: usize, dims: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, Value};
-    use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
+    use crate::record::Outcome;
+    use crate::sampler::testkit::{feasible, oom, plane, point, record, x_of};
     use crate::sampler::RandomSampler;
-
-    fn plane() -> crate::sampler::testkit::FnSpace {
-        FnSpaceBuilder::new()
-            .float("x", 0.0, 1.0, None, false)
-            .float("y", 0.0, 1.0, None, false)
-            .build()
-    }
-
-    fn point(x: f64, y: f64) -> Params {
-        Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
-    }
-
-    fn x_of(p: &Params) -> f64 {
-        p["x"].as_f64().unwrap()
-    }
 
     /// Scores rise towards `x = 0.7`; beyond it every config fails with `beyond`.
     fn history(beyond: impl Fn(Params) -> TrialRecord) -> Vec<TrialRecord> {
