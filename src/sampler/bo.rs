@@ -17,7 +17,7 @@
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
-use super::kernel::{failure_probability, reflect, squared_distance};
+use super::kernel::{failure_probability, reflect, squared_distance, with_failure};
 use super::prior::{kendall_tau, Prior, PriorCheck, Source, Trust, TRUST_CHECK_TRIALS};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
@@ -69,17 +69,11 @@ const BREACH_WEIGHT: f64 = 8.0;
 /// millions in log space and would outweigh the failure model. Below the floor candidates
 /// breach alike but for how little the models know of them, so the search moves away from its
 /// breaches, and the failure model keeps it off its failures: the floor, weighted as a breach,
-/// stays above [`LIKELY_FAILURE_PENALTY`].
+/// stays above [`super::kernel::LIKELY_FAILURE_PENALTY`].
 const SURE_BREACH_LOG: f64 = -100.0;
 /// Most points a surrogate is fitted on: an exact fit costs the cube of its points, and a long
 /// study (hundreds of fast trials) would otherwise spend longer proposing than probing.
 const MAX_FIT_POINTS: usize = 160;
-/// Weight of `log(1 − P_fail)` in the acquisition.
-const FAILURE_WEIGHT: f64 = 4.0;
-/// Failure probability above which a candidate is only taken when nothing else is left, and
-/// the acquisition penalty that enforces it.
-const LIKELY_FAILURE: f64 = 0.35;
-const LIKELY_FAILURE_PENALTY: f64 = 1e3;
 
 /// Constrained BO with learned SLO and start-up-failure regions.
 pub(crate) struct BoSampler {
@@ -294,12 +288,7 @@ impl Model {
             }
             _ => 0.0,
         };
-        let value = improvement + feasible + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
-        if p_fail > LIKELY_FAILURE {
-            value - LIKELY_FAILURE_PENALTY
-        } else {
-            value
-        }
+        with_failure(improvement + feasible, p_fail)
     }
 }
 
