@@ -15,13 +15,10 @@
 //! tokens for 100 + 466), so a turn does not append the previous reply here; inference-perf's
 //! current source appends it (the conversation grows turn by turn), which this does not model.
 
-use super::{synth, Entry};
+use super::synth::{self, Kind};
+use super::Entry;
 use crate::probe::workload::{Api, SharedPrefix};
 use anyhow::{Context, Result};
-
-const SYSTEM_KIND: u64 = 3;
-const QUESTION_KIND: u64 = 4;
-const FRESH_QUESTION_KIND: u64 = 5;
 
 /// The requests of a shared-prefix chat workload, in order.
 pub(crate) struct SharedPrefixChat {
@@ -48,10 +45,10 @@ impl SharedPrefixChat {
         self.next += 1;
         let group = user / u64::from(sizes.prompts_per_group);
         let question = match sizes.multi_turn {
-            true => synth::key(QUESTION_KIND, user),
-            false => synth::key(FRESH_QUESTION_KIND, index),
+            true => synth::key(Kind::Question, user),
+            false => synth::key(Kind::FreshQuestion, index),
         };
-        let tokens = synth::run(synth::key(SYSTEM_KIND, group), sizes.system_prompt_len)
+        let tokens = synth::run(synth::key(Kind::System, group), sizes.system_prompt_len)
             .chain(synth::run(question, sizes.question_len));
         let len = u64::from(sizes.system_prompt_len) + u64::from(sizes.question_len);
         Ok(Entry {
