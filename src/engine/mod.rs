@@ -70,6 +70,8 @@ pub struct Description {
     pub rules: &'static RulePack,
     /// What marks a failure in the engine's log.
     pub log: &'static LogPatterns,
+    /// The flag catalogues shipped in its folder: file name and text (embedded in the binary).
+    pub catalogues: &'static [(&'static str, &'static str)],
 }
 
 /// The description of `kind`: the one registration of every engine (with `KINDS`).
