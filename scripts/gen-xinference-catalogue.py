@@ -1,4 +1,4 @@
-"""Writes catalogues/xinference-<version>.json: the settings XInference's launch accepts.
+"""Writes src/engine/xinference/xinference-<version>.json: the settings XInference's launch accepts.
 
   $INFERTUNE_XINFERENCE_PYTHON scripts/gen-xinference-catalogue.py
 
@@ -72,7 +72,7 @@ def llamacpp_entries():
 
 
 def vllm_entries():
-    shipped = json.loads((ROOT / "catalogues" / "vllm-0.32.0.json").read_text())
+    shipped = json.loads((ROOT / "src" / "engine" / "vllm" / "vllm-0.32.0.json").read_text())
     out = []
     for e in shipped["entries"]:
         if not e["name"].startswith("--"):
@@ -100,7 +100,7 @@ def main():
         + "(scripts/gen-xinference-catalogue.py)",
         "entries": entries,
     }
-    path = ROOT / "catalogues" / f"xinference-{xinference.__version__}.json"
+    path = ROOT / "src" / "engine" / "xinference" / f"xinference-{xinference.__version__}.json"
     path.write_text(json.dumps(catalogue, indent=2) + "\n")
     print(f"{path}: {len(entries)} entries")
 

@@ -6,7 +6,7 @@ use super::bench_progress::BenchBar;
 use crate::probe::csv_out::CsvOut;
 use crate::probe::{loadsearch, summary, EarlyStop, ProbeReport, RequestRecord, RunOptions};
 use crate::probe::{LoadSpec, Target, WorkloadSpec};
-use crate::record::Slo;
+use crate::record::{metric, Slo};
 use crate::report::sweep::{self, SweepPoint, SweepView};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -240,7 +240,7 @@ impl Session {
                 .sum::<f64>()
         };
         Ok(i32::from(
-            total("completed") == 0.0 && total("failed") > 0.0,
+            total(metric::COMPLETED) == 0.0 && total(metric::FAILED) > 0.0,
         ))
     }
 }

@@ -295,8 +295,7 @@ fn launch_text(space: &StudySpec, config: &Params) -> String {
         extra_ports: Vec::new(),
         workdir: std::env::temp_dir().join("infertune-check"),
     };
-    let spec =
-        engine::for_kind(space.engine.kind).and_then(|e| e.launch_spec(space, config, &slot));
+    let spec = engine::for_kind(space.engine.kind).launch_spec(space, config, &slot);
     match spec {
         Ok(spec) => {
             let spec = crate::export::redact(&spec, &space.secrets);

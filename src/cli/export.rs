@@ -43,9 +43,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
         crate::engine::rule_pack,
     )
     .context("export rebuilds the winner's launch from the study's space file")?;
-    let engine = crate::engine::for_kind(space.engine.kind)?;
+    let engine = crate::engine::for_kind(space.engine.kind);
     let records = journal::read_records(dir)?;
-    let exporter = Exporter::new(&space, engine.as_ref(), &meta, dir);
+    let exporter = Exporter::new(&space, engine, &meta, dir);
     let chosen: Option<Vec<Format>> =
         if args.format.is_empty() || args.format.contains(&FormatArg::All) {
             None

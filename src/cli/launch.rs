@@ -51,7 +51,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
         extra_ports: Vec::new(),
         workdir: args.workdir.clone(),
     };
-    let spec = for_kind(engine.kind)?.launch_spec(&space, &params, &slot)?;
+    let spec = for_kind(engine.kind).launch_spec(&space, &params, &slot)?;
     println!("{}", command_line(&redact(&spec, &space.secrets))?);
     if args.dry_run {
         return Ok(0);

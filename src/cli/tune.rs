@@ -148,7 +148,7 @@ fn study(
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
     let stop = interrupt::on_sigint()?;
-    let engine = crate::engine::for_kind(space.engine.kind)?;
+    let engine = crate::engine::for_kind(space.engine.kind);
     let warm = crate::study::warm::load(&space, &dir)?;
     for s in &warm.studies {
         observer.note(&format!(
@@ -163,7 +163,7 @@ fn study(
     let launcher = process_launcher(&stop, observer);
     let backends = Backends {
         check: &space,
-        engine: engine.as_ref(),
+        engine,
         launcher: &launcher,
         prober: &prober,
         observer: observer.as_ref(),

@@ -62,25 +62,6 @@ pub trait Engine: Sync {
     }
 }
 
-impl<E: Engine + ?Sized> Engine for &E {
-    fn launch_spec(
-        &self,
-        space: &StudySpec,
-        params: &Params,
-        slot: &Slot,
-    ) -> anyhow::Result<LaunchSpec> {
-        (**self).launch_spec(space, params, slot)
-    }
-
-    fn output_token_counter(&self) -> Option<&'static str> {
-        (**self).output_token_counter()
-    }
-
-    fn extra_ports(&self) -> usize {
-        (**self).extra_ports()
-    }
-}
-
 /// What infertune knows of one engine, gathered from its folder.
 pub struct Description {
     /// How a config becomes the engine's launch.
@@ -89,6 +70,8 @@ pub struct Description {
     pub rules: &'static RulePack,
     /// What marks a failure in the engine's log.
     pub log: &'static LogPatterns,
+    /// The flag catalogues shipped in its folder: file name and text (embedded in the binary).
+    pub catalogues: &'static [(&'static str, &'static str)],
 }
 
 /// The description of `kind`: the one registration of every engine (with `KINDS`).
@@ -129,6 +112,6 @@ pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
 }
 
 /// The adapter for an engine kind.
-pub fn for_kind(kind: EngineKind) -> anyhow::Result<Box<dyn Engine>> {
-    Ok(Box::new(describe(kind).launch))
+pub fn for_kind(kind: EngineKind) -> &'static dyn Engine {
+    describe(kind).launch
 }

@@ -34,24 +34,3 @@ pub fn render(blocks: &[Block]) -> String {
     }
     out
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tables_escape_pipes() {
-        let blocks = vec![
-            Block::Heading(2, "T".into()),
-            Block::Table {
-                header: vec!["a".into(), "b".into()],
-                rows: vec![vec!["x|y".into(), "<z>".into()]],
-            },
-        ];
-        let md = render(&blocks);
-        assert!(
-            md.contains("## T\n") && md.contains("| x\\|y | <z> |"),
-            "{md}"
-        );
-    }
-}

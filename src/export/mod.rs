@@ -277,6 +277,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn each_format_escapes_its_own_markup_in_tables() {
+        let blocks = vec![
+            Block::Heading(2, "T".into()),
+            Block::Table {
+                header: vec!["a".into(), "b".into()],
+                rows: vec![vec!["x|y".into(), "<z>".into()]],
+            },
+        ];
+        let md = markdown::render(&blocks);
+        assert!(
+            md.contains("## T\n") && md.contains("| x\\|y | <z> |"),
+            "{md}"
+        );
+        let h = html::render("t", &blocks);
+        assert!(
+            h.contains("<td>&lt;z&gt;</td>") && h.contains("<h2>T</h2>"),
+            "{h}"
+        );
+    }
+
+    #[test]
     fn concurrent_writes_of_files_sharing_a_stem_keep_their_own_text() {
         let dir = tempfile::tempdir().unwrap();
         let writer = |name: &'static str| {

@@ -3,7 +3,7 @@
 //! study's trials (`objective.load_search`) and `infertune bench --sweep` both use it.
 
 use super::{LoadSpec, WorkloadSpec};
-use crate::record::{MetricMap, Slo, Violation};
+use crate::record::{metric, MetricMap, Slo, Violation};
 use anyhow::bail;
 use serde::{Deserialize, Serialize};
 
@@ -145,7 +145,7 @@ pub fn violations(slos: &[Slo], metrics: &MetricMap) -> Vec<Violation> {
         .iter()
         .filter_map(|slo| slo.violation(metrics))
         .collect();
-    if metrics.get("completed").is_none_or(|n| *n == 0.0) {
+    if metrics.get(metric::COMPLETED).is_none_or(|n| *n == 0.0) {
         out.push(Violation::NothingCompleted);
     }
     out

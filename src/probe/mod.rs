@@ -30,7 +30,7 @@ pub use progress::ProbeObserver;
 pub use record::ErrorKind;
 pub(crate) use record::{RequestError, RequestRecord, TokenSource};
 
-pub use workload::{Api, DatasetSpec, LoadSpec, WorkloadSpec};
+pub use workload::{Api, DatasetSpec, LoadSpec, SharedPrefix, WorkloadSpec};
 
 use crate::record::{Latency, MetricMap};
 

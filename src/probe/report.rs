@@ -6,17 +6,17 @@ use super::metrics::{Collector, OUTPUT_MISMATCHED, PROMPT_MISMATCHED, USAGE_UNRE
 use super::plan::Plan;
 use super::workload::{Api, DatasetSpec, WorkloadSpec};
 use super::{EarlyStop, Target};
-use crate::record::{Latency, MetricMap};
+use crate::record::{metric, Latency, MetricMap};
 use serde_json::{json, Map, Value};
 
 /// Metrics that are whole numbers.
 const COUNTS: [&str; 9] = [
-    "completed",
-    "failed",
-    "incomplete",
-    "total_input_tokens",
-    "total_output_tokens",
-    "incomplete_output_tokens",
+    metric::COMPLETED,
+    metric::FAILED,
+    metric::INCOMPLETE,
+    metric::TOTAL_INPUT_TOKENS,
+    metric::TOTAL_OUTPUT_TOKENS,
+    metric::INCOMPLETE_OUTPUT_TOKENS,
     PROMPT_MISMATCHED,
     OUTPUT_MISMATCHED,
     USAGE_UNREPORTED,
@@ -31,7 +31,11 @@ fn insert_metrics(to: &mut Value, metrics: &MetricMap) {
         } else {
             json!(value)
         };
-        let key = if key == "duration_s" { "duration" } else { key };
+        let key = if key == metric::DURATION_S {
+            "duration"
+        } else {
+            key
+        };
         fields.insert(key.to_string(), value);
     }
 }
@@ -94,7 +98,7 @@ pub(crate) fn json(
         "stream": workload.stream,
         "seed": workload.seed,
         "warmup": workload.warmup_requests(),
-        "duration": metrics.get("duration_s"),
+        "duration": metrics.get(metric::DURATION_S),
         "errors_by_kind": errors,
         "output_tokens_source": sources,
         "goodput_slo": workload.slo.iter().map(ToString::to_string).collect::<Vec<_>>(),

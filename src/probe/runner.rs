@@ -16,10 +16,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
-/// Metric: output tokens of the warm-up requests (not part of any other metric), so the
-/// probe's tokens can be reconciled with a server's own counter over the whole run.
-pub(crate) const WARMUP_OUTPUT_TOKENS: &str = "warmup_output_tokens";
-
 /// How often the pruning hook is consulted.
 const PRUNE_EVERY: Duration = Duration::from_millis(250);
 
@@ -69,7 +65,7 @@ pub(crate) async fn run(
         let mut metrics = collector.metrics();
         if let Some(warmup) = warmup {
             metrics.insert(
-                WARMUP_OUTPUT_TOKENS.into(),
+                crate::record::metric::WARMUP_OUTPUT_TOKENS.into(),
                 (warmup.output_tokens + warmup.incomplete_output_tokens) as f64,
             );
         }

@@ -1,7 +1,7 @@
 //! The terminal summary of a run, laid out like `vllm bench serve`, plus a percentile table.
 
 use super::ProbeReport;
-use crate::record::Latency;
+use crate::record::{metric, Latency};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use std::fmt::Write;
 
@@ -12,23 +12,31 @@ const STATS: [&str; 9] = [
 
 /// Lines of the summary: label, metric key, decimals; in `vllm bench serve` order.
 const SUMMARY_LINES: [(&str, &str, usize); 11] = [
-    ("Successful requests:", "completed", 0),
-    ("Failed requests:", "failed", 0),
-    ("  of which incomplete (partial streams):", "incomplete", 0),
-    ("Benchmark duration (s):", "duration_s", 2),
-    ("Total input tokens:", "total_input_tokens", 0),
-    ("Total generated tokens:", "total_output_tokens", 0),
+    ("Successful requests:", metric::COMPLETED, 0),
+    ("Failed requests:", metric::FAILED, 0),
     (
-        "Tokens of incomplete requests:",
-        "incomplete_output_tokens",
+        "  of which incomplete (partial streams):",
+        metric::INCOMPLETE,
         0,
     ),
-    ("Request throughput (req/s):", "request_throughput", 2),
-    ("Request goodput (req/s):", "request_goodput", 2),
-    ("Output token throughput (tok/s):", "output_throughput", 2),
+    ("Benchmark duration (s):", metric::DURATION_S, 2),
+    ("Total input tokens:", metric::TOTAL_INPUT_TOKENS, 0),
+    ("Total generated tokens:", metric::TOTAL_OUTPUT_TOKENS, 0),
+    (
+        "Tokens of incomplete requests:",
+        metric::INCOMPLETE_OUTPUT_TOKENS,
+        0,
+    ),
+    ("Request throughput (req/s):", metric::REQUEST_THROUGHPUT, 2),
+    ("Request goodput (req/s):", metric::REQUEST_GOODPUT, 2),
+    (
+        "Output token throughput (tok/s):",
+        metric::OUTPUT_THROUGHPUT,
+        2,
+    ),
     (
         "Total token throughput (tok/s):",
-        "total_token_throughput",
+        metric::TOTAL_TOKEN_THROUGHPUT,
         2,
     ),
 ];
@@ -45,7 +53,7 @@ pub fn render(report: &ProbeReport, title: &str) -> String {
         match m.get(key) {
             Some(v) => line(label, format!("{v:.decimals$}")),
             // Goodput only exists when SLOs were given; the rest read as 0 when absent.
-            None if key == "request_goodput" => {}
+            None if key == metric::REQUEST_GOODPUT => {}
             None => line(label, format!("{:.decimals$}", 0.0)),
         }
     }

@@ -99,21 +99,7 @@ pub enum DatasetSpec {
     /// H100 measurements: groups of users sharing a system prompt, each asking its question;
     /// multi-turn users resend their conversation (see `probe::dataset::shared_prefix`).
     #[serde(rename = "shared_prefix")]
-    SharedPrefix {
-        /// System prompts, one per group.
-        num_groups: u32,
-        /// Users sharing each system prompt.
-        prompts_per_group: u32,
-        /// Tokens of each system prompt.
-        system_prompt_len: u32,
-        /// Tokens of each user's question.
-        question_len: u32,
-        /// Tokens generated per request (`max_tokens`; send with `ignore_eos`).
-        output_len: u32,
-        /// Each user's next request resends its conversation (else every question is new).
-        #[serde(default)]
-        multi_turn: bool,
-    },
+    SharedPrefix(SharedPrefix),
     /// A timestamped production trace, replayed: each request goes out at its (scaled) arrival
     /// time with exactly the trace's input and output token counts (`max_tokens` with
     /// `ignore_eos`; run it with `load: {kind: trace}`). The file is streamed, never held in
@@ -147,6 +133,47 @@ pub enum DatasetSpec {
 }
 
 /// The layout of a trace file.
+/// The sizes of shared-prefix chat: `num_groups` system prompts, `prompts_per_group` users
+/// in each group, each request its group's system prompt and its user's question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SharedPrefix {
+    /// System prompts, one per group.
+    pub num_groups: u32,
+    /// Users sharing each system prompt.
+    pub prompts_per_group: u32,
+    /// Tokens of each system prompt (the prefix the group's requests share).
+    pub system_prompt_len: u32,
+    /// Tokens of each user's question.
+    pub question_len: u32,
+    /// Tokens generated per request (`max_tokens`; send with `ignore_eos`).
+    pub output_len: u32,
+    /// Each user's next request resends its conversation (else every question is new).
+    #[serde(default)]
+    pub multi_turn: bool,
+}
+
+impl SharedPrefix {
+    /// Why shared-prefix chat of these sizes cannot be sent, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        let positive = [
+            ("num_groups", self.num_groups),
+            ("prompts_per_group", self.prompts_per_group),
+            ("question_len", self.question_len),
+            ("output_len", self.output_len),
+        ];
+        match positive.iter().find(|(_, v)| *v == 0) {
+            Some((name, _)) => Err(format!("shared-prefix chat: `{name}` must be at least 1")),
+            None => Ok(()),
+        }
+    }
+
+    /// Simulated users: `num_groups × prompts_per_group`.
+    pub fn users(&self) -> u64 {
+        u64::from(self.num_groups) * u64::from(self.prompts_per_group)
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceFormat {

@@ -4,6 +4,7 @@
 
 mod failure;
 mod latency;
+pub mod metric;
 mod server;
 mod slo;
 mod trial;
@@ -21,6 +22,6 @@ pub use violation::Violation;
 
 use std::collections::BTreeMap;
 
-/// Flat metric name → value, names as in `vllm bench serve` (`mean_ttft_ms`, `p99_tpot_ms`,
-/// `output_throughput`, `request_goodput`, `completed`, `failed`, `error_rate`, `duration_s`, ...).
+/// Flat metric name → value, names as in `vllm bench serve`: those of [`metric`] and the
+/// latency statistics of [`Latency::key`] (`mean_ttft_ms`, `p99_tpot_ms`, ...).
 pub type MetricMap = BTreeMap<String, f64>;

@@ -72,7 +72,7 @@ impl Slo {
     pub(crate) fn format_value(&self, value: f64) -> String {
         if self.is_latency() {
             format!("{}ms", round_sig(value))
-        } else if self.metric == "error_rate" {
+        } else if self.metric == super::metric::ERROR_RATE {
             format!("{}%", round_sig(value * 100.0))
         } else {
             round_sig(value).to_string()
@@ -182,7 +182,7 @@ impl fmt::Display for Slo {
         })?;
         if self.is_latency() {
             write!(f, "{}ms", self.threshold)
-        } else if self.metric == "error_rate" {
+        } else if self.metric == super::metric::ERROR_RATE {
             write!(f, "{}%", self.threshold * 100.0)
         } else {
             write!(f, "{}", self.threshold)

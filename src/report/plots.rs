@@ -3,7 +3,7 @@
 //! objective is drawn; pruned ones with the partial value their probe reached, as rings.
 
 use crate::export::{Chart, Series};
-use crate::record::{Outcome, TrialRecord};
+use crate::record::{metric, Latency, Outcome, TrialRecord};
 use crate::space::objective::ObjectiveSpec;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -167,12 +167,12 @@ pub(crate) fn latency_throughput(records: &[TrialRecord], spec: &ObjectiveSpec) 
     let slo = spec.subject_to.iter().find(|s| s.is_latency());
     let latency = slo
         .map(|s| s.metric_key())
-        .unwrap_or_else(|| "p99_ttft_ms".into());
+        .unwrap_or_else(|| Latency::Ttft.key("p99"));
     let points: Vec<(Ending, (f64, f64))> = records
         .iter()
         .filter_map(|r| {
             let (x, y) = (
-                r.metrics.get("output_throughput")?,
+                r.metrics.get(metric::OUTPUT_THROUGHPUT)?,
                 r.metrics.get(&latency)?,
             );
             Some((ending(r)?, (*x, *y)))

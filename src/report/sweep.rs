@@ -3,7 +3,7 @@
 //! and failures against the load.
 
 use crate::export::{write_atomic, Access, Block, Chart, Series};
-use crate::record::{Latency, MetricMap, Slo};
+use crate::record::{metric, Latency, MetricMap, Slo};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
@@ -16,10 +16,10 @@ const BAD: &str = "#d62728";
 
 /// Metric columns of the table, after the load: the metric and its heading for reading.
 const COLUMNS: [(&str, &str); 10] = [
-    ("completed", "completed"),
-    ("failed", "failed"),
-    ("request_throughput", "req/s"),
-    ("output_throughput", "output tok/s"),
+    (metric::COMPLETED, "completed"),
+    (metric::FAILED, "failed"),
+    (metric::REQUEST_THROUGHPUT, "req/s"),
+    (metric::OUTPUT_THROUGHPUT, "output tok/s"),
     ("p50_ttft_ms", "TTFT p50 ms"),
     ("p99_ttft_ms", "TTFT p99 ms"),
     ("p50_tpot_ms", "TPOT p50 ms"),
@@ -194,9 +194,13 @@ fn charts(view: &SweepView<'_>) -> Vec<(&'static str, Chart)> {
         .iter()
         .enumerate()
         .filter(|(_, p)| !p.violations.is_empty())
-        .filter_map(|(i, p)| p.metrics.get("output_throughput").map(|v| (i as f64, *v)))
+        .filter_map(|(i, p)| {
+            p.metrics
+                .get(metric::OUTPUT_THROUGHPUT)
+                .map(|v| (i as f64, *v))
+        })
         .collect();
-    let mut output = vec![line("output tokens/s", LINE, "output_throughput")];
+    let mut output = vec![line("output tokens/s", LINE, metric::OUTPUT_THROUGHPUT)];
     if !view.slos.is_empty() {
         output.push(Series {
             name: "breaks an SLO".into(),
@@ -226,7 +230,7 @@ fn charts(view: &SweepView<'_>) -> Vec<(&'static str, Chart)> {
             chart(
                 "Request throughput",
                 "requests/s",
-                vec![line("requests/s", LINE, "request_throughput")],
+                vec![line("requests/s", LINE, metric::REQUEST_THROUGHPUT)],
             ),
         ),
         ("ttft.svg", latency("Time to first token", Latency::Ttft)),
@@ -237,7 +241,7 @@ fn charts(view: &SweepView<'_>) -> Vec<(&'static str, Chart)> {
             chart(
                 "Failed requests",
                 "requests",
-                vec![line("failed", BAD, "failed")],
+                vec![line("failed", BAD, metric::FAILED)],
             ),
         ),
     ]

@@ -5,14 +5,6 @@
 use crate::export::Block;
 use crate::record::{ServerStats, TrialRecord};
 
-/// A row of the side-by-side table: its label, how to read it from a server section, and how
-/// to print it.
-struct Figure {
-    label: &'static str,
-    read: fn(&ServerStats) -> Option<f64>,
-    show: fn(f64) -> String,
-}
-
 fn count(v: f64) -> String {
     format!("{v:.0}")
 }
@@ -25,52 +17,29 @@ fn decimal(v: f64) -> String {
     format!("{v:.1}")
 }
 
+/// A row of the side-by-side table: its label, how to read the figure from a server section,
+/// and how to print it.
+type Figure = (
+    &'static str,
+    fn(&ServerStats) -> Option<f64>,
+    fn(f64) -> String,
+);
+
+/// The rows of the side-by-side table.
 const FIGURES: [Figure; 9] = [
-    Figure {
-        label: "preemptions",
-        read: |s| s.preemptions,
-        show: count,
-    },
-    Figure {
-        label: "KV-cache usage, peak",
-        read: |s| s.kv_cache_usage_peak,
-        show: percent,
-    },
-    Figure {
-        label: "KV-cache usage, mean",
-        read: |s| s.kv_cache_usage_mean,
-        show: percent,
-    },
-    Figure {
-        label: "requests waiting, peak",
-        read: |s| s.waiting_peak,
-        show: count,
-    },
-    Figure {
-        label: "requests running, mean",
-        read: |s| s.running_mean,
-        show: decimal,
-    },
-    Figure {
-        label: "prefix-cache hit rate",
-        read: |s| s.prefix_cache_hit_rate,
-        show: percent,
-    },
-    Figure {
-        label: "output tokens (server)",
-        read: |s| s.output_tokens,
-        show: count,
-    },
-    Figure {
-        label: "accelerator power, mean (W)",
-        read: |s| s.power_mean_w,
-        show: decimal,
-    },
-    Figure {
-        label: "accelerator energy (J)",
-        read: |s| s.energy_j,
-        show: decimal,
-    },
+    ("preemptions", |s| s.preemptions, count),
+    ("KV-cache usage, peak", |s| s.kv_cache_usage_peak, percent),
+    ("KV-cache usage, mean", |s| s.kv_cache_usage_mean, percent),
+    ("requests waiting, peak", |s| s.waiting_peak, count),
+    ("requests running, mean", |s| s.running_mean, decimal),
+    (
+        "prefix-cache hit rate",
+        |s| s.prefix_cache_hit_rate,
+        percent,
+    ),
+    ("output tokens (server)", |s| s.output_tokens, count),
+    ("accelerator power, mean (W)", |s| s.power_mean_w, decimal),
+    ("accelerator energy (J)", |s| s.energy_j, decimal),
 ];
 
 /// The section's blocks, or `None` when neither the winner nor the baseline has a server
@@ -97,21 +66,20 @@ pub(crate) fn blocks(
     }
     let rows: Vec<Vec<String>> = FIGURES
         .iter()
-        .filter_map(|fig| {
+        .filter_map(|(label, read, show)| {
             let cells: Vec<String> = columns
                 .iter()
                 .map(|(_, r)| {
                     r.server
                         .as_ref()
-                        .and_then(fig.read)
-                        .map_or_else(|| "—".to_string(), fig.show)
+                        .and_then(read)
+                        .map_or_else(|| "—".to_string(), show)
                 })
                 .collect();
-            cells.iter().any(|c| *c != "—").then(|| {
-                std::iter::once(fig.label.to_string())
-                    .chain(cells)
-                    .collect()
-            })
+            cells
+                .iter()
+                .any(|c| *c != "—")
+                .then(|| std::iter::once(label.to_string()).chain(cells).collect())
         })
         .collect();
     let mut header = vec!["server figure".to_string()];

@@ -17,7 +17,7 @@
 
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
-use super::kernel::{failure_probability, reflect, squared_distance};
+use super::kernel::{failure_probability, reflect, squared_distance, with_failure};
 use super::prior::{kendall_tau, Prior, PriorCheck, Source, Trust, TRUST_CHECK_TRIALS};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
@@ -69,17 +69,11 @@ const BREACH_WEIGHT: f64 = 8.0;
 /// millions in log space and would outweigh the failure model. Below the floor candidates
 /// breach alike but for how little the models know of them, so the search moves away from its
 /// breaches, and the failure model keeps it off its failures: the floor, weighted as a breach,
-/// stays above [`LIKELY_FAILURE_PENALTY`].
+/// stays above [`super::kernel::LIKELY_FAILURE_PENALTY`].
 const SURE_BREACH_LOG: f64 = -100.0;
 /// Most points a surrogate is fitted on: an exact fit costs the cube of its points, and a long
 /// study (hundreds of fast trials) would otherwise spend longer proposing than probing.
 const MAX_FIT_POINTS: usize = 160;
-/// Weight of `log(1 − P_fail)` in the acquisition.
-const FAILURE_WEIGHT: f64 = 4.0;
-/// Failure probability above which a candidate is only taken when nothing else is left, and
-/// the acquisition penalty that enforces it.
-const LIKELY_FAILURE: f64 = 0.35;
-const LIKELY_FAILURE_PENALTY: f64 = 1e3;
 
 /// Constrained BO with learned SLO and start-up-failure regions.
 pub(crate) struct BoSampler {
@@ -294,12 +288,7 @@ impl Model {
             }
             _ => 0.0,
         };
-        let value = improvement + feasible + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
-        if p_fail > LIKELY_FAILURE {
-            value - LIKELY_FAILURE_PENALTY
-        } else {
-            value
-        }
+        with_failure(improvement + feasible, p_fail)
     }
 }
 
@@ -587,28 +576,13 @@ fn perturb(x: &[f64], width: f64, categories: &[Option<usize>], rng: &mut ChaCha
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, Value};
-    use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
-
-    fn line() -> crate::sampler::testkit::FnSpace {
-        FnSpaceBuilder::new()
-            .float("x", 0.0, 1.0, None, false)
-            .float("y", 0.0, 1.0, None, false)
-            .build()
-    }
-
-    fn at(x: f64, y: f64) -> Params {
-        Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
-    }
-
-    fn x_of(p: &Params) -> f64 {
-        p["x"].as_f64().unwrap()
-    }
+    use crate::record::Outcome;
+    use crate::sampler::testkit::{feasible, oom, plane, point, record, x_of};
 
     /// Runs `n` trials of a problem where the score rises with `x` but configs beyond
     /// `edge` break an SLO (or fail to start), returning the best feasible `x`.
     fn best_x(seed: u64, n: usize, edge: f64, fail: bool) -> f64 {
-        let space = line();
+        let space = plane();
         let mut sampler = BoSampler::new(seed, Prior::default());
         let mut trials: Vec<TrialRecord> = Vec::new();
         for _ in 0..n {
@@ -660,7 +634,7 @@ mod tests {
     /// Proposals of a 25-trial study beyond `x = 0.6`, where the score is highest but the
     /// latency sits on a plateau 5% over its bound (a batch capped by the client count).
     fn plateau_proposals(seed: u64) -> usize {
-        let space = line();
+        let space = plane();
         let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
         let mut sampler = BoSampler::new(seed, Prior::default());
         let mut trials: Vec<TrialRecord> = Vec::new();
@@ -689,7 +663,7 @@ mod tests {
     /// that first finds a feasible config (between the two) within 12, if one does, and how many
     /// of the proposals failed to start.
     fn search_from_equal_breaches(seed: u64) -> (Option<usize>, usize) {
-        let space = line();
+        let space = plane();
         let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
         let run = |p: Params| {
             let x = x_of(&p);
@@ -711,7 +685,8 @@ mod tests {
             t
         };
         let start = [(0.1, 0.2), (0.1, 0.8), (0.8, 0.5), (0.9, 0.1), (0.95, 0.9)];
-        let mut trials: Vec<TrialRecord> = start.into_iter().map(|(x, y)| run(at(x, y))).collect();
+        let mut trials: Vec<TrialRecord> =
+            start.into_iter().map(|(x, y)| run(point(x, y))).collect();
         let mut sampler = BoSampler::new(seed, Prior::default());
         let mut found = None;
         for asked in 1..=12 {
@@ -753,7 +728,7 @@ mod tests {
     /// Proposals among the first `n` of a fresh study well inside the region beyond `x = 0.6`
     /// where `prior` failed (the prior's trials are 1/30 apart, so its edge is that blurred).
     fn blind_failures(prior: &Prior, n: usize) -> usize {
-        let space = line();
+        let space = plane();
         (0..3)
             .map(|seed| {
                 let mut sampler = BoSampler::new(seed, prior.clone());
@@ -778,7 +753,7 @@ mod tests {
             trials: (0..30)
                 .map(|i| {
                     let x = (i as f64 + 0.5) / 30.0;
-                    let p = at(x, ((i * 7) % 30) as f64 / 30.0);
+                    let p = point(x, ((i * 7) % 30) as f64 / 30.0);
                     if x > 0.6 {
                         oom(p)
                     } else {
@@ -821,13 +796,13 @@ mod tests {
     #[test]
     fn proposals_replay_from_the_trial_list() {
         let trials: Vec<TrialRecord> = (0..8)
-            .map(|i| feasible(at(i as f64 / 8.0, 0.5), i as f64))
+            .map(|i| feasible(point(i as f64 / 8.0, 0.5), i as f64))
             .collect();
         let a = BoSampler::new(4, Prior::default())
-            .ask(&line(), &trials)
+            .ask(&plane(), &trials)
             .unwrap();
         let b = BoSampler::new(4, Prior::default())
-            .ask(&line(), &trials)
+            .ask(&plane(), &trials)
             .unwrap();
         assert_eq!(a, b);
     }
@@ -854,14 +829,14 @@ mod tests {
 
     #[test]
     fn a_prior_that_ranks_the_studys_trials_wrongly_is_set_aside() {
-        let space = line();
+        let space = plane();
         let dims = Dims::for_model(&space);
         let categories = dims.categories();
         let scored = |n: usize, score: fn(f64) -> f64| -> Vec<TrialRecord> {
             (0..n)
                 .map(|i| {
                     let x = (i as f64 + 0.5) / n as f64;
-                    feasible(at(x, 0.5), score(x))
+                    feasible(point(x, 0.5), score(x))
                 })
                 .collect()
         };

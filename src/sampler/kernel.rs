@@ -112,6 +112,25 @@ fn cell_of(u: f64, k: usize) -> usize {
     ((u * k as f64) as usize).min(k - 1)
 }
 
+/// Weight of `log(1 − P_fail)` in an acquisition.
+const FAILURE_WEIGHT: f64 = 4.0;
+/// Failure probability above which a candidate is only taken when nothing else is left.
+const LIKELY_FAILURE: f64 = 0.35;
+/// Acquisition penalty of such a candidate (larger than any other term in practice).
+pub(crate) const LIKELY_FAILURE_PENALTY: f64 = 1e3;
+
+/// An acquisition `value` with the start-up failure probability `p_fail` counted in: plus
+/// `w·log(1 − p_fail)`, and less [`LIKELY_FAILURE_PENALTY`] when failure is likelier than
+/// `LIKELY_FAILURE`, so such a candidate ranks below every other.
+pub(crate) fn with_failure(value: f64, p_fail: f64) -> f64 {
+    let value = value + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
+    if p_fail > LIKELY_FAILURE {
+        value - LIKELY_FAILURE_PENALTY
+    } else {
+        value
+    }
+}
+
 /// Neighbours that set the classifier's local kernel width.
 const NEIGHBOURS: usize = 5;
 

@@ -22,38 +22,44 @@ impl FnSpaceBuilder {
     }
 
     /// Adds an integer parameter.
-    pub fn int(mut self, name: &str, low: i64, high: i64, step: Option<i64>, log: bool) -> Self {
-        let kind = ParamKind::Int {
-            low,
-            high,
-            step,
-            log,
-        };
-        self.params.push(param(name, kind));
-        self
+    pub fn int(self, name: &str, low: i64, high: i64, step: Option<i64>, log: bool) -> Self {
+        self.param(
+            name,
+            ParamKind::Int {
+                low,
+                high,
+                step,
+                log,
+            },
+        )
     }
 
     /// Adds a real parameter.
-    pub fn float(mut self, name: &str, low: f64, high: f64, step: Option<f64>, log: bool) -> Self {
-        let kind = ParamKind::Float {
-            low,
-            high,
-            step,
-            log,
-        };
-        self.params.push(param(name, kind));
-        self
+    pub fn float(self, name: &str, low: f64, high: f64, step: Option<f64>, log: bool) -> Self {
+        self.param(
+            name,
+            ParamKind::Float {
+                low,
+                high,
+                step,
+                log,
+            },
+        )
     }
 
     /// Adds a choice parameter.
-    pub fn choice(mut self, name: &str, values: Vec<Value>) -> Self {
-        self.params.push(param(name, ParamKind::Choice { values }));
-        self
+    pub fn choice(self, name: &str, values: Vec<Value>) -> Self {
+        self.param(name, ParamKind::Choice { values })
     }
 
     /// Adds a bool parameter.
-    pub(crate) fn boolean(mut self, name: &str) -> Self {
-        self.params.push(param(name, ParamKind::Bool));
+    pub(crate) fn boolean(self, name: &str) -> Self {
+        self.param(name, ParamKind::Bool)
+    }
+
+    /// Adds a parameter `name` over `kind`.
+    fn param(mut self, name: &str, kind: ParamKind) -> Self {
+        self.params.push(param(name, kind));
         self
     }
 
@@ -115,6 +121,24 @@ pub(crate) fn mixed_space() -> FnSpace {
             p["max_num_batched_tokens"].as_i64() >= p["max_num_seqs"].as_i64()
         })
         .build()
+}
+
+/// Two real parameters, `x` and `y`, over `[0, 1]`.
+pub(crate) fn plane() -> FnSpace {
+    FnSpaceBuilder::new()
+        .float("x", 0.0, 1.0, None, false)
+        .float("y", 0.0, 1.0, None, false)
+        .build()
+}
+
+/// The config at `(x, y)` of [`plane`].
+pub(crate) fn point(x: f64, y: f64) -> Params {
+    Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
+}
+
+/// `x` of a config of [`plane`].
+pub(crate) fn x_of(p: &Params) -> f64 {
+    p["x"].as_f64().unwrap()
 }
 
 /// A trial record with `params`, `outcome` and `score`.

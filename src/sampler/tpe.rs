@@ -11,7 +11,7 @@
 //! lead into them.
 
 use super::history::{observations, Observation, Tier};
-use super::kernel::{failure_probability, Parzen};
+use super::kernel::{failure_probability, with_failure, Parzen};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
@@ -33,13 +33,6 @@ const LOCAL_BANDWIDTH: f64 = 0.05;
 const GAMMA: f64 = 0.2;
 /// Largest good set.
 const MAX_GOOD: usize = 25;
-/// Weight of the failure log-odds in the acquisition.
-const FAILURE_WEIGHT: f64 = 4.0;
-
-/// Failure probability above which a candidate is only taken when nothing else is left.
-const LIKELY_FAILURE: f64 = 0.35;
-/// Acquisition penalty of such a candidate (larger than any density ratio in practice).
-const LIKELY_FAILURE_PENALTY: f64 = 1e3;
 
 /// TPE with an SLO-aware ranking and a learned start-up-failure region.
 pub(crate) struct TpeSampler {
@@ -142,13 +135,7 @@ impl<'a> Model<'a> {
     /// every other candidate.
     fn acquisition(&self, x: &[f64]) -> f64 {
         let p_fail = failure_probability(x, &self.failed, &self.started);
-        let value = self.good.log_density(x) - self.bad.log_density(x)
-            + FAILURE_WEIGHT * (1.0 - p_fail).max(1e-9).ln();
-        if p_fail > LIKELY_FAILURE {
-            value - LIKELY_FAILURE_PENALTY
-        } else {
-            value
-        }
+        with_failure(self.good.log_density(x) - self.bad.log_density(x), p_fail)
     }
 }
 
@@ -161,24 +148,9 @@ fn bandwidth(n: usize, dims: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, Value};
-    use crate::sampler::testkit::{feasible, oom, record, FnSpaceBuilder};
+    use crate::record::Outcome;
+    use crate::sampler::testkit::{feasible, oom, plane, point, record, x_of};
     use crate::sampler::RandomSampler;
-
-    fn plane() -> crate::sampler::testkit::FnSpace {
-        FnSpaceBuilder::new()
-            .float("x", 0.0, 1.0, None, false)
-            .float("y", 0.0, 1.0, None, false)
-            .build()
-    }
-
-    fn point(x: f64, y: f64) -> Params {
-        Params::from([("x".into(), Value::Float(x)), ("y".into(), Value::Float(y))])
-    }
-
-    fn x_of(p: &Params) -> f64 {
-        p["x"].as_f64().unwrap()
-    }
 
     /// Scores rise towards `x = 0.7`; beyond it every config fails with `beyond`.
     fn history(beyond: impl Fn(Params) -> TrialRecord) -> Vec<TrialRecord> {

@@ -2,7 +2,7 @@
 //! the SLO verdict with named violations, against the objective's SLOs and its implicit
 //! error-rate bound.
 
-use crate::record::{MetricMap, Slo, Violation};
+use crate::record::{metric, MetricMap, Slo, Violation};
 use crate::space::objective::{Direction, ObjectiveSpec};
 use anyhow::Context as _;
 
@@ -212,7 +212,7 @@ pub(crate) fn judged_metrics<'a>(
 }
 
 pub(crate) fn nothing_completed(metrics: &MetricMap) -> Option<Violation> {
-    (metrics.get("completed") == Some(&0.0)).then_some(Violation::NothingCompleted)
+    (metrics.get(metric::COMPLETED) == Some(&0.0)).then_some(Violation::NothingCompleted)
 }
 
 #[cfg(test)]

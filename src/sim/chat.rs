@@ -7,14 +7,14 @@ use crate::probe::WorkloadSpec;
 use crate::record::{MetricMap, Params};
 use std::time::Duration;
 
-pub use super::requests::SharedPrefixChat;
+use crate::probe::SharedPrefix;
 
 /// Simulate `chat` sent at a constant `rate` per second for `duration` against `deployment`
 /// configured with `params`; deterministic by `seed`. Returns the probe's metrics.
 pub fn eval_chat(
     deployment: &Deployment,
     params: &Params,
-    chat: &SharedPrefixChat,
+    chat: &SharedPrefix,
     rate: f64,
     duration: Duration,
     seed: u64,
@@ -35,7 +35,7 @@ pub fn eval_chat(
     };
     workload.ignore_eos = true;
     let evaluation = super::eval::eval_traffic(deployment, params, &workload, seed, |source| {
-        source.into_chat(chat.clone(), rate)
+        source.into_chat(*chat, rate)
     })?;
     Ok(evaluation.metrics)
 }
@@ -43,10 +43,10 @@ pub fn eval_chat(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::space::EngineKind;
+    use crate::sim::requests::chat_request;
 
-    fn chat() -> SharedPrefixChat {
-        SharedPrefixChat {
+    fn chat() -> SharedPrefix {
+        SharedPrefix {
             num_groups: 3,
             prompts_per_group: 2,
             system_prompt_len: 100,
@@ -61,14 +61,14 @@ mod tests {
         let c = chat();
         // 16-token blocks: the 100-token system prompt fills 6 blocks, the first 4 of which
         // lie within the prompt's first 64 tokens.
-        let blocks = |chat: &SharedPrefixChat, i| chat.request(i).content.block_hashes(500, 16);
+        let blocks = |chat: &SharedPrefix, i| chat_request(chat, i).content.block_hashes(500, 16);
         let system: Vec<u64> = (0..7).map(|i| blocks(&c, i)[0]).collect();
         assert_eq!(system[0], system[1]);
         assert_ne!(system[1], system[2]);
         assert_eq!(system[6], system[0]);
         assert_eq!(blocks(&c, 3).len(), 6);
-        assert_eq!(c.request(5).prompt, 500);
-        let returning = SharedPrefixChat {
+        assert_eq!(chat_request(&c, 5).prompt, 500);
+        let returning = SharedPrefix {
             multi_turn: true,
             ..chat()
         };
@@ -84,13 +84,7 @@ mod tests {
 
     #[test]
     fn a_constant_rate_sends_rate_times_duration_requests() {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: "H100".into(),
-            model: "Llama-3-8B".into(),
-            tp: 1,
-        };
+        let d = Deployment::vllm("H100", "Llama-3-8B", 1);
         let m = eval_chat(&d, &Params::new(), &chat(), 4.0, Duration::from_secs(30), 1).unwrap();
         assert_eq!(m["completed"], 120.0);
         assert!(

@@ -24,6 +24,20 @@ pub struct Deployment {
     pub tp: u32,
 }
 
+#[cfg(test)]
+impl Deployment {
+    /// A current vLLM serving `model` on `tp` `card`s.
+    pub(crate) fn vllm(card: &str, model: &str, tp: u32) -> Deployment {
+        Deployment {
+            engine: EngineKind::Vllm,
+            version: None,
+            card: card.into(),
+            model: model.into(),
+            tp,
+        }
+    }
+}
+
 /// Why a simulated engine could not start (or a run could not be simulated).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, thiserror::Error)]
 #[error("{kind}: {message}")]
@@ -288,27 +302,21 @@ mod tests {
     use super::*;
     use crate::record::Value;
 
-    fn deployment(card: &str, model: &str, tp: u32) -> Deployment {
-        Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: card.into(),
-            model: model.into(),
-            tp,
-        }
-    }
-
     #[test]
     fn v1_defaults_depend_on_the_card() {
         let h100 =
-            EngineConfig::resolve(&deployment("H100", "Qwen2.5-7B", 1), &Params::new()).unwrap();
+            EngineConfig::resolve(&Deployment::vllm("H100", "Qwen2.5-7B", 1), &Params::new())
+                .unwrap();
         assert_eq!(
             (h100.max_num_seqs, h100.max_num_batched_tokens),
             (1024, 8192)
         );
         assert!(h100.chunked_prefill && h100.prefix_caching);
-        let a100 =
-            EngineConfig::resolve(&deployment("A100-80", "Qwen2.5-7B", 1), &Params::new()).unwrap();
+        let a100 = EngineConfig::resolve(
+            &Deployment::vllm("A100-80", "Qwen2.5-7B", 1),
+            &Params::new(),
+        )
+        .unwrap();
         assert_eq!(
             (a100.max_num_seqs, a100.max_num_batched_tokens),
             (256, 2048)
@@ -317,7 +325,7 @@ mod tests {
 
     #[test]
     fn v0_without_chunking_defaults_the_budget_to_max_model_len() {
-        let mut d = deployment("A6000", "Qwen2-0.5B", 1);
+        let mut d = Deployment::vllm("A6000", "Qwen2-0.5B", 1);
         d.version = Some("0.6.3".into());
         let c = EngineConfig::resolve(&d, &Params::new()).unwrap();
         assert_eq!(c.scheduling, Scheduling::PrefillFirst);
@@ -326,21 +334,21 @@ mod tests {
 
     #[test]
     fn model_checks_use_the_engines_messages() {
-        let e = EngineConfig::resolve(&deployment("H100", "Qwen2.5-0.5B", 4), &Params::new())
+        let e = EngineConfig::resolve(&Deployment::vllm("H100", "Qwen2.5-0.5B", 4), &Params::new())
             .unwrap_err();
         assert!(e
             .message
             .contains("attention heads (14) must be divisible by tensor parallel size (4)"));
         let p: Params = [("max_model_len".to_string(), Value::Int(65536))].into();
-        let e = EngineConfig::resolve(&deployment("H100", "Qwen2.5-7B", 1), &p).unwrap_err();
+        let e = EngineConfig::resolve(&Deployment::vllm("H100", "Qwen2.5-7B", 1), &p).unwrap_err();
         assert!(
             e.message.contains("User-specified max_model_len (65536)"),
             "{e}"
         );
         let p: Params = [("dtype".to_string(), Value::Str("bfloat16".into()))].into();
-        let e = EngineConfig::resolve(&deployment("T4", "Qwen2-7B", 4), &p).unwrap_err();
+        let e = EngineConfig::resolve(&Deployment::vllm("T4", "Qwen2-7B", 4), &p).unwrap_err();
         assert!(e.message.contains("--dtype=half"), "{e}");
-        let mut d = deployment("H100", "Qwen2.5-7B", 1);
+        let mut d = Deployment::vllm("H100", "Qwen2.5-7B", 1);
         d.version = Some("latest".into());
         assert!(EngineConfig::resolve(&d, &Params::new())
             .unwrap_err()

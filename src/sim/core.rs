@@ -134,16 +134,9 @@ mod tests {
     use super::*;
     use crate::record::Value;
     use crate::sim::cache::Segment;
-    use crate::space::EngineKind;
 
     fn engine(params: &[(&str, Value)]) -> SimEngine {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: "A100-80".into(),
-            model: "Qwen2.5-0.5B".into(),
-            tp: 1,
-        };
+        let d = Deployment::vllm("A100-80", "Qwen2.5-0.5B", 1);
         let p: Params = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))

@@ -110,16 +110,9 @@ mod tests {
     use super::*;
     use crate::record::Params;
     use crate::sim::config::Deployment;
-    use crate::space::EngineKind;
 
     fn cost(card: &str, model: &str, tp: u32) -> CostModel {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: card.into(),
-            model: model.into(),
-            tp,
-        };
+        let d = Deployment::vllm(card, model, tp);
         CostModel::new(&EngineConfig::resolve(&d, &Params::new()).unwrap())
     }
 

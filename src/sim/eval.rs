@@ -320,20 +320,13 @@ mod tests {
     use crate::probe::workload::{Stage, StageArrivals, TraceFormat};
     use crate::probe::{DatasetSpec, LoadSpec};
     use crate::record::Value;
-    use crate::space::EngineKind;
     use std::collections::HashSet;
     use std::io::Write;
     use std::path::{Path, PathBuf};
     use std::time::Duration;
 
     fn h100() -> Deployment {
-        Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: "H100".into(),
-            model: "Qwen2.5-7B".into(),
-            tp: 1,
-        }
+        Deployment::vllm("H100", "Qwen2.5-7B", 1)
     }
 
     fn caching(on: bool) -> Params {

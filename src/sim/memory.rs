@@ -136,13 +136,7 @@ mod tests {
     use crate::sim::config::Deployment;
 
     fn config(card: &str, model: &str, tp: u32, params: &[(&str, Value)]) -> EngineConfig {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: card.into(),
-            model: model.into(),
-            tp,
-        };
+        let d = Deployment::vllm(card, model, tp);
         let p: Params = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))

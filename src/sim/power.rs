@@ -48,16 +48,9 @@ mod tests {
     use super::*;
     use crate::record::Params;
     use crate::sim::config::Deployment;
-    use crate::space::EngineKind;
 
     fn model(card: &str, tp: u32) -> PowerModel {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: card.into(),
-            model: "Qwen2.5-7B".into(),
-            tp,
-        };
+        let d = Deployment::vllm(card, "Qwen2.5-7B", tp);
         PowerModel::of(&EngineConfig::resolve(&d, &Params::new()).unwrap())
     }
 

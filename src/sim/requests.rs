@@ -6,12 +6,11 @@
 use super::cache::{Content, Segment};
 use super::config::SimFailure;
 use crate::probe::dataset::{ReplayRow, TraceReplay};
-use crate::probe::workload::Stage;
+use crate::probe::workload::{SharedPrefix, Stage};
 use crate::probe::{Api, DatasetSpec, LoadSpec, StageClock, WorkloadSpec};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Gamma};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Kinds of named prompt content (keep their keys apart).
@@ -31,53 +30,21 @@ pub(crate) struct RequestShape {
     pub content: Content,
 }
 
-/// Shared-prefix chat traffic as inference-perf's `shared_prefix` generator sends it (run by
-/// [`super::chat::eval_chat`]): the traffic of one workload (lengths in tokens).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SharedPrefixChat {
-    /// System prompts, one per group.
-    pub num_groups: u32,
-    /// Users sharing each system prompt.
-    pub prompts_per_group: u32,
-    /// Tokens of each system prompt (the prefix the group's requests share).
-    pub system_prompt_len: u32,
-    /// Tokens of each question (unique to its user).
-    pub question_len: u32,
-    /// Tokens generated per request (`max_tokens` with `ignore_eos`).
-    pub output_len: u32,
-    /// Users come back: each turn resends the user's conversation as sent before, so all of
-    /// it but the last partial block is a cached prefix.
-    pub multi_turn: bool,
-}
-
-impl SharedPrefixChat {
-    /// Why the traffic cannot be sent, naming the field.
-    pub fn check(&self) -> Result<(), String> {
-        crate::probe::dataset::check_shared_prefix(
-            self.num_groups,
-            self.prompts_per_group,
-            self.question_len,
-            self.output_len,
-        )
+/// Request `index` of shared-prefix chat (run by [`super::chat::eval_chat`]): users take
+/// turns in order, each sending its group's system prompt and a question — a new one each
+/// time, or with `multi_turn` its conversation so far (the same tokens each turn, as the
+/// probe's dataset sends them), so all of it but the last partial block is a cached prefix.
+pub(crate) fn chat_request(chat: &SharedPrefix, index: u64) -> RequestShape {
+    let user = index % chat.users();
+    let group = user / u64::from(chat.prompts_per_group);
+    let mut segments = vec![Segment::named(SYSTEM_PROMPT, group, chat.system_prompt_len)];
+    if chat.multi_turn {
+        segments.push(Segment::named(USER_TURN, user, chat.question_len));
     }
-
-    /// Request `index`: users take turns in order, each sending its group's system prompt and
-    /// a question — a new one each time, or with `multi_turn` its conversation so far (the
-    /// same tokens each turn, as the probe's dataset sends them).
-    pub(crate) fn request(&self, index: u64) -> RequestShape {
-        let users = u64::from(self.num_groups) * u64::from(self.prompts_per_group);
-        let user = index % users;
-        let group = user / u64::from(self.prompts_per_group);
-        let mut segments = vec![Segment::named(SYSTEM_PROMPT, group, self.system_prompt_len)];
-        if self.multi_turn {
-            segments.push(Segment::named(USER_TURN, user, self.question_len));
-        }
-        RequestShape {
-            prompt: self.system_prompt_len + self.question_len,
-            output: self.output_len,
-            content: Content::new(segments),
-        }
+    RequestShape {
+        prompt: chat.system_prompt_len + chat.question_len,
+        output: chat.output_len,
+        content: Content::new(segments),
     }
 }
 
@@ -109,7 +76,7 @@ enum Lengths {
         range_ratio: f64,
         prefix_len: u32,
     },
-    Chat(SharedPrefixChat),
+    Chat(SharedPrefix),
     /// A replayed trace; rows read for arrivals wait in `pending` until sent.
     Trace {
         replay: Box<TraceReplay>,
@@ -240,24 +207,9 @@ fn lengths(dataset: &DatasetSpec) -> Result<Lengths, SimFailure> {
                 prefix_len: *prefix_len,
             }
         }
-        DatasetSpec::SharedPrefix {
-            num_groups,
-            prompts_per_group,
-            system_prompt_len,
-            question_len,
-            output_len,
-            multi_turn,
-        } => {
-            let chat = SharedPrefixChat {
-                num_groups: *num_groups,
-                prompts_per_group: *prompts_per_group,
-                system_prompt_len: *system_prompt_len,
-                question_len: *question_len,
-                output_len: *output_len,
-                multi_turn: *multi_turn,
-            };
+        DatasetSpec::SharedPrefix(chat) => {
             chat.check().map_err(SimFailure::invalid)?;
-            Lengths::Chat(chat)
+            Lengths::Chat(*chat)
         }
         spec @ DatasetSpec::Trace { .. } => Lengths::Trace {
             replay: Box::new(
@@ -278,7 +230,7 @@ fn lengths(dataset: &DatasetSpec) -> Result<Lengths, SimFailure> {
 
 impl RequestSource {
     /// Send `chat`'s requests (in its order) at a constant `rate` per second instead.
-    pub(crate) fn into_chat(self, chat: SharedPrefixChat, rate: f64) -> RequestSource {
+    pub(crate) fn into_chat(self, chat: SharedPrefix, rate: f64) -> RequestSource {
         RequestSource {
             lengths: Lengths::Chat(chat),
             arrivals: Arrivals::Constant {
@@ -294,7 +246,7 @@ impl RequestSource {
         let index = self.sent;
         self.sent += 1;
         match &mut self.lengths {
-            Lengths::Chat(chat) => chat.request(index),
+            Lengths::Chat(chat) => chat_request(chat, index),
             Lengths::Trace { replay, pending } => {
                 let row = pending.pop_front().expect("an arrival was read for it");
                 let block = replay.block_tokens();

@@ -432,17 +432,10 @@ mod tests {
     use super::*;
     use crate::sim::cache::Segment;
     use crate::sim::config::Deployment;
-    use crate::space::EngineKind;
 
     /// A vLLM scheduler (16-token blocks) with a cache of `blocks` blocks.
     fn scheduler(blocks: u32) -> Scheduler {
-        let d = Deployment {
-            engine: EngineKind::Vllm,
-            version: None,
-            card: "H100".into(),
-            model: "Qwen2.5-0.5B".into(),
-            tp: 1,
-        };
+        let d = Deployment::vllm("H100", "Qwen2.5-0.5B", 1);
         let cfg = EngineConfig::resolve(&d, &Default::default()).unwrap();
         let kv = KvCapacity {
             blocks,

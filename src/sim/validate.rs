@@ -1,9 +1,10 @@
 //! `sim validate`: every row of a measured-truth CSV (inference-perf's `shared_prefix` chat
 //! against a real vLLM, one row per load stage) simulated and compared with what was measured.
 
-use super::chat::{eval_chat, SharedPrefixChat};
+use super::chat::eval_chat;
 use super::config::Deployment;
-use crate::record::{MetricMap, Params, Value};
+use crate::probe::SharedPrefix;
+use crate::record::{metric, Latency, MetricMap, Params, Value};
 use crate::space::EngineKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -163,8 +164,8 @@ impl TruthRow {
     }
 
     /// The traffic the row specifies.
-    pub fn chat(&self) -> Result<SharedPrefixChat, String> {
-        Ok(SharedPrefixChat {
+    pub fn chat(&self) -> Result<SharedPrefix, String> {
+        Ok(SharedPrefix {
             num_groups: self.int("num_groups")?,
             prompts_per_group: self.int("prompts_per_group")?,
             system_prompt_len: self.int("system_prompt_len")?,
@@ -225,21 +226,24 @@ fn in_csv_terms(m: &MetricMap, output_len: u32) -> BTreeMap<String, f64> {
     let get = |key: &str| m.get(key).copied().unwrap_or(f64::NAN);
     let mut out = BTreeMap::new();
     for stat in ["mean", "p50", "p90", "p99"] {
-        out.insert(format!("ttft_{stat}_ms"), get(&format!("{stat}_ttft_ms")));
+        out.insert(format!("ttft_{stat}_ms"), get(&Latency::Ttft.key(stat)));
         out.insert(
             format!("e2e_{stat}_s"),
-            get(&format!("{stat}_e2el_ms")) / 1000.0,
+            get(&Latency::E2el.key(stat)) / 1000.0,
         );
     }
-    let decode_ms = get("mean_e2el_ms") - get("mean_ttft_ms");
+    let decode_ms = get(&Latency::E2el.key("mean")) - get(&Latency::Ttft.key("mean"));
     out.insert(
         "tpot_mean_ms".into(),
         decode_ms / (2.0 * f64::from(output_len) + 1.0),
     );
-    out.insert("output_tok_s".into(), get("output_throughput"));
-    out.insert("request_s".into(), get("request_throughput"));
-    out.insert("requests".into(), get("completed") + get("failed"));
-    out.insert("failures".into(), get("failed"));
+    out.insert("output_tok_s".into(), get(metric::OUTPUT_THROUGHPUT));
+    out.insert("request_s".into(), get(metric::REQUEST_THROUGHPUT));
+    out.insert(
+        "requests".into(),
+        get(metric::COMPLETED) + get(metric::FAILED),
+    );
+    out.insert("failures".into(), get(metric::FAILED));
     out
 }
 

@@ -1,7 +1,7 @@
 //! The objective: maximise or minimise a metric subject to SLOs.
 
 pub use crate::probe::loadsearch::{LoadKnob, LoadSearchSpec};
-use crate::record::{Slo, SloOp};
+use crate::record::{metric, Slo, SloOp};
 use serde::{Deserialize, Serialize};
 
 /// Optimisation direction.
@@ -40,17 +40,14 @@ pub struct ObjectiveSpec {
     pub stage: Option<u32>,
 }
 
-/// The metric of the error-rate bound every objective carries.
-const ERROR_RATE: &str = "error_rate";
-
 impl ObjectiveSpec {
     /// The SLOs every feasible trial must meet: `subject_to`, plus `error_rate<=0%` (any
     /// failed request makes a trial infeasible) unless `subject_to` bounds `error_rate` itself.
     pub fn slos(&self) -> Vec<Slo> {
         let mut slos = self.subject_to.clone();
-        if !slos.iter().any(|slo| slo.metric == ERROR_RATE) {
+        if !slos.iter().any(|slo| slo.metric == metric::ERROR_RATE) {
             slos.push(Slo {
-                metric: ERROR_RATE.into(),
+                metric: metric::ERROR_RATE.into(),
                 stat: None,
                 op: SloOp::Le,
                 threshold: 0.0,

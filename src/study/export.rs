@@ -149,15 +149,10 @@ pub(crate) fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
     let meta = journal::load_meta(dir)?;
     let _lock = lock::acquire_shared(dir)?;
     let records = journal::read_records(dir)?;
-    let space = StudySpec::load(Path::new(&meta.space_origin), crate::engine::rule_pack).and_then(
-        |space| {
-            let engine = crate::engine::for_kind(space.engine.kind)?;
-            Ok((space, engine))
-        },
-    );
-    match space {
-        Ok((space, engine)) => {
-            Exporter::new(&space, engine.as_ref(), &meta, dir).write_report(&records)
+    match StudySpec::load(Path::new(&meta.space_origin), crate::engine::rule_pack) {
+        Ok(space) => {
+            let engine = crate::engine::for_kind(space.engine.kind);
+            Exporter::new(&space, engine, &meta, dir).write_report(&records)
         }
         Err(e) => write_report_of(dir, &meta, &records, Access::Owner, None, move |_| {
             Err(e.context("cannot load the study's space"))

@@ -8,13 +8,11 @@ use crate::space::StudySpec;
 use anyhow::Context as _;
 
 /// Checks that a study of `space` can start: the objective (see [`objective`]), and the
-/// sampler and engine it names exist. Loading the space already checked the rest.
+/// sampler it names exists. Loading the space already checked the rest (the engine kind too).
 pub fn check(space: &StudySpec) -> anyhow::Result<()> {
     objective(space)?;
     crate::sampler::from_name(&space.search.sampler, space.search.seed)
         .with_context(|| format!("{}: search.sampler", space.origin))?;
-    crate::engine::for_kind(space.engine.kind)
-        .with_context(|| format!("{}: engine.kind", space.origin))?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@
 
 use super::interrupt::StopFlag;
 use crate::probe::{EarlyStop, LiveStats, PruneHook};
-use crate::record::{Slo, SloOp};
+use crate::record::{metric, Slo, SloOp};
 use std::sync::Arc;
 
 /// A hook that stops the probe when `stop` is raised, and (when `prune` is set) as soon as one
@@ -30,7 +30,7 @@ pub(crate) fn certainly_broken(slo: &Slo, stats: &LiveStats) -> Option<String> {
     if slo.op != SloOp::Le {
         return None;
     }
-    if slo.metric == "error_rate" {
+    if slo.metric == metric::ERROR_RATE {
         let bound = slo.threshold * stats.planned as f64;
         return (stats.planned > 0 && stats.failed as f64 > bound).then(|| {
             format!(

@@ -16,7 +16,7 @@ use crate::launch::{LaunchSpec, Launcher};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{
-    FailureKind, MetricMap, Outcome, Params, ServerStats, TrialId, TrialRecord, Violation,
+    metric, FailureKind, MetricMap, Outcome, Params, ServerStats, TrialId, TrialRecord, Violation,
 };
 use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
 use crate::space::{Feasibility, StudySpec};
@@ -134,7 +134,9 @@ impl Measured {
         match self {
             Measured::Interrupted => false,
             Measured::ProbeFailed(_) => true,
-            Measured::Probed(judged) => judged.metrics.get("failed").is_some_and(|n| *n > 0.0),
+            Measured::Probed(judged) => {
+                judged.metrics.get(metric::FAILED).is_some_and(|n| *n > 0.0)
+            }
         }
     }
 }

@@ -10,7 +10,7 @@ use crate::probe::server::exposition::Exposition;
 use crate::probe::server::signals;
 use crate::probe::server::summary::{summarise, Snapshot};
 use crate::probe::{EarlyStop, LiveStats, ProbeReport, RunOptions, Target, WorkloadSpec};
-use crate::record::{ServerSignal, ServerStats};
+use crate::record::{metric, ServerSignal, ServerStats};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -194,7 +194,8 @@ fn add_metrics(
     if let Some(tokens) = counted {
         m.insert(SERVER_OUTPUT_TOKENS.into(), tokens);
     }
-    let probed = || Some(m.get("total_output_tokens")? + m.get("warmup_output_tokens")?);
+    let probed =
+        || Some(m.get(metric::TOTAL_OUTPUT_TOKENS)? + m.get(metric::WARMUP_OUTPUT_TOKENS)?);
     let tokens = stats.output_tokens.or_else(probed);
     if let (Some(energy), Some(tokens)) = (stats.energy_j, tokens) {
         if tokens > 0.0 {

@@ -66,7 +66,6 @@ fn vllm_renders_flags_as_vllm_parses_them() {
         ("budget", Value::Int(7)),
     ]);
     let spec = for_kind(EngineKind::Vllm)
-        .unwrap()
         .launch_spec(&space, &config, &slot(dir.path()))
         .unwrap();
     assert_eq!(
@@ -120,7 +119,6 @@ fn vllm_api_server_override_passes_the_model_as_a_flag() {
     let mut slot = slot(dir.path());
     slot.devices = vec![2, 3];
     let spec = for_kind(EngineKind::Vllm)
-        .unwrap()
         .launch_spec(&space, &params(&[]), &slot)
         .unwrap();
     assert_eq!(
@@ -156,7 +154,6 @@ fn sglang_and_llamacpp_use_store_true_booleans() {
     let mut sglang = space(EngineKind::Sglang, "Qwen/Qwen2-0.5B", defs.clone());
     sglang.engine.served_model_name = Some("q w".into());
     let spec = for_kind(EngineKind::Sglang)
-        .unwrap()
         .launch_spec(&sglang, &config, &slot(dir.path()))
         .unwrap();
     assert_eq!(
@@ -188,7 +185,6 @@ fn sglang_and_llamacpp_use_store_true_booleans() {
         ("no_kv_offload", Value::Bool(true)),
     ]);
     let spec = for_kind(EngineKind::Llamacpp)
-        .unwrap()
         .launch_spec(&llama, &config, &slot(dir.path()))
         .unwrap();
     assert_eq!(
@@ -217,7 +213,7 @@ fn llamacpp_always_names_the_model_and_serves_metrics_once() {
     llama.engine.served_model_name = Some("tiny".into());
     llama.launch.extra_args = vec!["--metrics".into(), "--no-webui".into()];
     let dir = tempfile::tempdir().unwrap();
-    let engine = for_kind(EngineKind::Llamacpp).unwrap();
+    let engine = for_kind(EngineKind::Llamacpp);
     let spec = engine
         .launch_spec(
             &llama,
@@ -251,7 +247,6 @@ fn config_path_targets_are_refused_by_flag_engines() {
     let space = space(EngineKind::Vllm, "m", vec![p]);
     let dir = tempfile::tempdir().unwrap();
     let err = for_kind(EngineKind::Vllm)
-        .unwrap()
         .launch_spec(
             &space,
             &params(&[("max_batch", Value::Int(1))]),
@@ -270,7 +265,6 @@ fn undeclared_parameters_are_refused() {
     let space = space(EngineKind::Vllm, "m", vec![]);
     let dir = tempfile::tempdir().unwrap();
     let err = for_kind(EngineKind::Vllm)
-        .unwrap()
         .launch_spec(
             &space,
             &params(&[("max_num_seqs", Value::Int(1))]),
@@ -313,7 +307,6 @@ fn sim_passes_numa_as_a_flag_and_params_vllm_style() {
         ("numa", Value::Str("-N 0 -m 0".into())),
     ]);
     let spec = for_kind(EngineKind::Sim)
-        .unwrap()
         .launch_spec(&space, &config, &slot(dir.path()))
         .unwrap();
     assert_eq!(
@@ -342,7 +335,6 @@ fn sim_passes_numa_as_a_flag_and_params_vllm_style() {
     assert!(command_line(&spec).unwrap().ends_with("--numa '-N 0 -m 0'"));
     let none = params(&[("numa", Value::Str("none".into()))]);
     let spec = for_kind(EngineKind::Sim)
-        .unwrap()
         .launch_spec(&space, &none, &slot(dir.path()))
         .unwrap();
     assert!(!spec.args.contains(&"--numa".to_string()));
@@ -384,7 +376,6 @@ fn custom_expands_placeholders_and_drops_inactive_ones() {
         ("threads", Value::Int(2)),
     ]);
     let spec = for_kind(EngineKind::Custom)
-        .unwrap()
         .launch_spec(&space, &config, &slot(dir.path()))
         .unwrap();
     assert_eq!(
@@ -412,7 +403,6 @@ fn custom_without_a_command_says_what_to_write() {
     let space = space(EngineKind::Custom, "m", vec![]);
     let dir = tempfile::tempdir().unwrap();
     let err = for_kind(EngineKind::Custom)
-        .unwrap()
         .launch_spec(&space, &params(&[]), &slot(dir.path()))
         .unwrap_err();
     assert!(err.to_string().contains("needs `launch.command`"), "{err}");

@@ -68,7 +68,6 @@ fn writes_config_json_with_slot_model_and_params() {
         ),
     ]);
     let spec = for_kind(EngineKind::Mindie)
-        .unwrap()
         .launch_spec(&space, &config, &slot)
         .unwrap();
     assert_eq!(spec.program, "mindieservice_daemon");
@@ -111,7 +110,6 @@ fn a_parameter_may_set_a_quoted_string_and_https_is_reported() {
         Value::Str("it's \"quoted\"".into()),
     )]);
     let spec = for_kind(EngineKind::Mindie)
-        .unwrap()
         .launch_spec(&space, &config, &slot(dir.path()))
         .unwrap();
     assert!(spec.readiness.https);
@@ -134,7 +132,6 @@ fn a_misspelt_config_path_is_refused_with_a_suggestion() {
         .push(int("BackendConfig.ScheduleConfig.maxBatchSise"));
     let config = params(&[("BackendConfig.ScheduleConfig.maxBatchSise", Value::Int(8))]);
     let err = for_kind(EngineKind::Mindie)
-        .unwrap()
         .launch_spec(&space, &config, &slot(dir.path()))
         .unwrap_err();
     let text = format!("{err:#}");
@@ -147,7 +144,6 @@ fn missing_template_says_what_to_set() {
     let mut space = mindie_space(dir.path(), &template());
     space.launch.config_template = None;
     let err = for_kind(EngineKind::Mindie)
-        .unwrap()
         .launch_spec(&space, &params(&[]), &slot(dir.path()))
         .unwrap_err();
     assert!(err.to_string().contains("launch.config_template"), "{err}");

@@ -1,20 +1,20 @@
 //! Shared-prefix chat: groups share a system prompt; multi-turn users resend their prompt.
 
 use infertune::probe::dataset::plan;
-use infertune::probe::{Api, DatasetSpec, WorkloadSpec};
+use infertune::probe::{Api, DatasetSpec, SharedPrefix, WorkloadSpec};
 use serde_json::Value;
 
 fn prompts(multi_turn: bool) -> Vec<Vec<u64>> {
     let mut workload = WorkloadSpec::closed_random(1, 1, 1, 1);
     workload.api = Api::Completions;
-    workload.dataset = DatasetSpec::SharedPrefix {
+    workload.dataset = DatasetSpec::SharedPrefix(SharedPrefix {
         num_groups: 2,
         prompts_per_group: 2,
         system_prompt_len: 10,
         question_len: 5,
         output_len: 3,
         multi_turn,
-    };
+    });
     plan(&workload, 8)
         .unwrap()
         .iter()

@@ -60,7 +60,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
     std::env::set_var("PATH", format!("{}:{old_path}", bin.display()));
 
     let space = StudySpec::load(&space_file, infertune::engine::rule_pack).unwrap();
-    let engine = for_kind(space.engine.kind).unwrap();
+    let engine = for_kind(space.engine.kind);
     let slot = Slot {
         port: 8000,
         devices: Vec::new(),
@@ -95,7 +95,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
         objective: space.objective.clone(),
         warm_start: Vec::new(),
     };
-    let exported = Exporter::new(&space, engine.as_ref(), &meta, &study)
+    let exported = Exporter::new(&space, engine, &meta, &study)
         .write(&[winner(params("-N 0 -m 0"))])
         .unwrap();
     assert!(exported.is_some());

@@ -30,11 +30,11 @@ fn help_command(kind: EngineKind) -> anyhow::Result<(&'static [&'static str], &'
         EngineKind::Llamacpp => (&["llama-server"], "--help"),
         EngineKind::Mindie => bail!(
             "MindIE has no --help; its catalogue is the config.json schema shipped in \
-             catalogues/mindie-*.json"
+             src/engine/mindie/mindie-*.json"
         ),
         EngineKind::Xinference => bail!(
             "XInference has no list of its settings; its catalogue is written by \
-             scripts/gen-xinference-catalogue.py into catalogues/xinference-*.json"
+             scripts/gen-xinference-catalogue.py into src/engine/xinference/xinference-*.json"
         ),
         EngineKind::Custom | EngineKind::Sim => {
             bail!("{} engines have no flag list to read", engine_name(kind))

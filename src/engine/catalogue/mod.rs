@@ -116,39 +116,17 @@ pub fn engine_name(kind: EngineKind) -> String {
     format!("{kind:?}").to_lowercase()
 }
 
-/// The catalogues shipped with infertune (`catalogues/` in the source tree).
+/// The catalogues shipped with infertune, from every engine's folder (`src/engine/<name>/`).
 pub fn shipped() -> Vec<Catalogue> {
-    SHIPPED
+    super::KINDS
         .iter()
+        .flat_map(|kind| super::describe(*kind).catalogues)
         .map(|(file, text)| {
             serde_json::from_str(text)
                 .unwrap_or_else(|e| panic!("shipped catalogue {file} is malformed: {e}"))
         })
         .collect()
 }
-
-const SHIPPED: [(&str, &str); 5] = [
-    (
-        "vllm-0.32.0.json",
-        include_str!("../../../catalogues/vllm-0.32.0.json"),
-    ),
-    (
-        "sglang-0.5.23.json",
-        include_str!("../../../catalogues/sglang-0.5.23.json"),
-    ),
-    (
-        "llamacpp-0.5.0-dev.json",
-        include_str!("../../../catalogues/llamacpp-0.5.0-dev.json"),
-    ),
-    (
-        "mindie-2.0.RC1.json",
-        include_str!("../../../catalogues/mindie-2.0.RC1.json"),
-    ),
-    (
-        "xinference-4.1.0.json",
-        include_str!("../../../catalogues/xinference-4.1.0.json"),
-    ),
-];
 
 #[cfg(test)]
 mod tests {

@@ -142,6 +142,7 @@ pub(crate) static ENGINE: Description = Description {
     launch: &Custom,
     rules: &NO_RULES,
     log: &LOG,
+    catalogues: &[],
 };
 
 #[cfg(test)]

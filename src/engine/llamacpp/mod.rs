@@ -35,4 +35,8 @@ pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
     log: &LOG,
+    catalogues: &[(
+        "llamacpp-0.5.0-dev.json",
+        include_str!("llamacpp-0.5.0-dev.json"),
+    )],
 };

@@ -168,4 +168,5 @@ pub(crate) static ENGINE: Description = Description {
     launch: &Mindie,
     rules: &rules::PACK,
     log: &LOG,
+    catalogues: &[("mindie-2.0.RC1.json", include_str!("mindie-2.0.RC1.json"))],
 };

@@ -27,6 +27,27 @@ pub(crate) static PACK: RulePack = RulePack {
     version_query: None,
 };
 
+/// The rule `$id` that `$small` lies in `[1, $big]`, repaired by lowering `$small` to `$big`.
+macro_rules! at_most {
+    ($id:literal, $small:literal, $big:literal) => {
+        Rule {
+            id: $id,
+            versions: VersionRange::ALL,
+            platforms: None,
+            check: |c| {
+                let (small, big) = (c.int($small)?, c.int($big)?);
+                (small > big).then(|| {
+                    format!(
+                        concat!($small, " ({}) must be in [1, ", $big, " ({})]"),
+                        small, big
+                    )
+                })
+            },
+            repair: Some(|c| c.set($small, Value::Int(c.int($big).unwrap_or(1)))),
+        }
+    };
+}
+
 /// MindIE's rules.
 static RULES: &[Rule] = &[
     Rule {
@@ -66,46 +87,21 @@ static RULES: &[Rule] = &[
             )
         }),
     },
-    Rule {
-        id: "mindie.max_prefill_batch_size_le_max_batch_size",
-        versions: VersionRange::ALL,
-        platforms: None,
-        check: |c| {
-            let (p, b) = (c.int("maxPrefillBatchSize")?, c.int("maxBatchSize")?);
-            (p > b).then(|| format!("maxPrefillBatchSize ({p}) must be in [1, maxBatchSize ({b})]"))
-        },
-        repair: Some(|c| {
-            c.set(
-                "maxPrefillBatchSize",
-                Value::Int(c.int("maxBatchSize").unwrap_or(1)),
-            )
-        }),
-    },
-    Rule {
-        id: "mindie.max_iter_times_le_max_seq_len",
-        versions: VersionRange::ALL,
-        platforms: None,
-        check: |c| {
-            let (t, s) = (c.int("maxIterTimes")?, c.int("maxSeqLen")?);
-            (t > s).then(|| format!("maxIterTimes ({t}) must be in [1, maxSeqLen ({s})]"))
-        },
-        repair: Some(|c| c.set("maxIterTimes", Value::Int(c.int("maxSeqLen").unwrap_or(1)))),
-    },
-    Rule {
-        id: "mindie.max_input_token_len_le_max_seq_len",
-        versions: VersionRange::ALL,
-        platforms: None,
-        check: |c| {
-            let (i, s) = (c.int("maxInputTokenLen")?, c.int("maxSeqLen")?);
-            (i > s).then(|| format!("maxInputTokenLen ({i}) must be in [1, maxSeqLen ({s})]"))
-        },
-        repair: Some(|c| {
-            c.set(
-                "maxInputTokenLen",
-                Value::Int(c.int("maxSeqLen").unwrap_or(1)),
-            )
-        }),
-    },
+    at_most!(
+        "mindie.max_prefill_batch_size_le_max_batch_size",
+        "maxPrefillBatchSize",
+        "maxBatchSize"
+    ),
+    at_most!(
+        "mindie.max_iter_times_le_max_seq_len",
+        "maxIterTimes",
+        "maxSeqLen"
+    ),
+    at_most!(
+        "mindie.max_input_token_len_le_max_seq_len",
+        "maxInputTokenLen",
+        "maxSeqLen"
+    ),
     Rule {
         id: "mindie.world_size_matches_npu_device_ids",
         versions: VersionRange::ALL,
@@ -135,11 +131,44 @@ fn device_count(ids: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::space::rules::Ctx;
 
     #[test]
     fn counts_device_ids_in_any_list_form() {
         assert_eq!(device_count("[[0,1,2,3]]"), 4);
         assert_eq!(device_count("4, 5"), 2);
         assert_eq!(device_count(""), 0);
+    }
+
+    #[test]
+    fn an_at_most_rule_names_both_parameters_and_lowers_the_first() {
+        let rule = RULES
+            .iter()
+            .find(|r| r.id == "mindie.max_iter_times_le_max_seq_len")
+            .unwrap();
+        let params = crate::record::params_of(&[
+            ("maxIterTimes", Value::Int(4096)),
+            ("maxSeqLen", Value::Int(2048)),
+        ]);
+        let c = Ctx {
+            params: &params,
+            version: None,
+            platform: "npu",
+        };
+        assert_eq!(
+            (rule.check)(&c).unwrap(),
+            "maxIterTimes (4096) must be in [1, maxSeqLen (2048)]"
+        );
+        let repaired = (rule.repair.unwrap())(&c);
+        assert_eq!(repaired["maxIterTimes"], Value::Int(2048));
+        let within = crate::record::params_of(&[
+            ("maxIterTimes", Value::Int(2048)),
+            ("maxSeqLen", Value::Int(2048)),
+        ]);
+        let c = Ctx {
+            params: &within,
+            ..c
+        };
+        assert!((rule.check)(&c).is_none());
     }
 }

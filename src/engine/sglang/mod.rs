@@ -31,4 +31,5 @@ pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
     log: &LOG,
+    catalogues: &[("sglang-0.5.23.json", include_str!("sglang-0.5.23.json"))],
 };

@@ -100,4 +100,5 @@ pub(crate) static ENGINE: Description = Description {
     launch: &Sim,
     rules: &NO_RULES,
     log: &LOG,
+    catalogues: &[],
 };

@@ -43,4 +43,5 @@ pub(crate) static ENGINE: Description = Description {
     launch: &LAUNCH,
     rules: &rules::PACK,
     log: &LOG,
+    catalogues: &[("vllm-0.32.0.json", include_str!("vllm-0.32.0.json"))],
 };

@@ -264,6 +264,10 @@ pub(crate) static ENGINE: Description = Description {
     launch: &Xinference,
     rules: &rules::PACK,
     log: &LOG,
+    catalogues: &[(
+        "xinference-4.1.0.json",
+        include_str!("xinference-4.1.0.json"),
+    )],
 };
 
 #[cfg(test)]

@@ -25,7 +25,6 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use random::RandomPrompts;
-pub use shared_prefix::check as check_shared_prefix;
 use shared_prefix::SharedPrefixChat;
 use std::sync::Arc;
 use std::time::Duration;
@@ -138,8 +137,8 @@ impl Planner {
                 }
                 shuffled(files::load_sharegpt(path, *output_len)?, &mut rng)
             }
-            spec @ DatasetSpec::SharedPrefix { .. } => {
-                Source::SharedPrefix(SharedPrefixChat::new(spec, workload.api)?)
+            DatasetSpec::SharedPrefix(sizes) => {
+                Source::SharedPrefix(SharedPrefixChat::new(sizes, workload.api)?)
             }
             spec @ DatasetSpec::Trace { .. } => {
                 Source::Trace(Box::new(TraceReplay::new(spec, workload.api)?))

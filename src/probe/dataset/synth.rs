@@ -17,9 +17,24 @@ pub(super) fn run(key: u64, len: u32) -> impl Iterator<Item = u64> {
     (0..len).map(move |position| mix(key, u64::from(position)))
 }
 
-/// The key of item `id` of a kind of run (`kind` tells system prompts from questions, …).
-pub(super) fn key(kind: u64, id: u64) -> u64 {
-    mix(kind, 0) ^ id.rotate_left(17)
+/// Kinds of synthesised runs, in one list so that no two datasets' runs share a key.
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    /// A Mooncake block of a replayed trace.
+    Block = 1,
+    /// A trace row's own tokens.
+    Row = 2,
+    /// A shared-prefix group's system prompt.
+    System = 3,
+    /// A shared-prefix user's question, resent each turn.
+    Question = 4,
+    /// A shared-prefix question asked once.
+    FreshQuestion = 5,
+}
+
+/// The key of item `id` of a kind of run.
+pub(super) fn key(kind: Kind, id: u64) -> u64 {
+    mix(kind as u64, 0) ^ id.rotate_left(17)
 }
 
 /// A prompt of the given token hashes, for `api`.

@@ -3,7 +3,7 @@
 use super::stats::LatencyStats;
 use crate::probe::record::{ErrorKind, RequestRecord, TokenSource};
 use crate::probe::LiveStats;
-use crate::record::{Latency, MetricMap, Slo};
+use crate::record::{metric, Latency, MetricMap, Slo};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -208,30 +208,39 @@ impl Collector {
         };
         let finished = self.completed + self.failed;
         let mut m = MetricMap::new();
-        m.insert("completed".into(), self.completed as f64);
-        m.insert("failed".into(), self.failed as f64);
-        m.insert("incomplete".into(), self.incomplete as f64);
+        m.insert(metric::COMPLETED.into(), self.completed as f64);
+        m.insert(metric::FAILED.into(), self.failed as f64);
+        m.insert(metric::INCOMPLETE.into(), self.incomplete as f64);
         let error_rate = if finished > 0 {
             self.failed as f64 / finished as f64
         } else {
             0.0
         };
-        m.insert("error_rate".into(), error_rate);
-        m.insert("duration_s".into(), duration);
-        m.insert("total_input_tokens".into(), self.input_tokens as f64);
-        m.insert("total_output_tokens".into(), self.output_tokens as f64);
+        m.insert(metric::ERROR_RATE.into(), error_rate);
+        m.insert(metric::DURATION_S.into(), duration);
+        m.insert(metric::TOTAL_INPUT_TOKENS.into(), self.input_tokens as f64);
         m.insert(
-            "incomplete_output_tokens".into(),
+            metric::TOTAL_OUTPUT_TOKENS.into(),
+            self.output_tokens as f64,
+        );
+        m.insert(
+            metric::INCOMPLETE_OUTPUT_TOKENS.into(),
             self.incomplete_output_tokens as f64,
         );
-        m.insert("request_throughput".into(), per_second(self.completed));
-        m.insert("output_throughput".into(), per_second(self.output_tokens));
         m.insert(
-            "total_token_throughput".into(),
+            metric::REQUEST_THROUGHPUT.into(),
+            per_second(self.completed),
+        );
+        m.insert(
+            metric::OUTPUT_THROUGHPUT.into(),
+            per_second(self.output_tokens),
+        );
+        m.insert(
+            metric::TOTAL_TOKEN_THROUGHPUT.into(),
             per_second(self.input_tokens + self.output_tokens),
         );
         if self.goodput_available() {
-            m.insert("request_goodput".into(), per_second(self.good));
+            m.insert(metric::REQUEST_GOODPUT.into(), per_second(self.good));
         }
         for (latency, stats) in &self.latencies {
             let Some(summary) = stats.summary() else {

@@ -108,7 +108,7 @@ pub(crate) fn probe_paths(
         DatasetSpec::Random {
             tokenizer: None, ..
         }
-        | DatasetSpec::SharedPrefix { .. } => {}
+        | DatasetSpec::SharedPrefix(_) => {}
         DatasetSpec::Jsonl { path: p, .. }
         | DatasetSpec::Sharegpt { path: p, .. }
         | DatasetSpec::Trace { path: p, .. } => *p = path("probe.dataset.path", p)?,

@@ -12,7 +12,8 @@
 mod read;
 mod reuse;
 
-use super::{synth, Entry, Prompt};
+use super::synth::{self, Kind};
+use super::{Entry, Prompt};
 use crate::probe::workload::{Api, DatasetSpec, TraceFormat};
 use anyhow::{bail, Result};
 use read::TraceRows;
@@ -22,10 +23,6 @@ use std::time::Duration;
 
 /// Tokens of the block a Mooncake hash id names.
 pub(crate) const BLOCK_TOKENS: u32 = 512;
-
-/// Kinds of synthesised runs: a Mooncake block, a row's own tokens.
-const BLOCK_KIND: u64 = 1;
-const ROW_KIND: u64 = 2;
 
 /// A trace's window, replayed request by request.
 pub struct TraceReplay {
@@ -187,8 +184,8 @@ impl TraceReplay {
 
     /// `len` tokens: a block of `block_len` per id of `blocks`, then tokens unique to the row.
     fn prompt(&self, blocks: &[u64], line: usize, len: u32) -> Prompt {
-        let shared = blocks.iter().map(|id| synth::key(BLOCK_KIND, *id));
-        let own = (0..).map(|n| synth::key(ROW_KIND, (line as u64) << 32 | n));
+        let shared = blocks.iter().map(|id| synth::key(Kind::Block, *id));
+        let own = (0..).map(|n| synth::key(Kind::Row, (line as u64) << 32 | n));
         let tokens = shared
             .chain(own)
             .flat_map(|key| synth::run(key, self.block_len))
