@@ -1,8 +1,8 @@
 //! Faults of a real Slurm cluster in the middle of a study (`scripts/provision-slurm.sh start`,
 //! its `SLURM_CONF` exported): the node set DOWN under a running job, an administrator's
-//! `scancel`, and `slurmctld` restarted. Each time the trial runs again as a new job (or keeps
-//! its job through the restart), no trial is recorded as a failure of its config, none is lost
-//! or journaled twice, and nothing is left in `squeue`.
+//! `scancel`, `slurmctld` restarted, and a job killed for its time limit. Each time the trial
+//! runs again as a new job (or keeps its job through the restart), no trial is recorded as a
+//! failure of its config, none is lost or journaled twice, and nothing is left in `squeue`.
 
 use super::slurm::{cluster, jobs_left, space};
 use crate::kit::e2e_sim_common::{
@@ -46,12 +46,22 @@ fn running_job(study: &Path) -> Option<u64> {
     })
 }
 
-/// Runs a study of [`TRIALS`] trials and applies `fault` to the first job that runs; checks
-/// what every fault must leave, and returns the jobs submitted and the records.
+/// Runs a study of [`TRIALS`] trials of the Slurm space on ports from `port` and applies
+/// `fault` to the first job that runs: see [`faulty_study`].
 fn study_with_fault(port: u16, fault: impl FnOnce(u64)) -> (usize, Vec<TrialRecord>) {
+    faulty_study(|dir| space(dir, port), fault)
+}
+
+/// Runs a study of [`TRIALS`] trials of the space `space` writes into a folder and applies
+/// `fault` to the first job that runs; checks what every fault must leave, and returns the jobs
+/// submitted and the records.
+fn faulty_study(
+    space: impl FnOnce(&Path) -> PathBuf,
+    fault: impl FnOnce(u64),
+) -> (usize, Vec<TrialRecord>) {
     let dir = tempfile::tempdir().unwrap();
     let tmp = dir.path().to_path_buf();
-    let space = space(&tmp, port);
+    let space = space(&tmp);
     let study = tmp.join(STUDY);
     let log = tmp.join("tune.log");
     let mut tuner = tune(&space, &tmp, &["--trials", &TRIALS.to_string()])
@@ -186,4 +196,67 @@ fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
     });
     // A job kept through the restart is never submitted a second time.
     assert_eq!(submitted, ran_as_jobs(&done), "{done:#?}");
+}
+
+/// The job's time limit is a setting of the cluster's queue (the executor section's `time`),
+/// not a fault of the config being tried: Slurm ends the job `TIMEOUT`, which the executor
+/// counts against the job, as it counts a node failure or a cancel (`exec::slurm`'s states).
+/// So the trial is submitted again and recorded once, never as a failure of its config; only
+/// jobs failing again and again stop the study, with a message that points at the cluster and
+/// the executor section. Slurm keeps limits in whole minutes and `slurmctld` checks them every
+/// 30 s (a constant of its code, no setting), so the jobs ask `--time=10`, the first running
+/// job's end is moved two seconds ahead (`scontrol update EndTime=now+2`), and each trial's
+/// server takes 45 s to start, outliving that check. The test cluster's config is unchanged
+/// (`OverTimeLimit` 0 and `KillWait` 30 s, Slurm's defaults).
+#[test]
+#[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
+fn a_job_past_its_time_limit_is_submitted_again_not_blamed_on_its_config() {
+    if !cluster() {
+        return;
+    }
+    let slow_space = |dir: &Path| {
+        let path = space(dir, 18900);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"4s\"") && text.contains("ready_timeout: 20s"));
+        let slow = text
+            .replace("\"4s\"", "\"450s\"")
+            .replace("ready_timeout: 20s", "ready_timeout: 120s");
+        std::fs::write(&path, format!("{slow}  time: \"10\"\n")).unwrap();
+        path
+    };
+    let mut ended = String::new();
+    let (submitted, done) = faulty_study(slow_space, |job| {
+        slurm(
+            "scontrol",
+            &["update", &format!("jobid={job}"), "endtime=now+2"],
+        );
+        ended = final_state(job);
+    });
+    assert!(
+        ended.starts_with("TIMEOUT"),
+        "the job was not killed for its time limit: {ended}"
+    );
+    assert!(
+        submitted > ran_as_jobs(&done),
+        "the job killed for its time limit was not submitted again: {done:#?}"
+    );
+}
+
+/// The state `job` ends in (`scontrol` keeps an ended job for `MinJobAge`), waiting up to
+/// 90 s: `JobState=… Reason=…`, or the last state seen.
+fn final_state(job: u64) -> String {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let text = slurm("scontrol", &["show", "job", "-o", &job.to_string()]);
+        let state: Vec<&str> = text
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix("JobState=").or(w.strip_prefix("Reason=")))
+            .collect();
+        let state = state.join(" ");
+        let active = ["PENDING", "RUNNING", "COMPLETING", "CONFIGURING"];
+        if !active.iter().any(|a| state.starts_with(a)) || Instant::now() >= deadline {
+            return state;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
