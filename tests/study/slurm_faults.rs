@@ -170,6 +170,13 @@ fn a_node_set_down_under_a_job_costs_a_resubmission_not_a_trial() {
     });
 }
 
+/// How long the controller stays down. Slurm's commands wait for an absent controller before
+/// they fail (18 s measured on the test cluster: `MessageTimeout` 10 s and the retries to
+/// connect), so a shorter outage never shows: the executor's `scontrol` only takes longer.
+const CONTROLLER_OUTAGE: Duration = Duration::from_secs(25);
+
+/// The controller stays down longer than Slurm's commands wait for it, so the executor's
+/// `scontrol` calls fail meanwhile.
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
@@ -190,7 +197,7 @@ fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
         while nix::sys::signal::kill(pid, None).is_ok() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(100));
         }
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(CONTROLLER_OUTAGE);
         let conf = conf.to_string_lossy().into_owned();
         slurm("slurmctld", &["-f", &conf]);
     });
