@@ -50,6 +50,15 @@ fn slurm(program: &str, args: &[&str]) -> Result<String, String> {
     }
 }
 
+/// What Slurm's commands say when no controller answers them.
+const NO_CONTROLLER: &str = "Unable to contact slurm controller";
+
+/// True when `error`, of a Slurm command here, says that no controller answered (`slurmctld`
+/// down or restarting): the request was not refused, it may be made again.
+pub fn unanswered(error: &str) -> bool {
+    error.contains(NO_CONTROLLER)
+}
+
 /// Submit `job`; its id, or why `sbatch` refused it.
 pub fn submit(job: &JobRequest<'_>) -> Result<u64, String> {
     let wrap = shlex::try_join(job.command.iter().map(String::as_str))
@@ -202,6 +211,18 @@ mod tests {
         };
         assert!(why.contains("NODE_FAIL") && why.contains("NodeDown") && why.contains('7'));
         assert_eq!(parse_state(""), JobState::Gone);
+    }
+
+    #[test]
+    fn a_silent_controller_is_told_from_a_refusal() {
+        assert!(unanswered(
+            "sbatch --parsable --wrap=true: sbatch: error: Batch job submission failed: \
+             Unable to contact slurm controller (connect failure)"
+        ));
+        assert!(!unanswered(
+            "sbatch --parsable --wrap=true: sbatch: error: Batch job submission failed: \
+             Invalid generic resource (gres) specification"
+        ));
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub(crate) const JOB_START_S: &str = "job_start_s";
 /// `KillWait` is 30 s).
 const LEFTOVER_END_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// How long the controller may go unanswered (a `slurmctld` restart) before a job in flight is
-/// given up as failed.
+/// How long the controller may go unanswered (a `slurmctld` restart) before a job being
+/// submitted or in flight is given up as failed.
 const CONTROLLER_PATIENCE: Duration = Duration::from_secs(120);
 
 /// The file a job writes its trial's record to, in the trial's folder.
@@ -160,15 +160,16 @@ impl Jobs {
         let record_path = self.dir.join(format!("trial-{number}")).join(RECORD_FILE);
         let _ = std::fs::remove_file(&record_path);
         let submitted_unix = unix_now();
-        let job = match slurm::submit(&JobRequest {
+        let request = JobRequest {
             name: &self.name,
             comment: &self.comment,
             output: &output.to_string_lossy(),
             options: &self.options,
             command: &command,
-        }) {
+        };
+        let job = match submit(stop, &request) {
             Ok(job) => job,
-            Err(why) => return Ok(JobEnd::Failed(format!("sbatch refused the job: {why}"))),
+            Err(end) => return Ok(end),
         };
         let mut unanswered_since = None;
         loop {
@@ -189,10 +190,7 @@ impl Jobs {
                     let since = *unanswered_since.get_or_insert_with(Instant::now);
                     if since.elapsed() >= CONTROLLER_PATIENCE {
                         cancel_and_wait(job);
-                        return Ok(JobEnd::Failed(format!(
-                            "Slurm did not answer for {}: {e}",
-                            humantime::format_duration(CONTROLLER_PATIENCE)
-                        )));
+                        return Ok(unanswered(&e));
                     }
                     std::thread::sleep(Duration::from_secs(1));
                 }
@@ -220,6 +218,35 @@ enum JobEnd {
     Record(Box<TrialRecord>, u64, f64),
     Interrupted,
     Failed(String),
+}
+
+/// Submit `request`. A controller that does not answer (a restart) has refused nothing: ask
+/// again for up to [`CONTROLLER_PATIENCE`]. How the job ended otherwise.
+fn submit(stop: &StopFlag, request: &JobRequest<'_>) -> Result<u64, JobEnd> {
+    let asked = Instant::now();
+    loop {
+        match slurm::submit(request) {
+            Ok(job) => return Ok(job),
+            Err(why) if slurm::unanswered(&why) => {
+                if asked.elapsed() >= CONTROLLER_PATIENCE {
+                    return Err(unanswered(&why));
+                }
+                if stop.is_raised() {
+                    return Err(JobEnd::Interrupted);
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(why) => return Err(JobEnd::Failed(format!("sbatch refused the job: {why}"))),
+        }
+    }
+}
+
+/// The end of a job whose controller stayed silent for [`CONTROLLER_PATIENCE`].
+fn unanswered(why: &str) -> JobEnd {
+    JobEnd::Failed(format!(
+        "Slurm did not answer for {}: {why}",
+        humantime::format_duration(CONTROLLER_PATIENCE)
+    ))
 }
 
 fn unix_now() -> f64 {
