@@ -13,6 +13,7 @@ use infertune::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Search trials asked.
@@ -157,12 +158,23 @@ fn jobs_submitted(study: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// The fault tests share the one cluster, and each either disrupts it for every job (a node
+/// set DOWN requeues them, a stopped controller answers none) or needs its own job's fate (a
+/// time limit, which a requeue would replace): they run one at a time.
+fn one_fault_at_a_time() -> MutexGuard<'static, ()> {
+    static CLUSTER: Mutex<()> = Mutex::new(());
+    CLUSTER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_job_cancelled_by_an_administrator_is_submitted_again() {
     if !cluster() {
         return;
     }
+    let _cluster = one_fault_at_a_time();
     let (submitted, done) = study_with_fault(18840, |job| {
         slurm("scancel", &[&job.to_string()]);
     });
@@ -178,6 +190,7 @@ fn a_node_set_down_under_a_job_costs_a_resubmission_not_a_trial() {
     if !cluster() {
         return;
     }
+    let _cluster = one_fault_at_a_time();
     let node = slurm("sinfo", &["-h", "-o", "%N"]).trim().to_string();
     study_with_fault(18860, |job| {
         slurm(
@@ -216,6 +229,7 @@ fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
     if !cluster() {
         return;
     }
+    let _cluster = one_fault_at_a_time();
     let (submitted, done) = study_with_fault(18880, |_| {
         stop_controller();
         std::thread::sleep(CONTROLLER_OUTAGE);
@@ -234,6 +248,7 @@ fn a_controller_down_while_jobs_are_submitted_costs_no_trial() {
     if !cluster() {
         return;
     }
+    let _cluster = one_fault_at_a_time();
     stop_controller();
     let study = Study::start(|dir| space(dir, 18920));
     // Longer than the study's first `squeue` and two `sbatch` in a row wait for it.
@@ -285,6 +300,7 @@ fn a_job_past_its_time_limit_is_submitted_again_not_blamed_on_its_config() {
     if !cluster() {
         return;
     }
+    let _cluster = one_fault_at_a_time();
     let slow_space = |dir: &Path| {
         let path = space(dir, 18900);
         let text = std::fs::read_to_string(&path).unwrap();
