@@ -21,11 +21,9 @@ here="$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=scripts/llamacpp-env.sh
 . "$here/llamacpp-env.sh"
 
-log() { printf '[provision-llamacpp] %s\n' "$*" >&2; }
-die() { printf '[provision-llamacpp] error: %s\n' "$*" >&2; exit 1; }
-now_ns() { date +%s%N; }
-elapsed() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
-stamp_matches() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+PROVISION_TAG=provision-llamacpp
+# shellcheck source=scripts/provision-common.sh
+. "$here/provision-common.sh"
 
 SDIST="llama_cpp_python-$INFERTUNE_LLAMACPP_PY_VERSION.tar.gz"
 SRC="$INFERTUNE_LLAMACPP_DIR/src"

@@ -13,13 +13,9 @@ set -euo pipefail
 # shellcheck source=scripts/vllm-env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/vllm-env.sh"
 
-log() { printf '[provision] %s\n' "$*" >&2; }
-die() { printf '[provision] error: %s\n' "$*" >&2; exit 1; }
-now_ns() { date +%s%N; }
-elapsed() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
-
-# A step is complete when its stamp file holds exactly the expected description.
-stamp_matches() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+PROVISION_TAG=provision
+# shellcheck source=scripts/provision-common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/provision-common.sh"
 
 [[ "$INFERTUNE_MODEL_SIZE" == tiny || "$INFERTUNE_MODEL_SIZE" == small ]] \
     || die "INFERTUNE_MODEL_SIZE is '$INFERTUNE_MODEL_SIZE'; set it to tiny or small"

@@ -21,11 +21,9 @@ here="$(dirname "${BASH_SOURCE[0]}")"
 # shellcheck source=scripts/xinference-env.sh
 . "$here/xinference-env.sh"
 
-log() { printf '[provision-xinference] %s\n' "$*" >&2; }
-die() { printf '[provision-xinference] error: %s\n' "$*" >&2; exit 1; }
-now_ns() { date +%s%N; }
-elapsed() { awk -v a="$1" -v b="$(now_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
-stamp_matches() { [[ -f "$1" && "$(cat "$1")" == "$2" ]]; }
+PROVISION_TAG=provision-xinference
+# shellcheck source=scripts/provision-common.sh
+. "$here/provision-common.sh"
 
 LOCK="$INFERTUNE_REPO_ROOT/scripts/xinference/xinference.lock"
 UV="$INFERTUNE_UV_DIR/bin/uv"
