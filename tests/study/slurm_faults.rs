@@ -160,21 +160,23 @@ fn jobs_submitted(study: &Path) -> usize {
 
 /// The fault tests share the one cluster, and each either disrupts it for every job (a node
 /// set DOWN requeues them, a stopped controller answers none) or needs its own job's fate (a
-/// time limit, which a requeue would replace): they run one at a time.
-fn one_fault_at_a_time() -> MutexGuard<'static, ()> {
+/// time limit, which a requeue would replace): they run one at a time. `None` (the test
+/// skips) when no cluster is configured.
+fn cluster_for_a_fault() -> Option<MutexGuard<'static, ()>> {
     static CLUSTER: Mutex<()> = Mutex::new(());
-    CLUSTER
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    cluster().then(|| {
+        CLUSTER
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    })
 }
 
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_job_cancelled_by_an_administrator_is_submitted_again() {
-    if !cluster() {
+    let Some(_cluster) = cluster_for_a_fault() else {
         return;
-    }
-    let _cluster = one_fault_at_a_time();
+    };
     let (submitted, done) = study_with_fault(18840, |job| {
         slurm("scancel", &[&job.to_string()]);
     });
@@ -187,10 +189,9 @@ fn a_job_cancelled_by_an_administrator_is_submitted_again() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_node_set_down_under_a_job_costs_a_resubmission_not_a_trial() {
-    if !cluster() {
+    let Some(_cluster) = cluster_for_a_fault() else {
         return;
-    }
-    let _cluster = one_fault_at_a_time();
+    };
     let node = slurm("sinfo", &["-h", "-o", "%N"]).trim().to_string();
     study_with_fault(18860, |job| {
         slurm(
@@ -226,10 +227,9 @@ const CONTROLLER_OUTAGE: Duration = Duration::from_secs(25);
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
-    if !cluster() {
+    let Some(_cluster) = cluster_for_a_fault() else {
         return;
-    }
-    let _cluster = one_fault_at_a_time();
+    };
     let (submitted, done) = study_with_fault(18880, |_| {
         stop_controller();
         std::thread::sleep(CONTROLLER_OUTAGE);
@@ -245,10 +245,9 @@ fn a_controller_restarted_mid_study_keeps_its_jobs_and_loses_nothing() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_controller_down_while_jobs_are_submitted_costs_no_trial() {
-    if !cluster() {
+    let Some(_cluster) = cluster_for_a_fault() else {
         return;
-    }
-    let _cluster = one_fault_at_a_time();
+    };
     stop_controller();
     let study = Study::start(|dir| space(dir, 18920));
     // Longer than the study's first `squeue` and two `sbatch` in a row wait for it.
@@ -297,10 +296,9 @@ fn start_controller() {
 #[test]
 #[ignore = "needs a Slurm cluster: run scripts/test.sh, which starts one"]
 fn a_job_past_its_time_limit_is_submitted_again_not_blamed_on_its_config() {
-    if !cluster() {
+    let Some(_cluster) = cluster_for_a_fault() else {
         return;
-    }
-    let _cluster = one_fault_at_a_time();
+    };
     let slow_space = |dir: &Path| {
         let path = space(dir, 18900);
         let text = std::fs::read_to_string(&path).unwrap();
