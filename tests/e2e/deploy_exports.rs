@@ -479,30 +479,37 @@ fn the_vllm_config_file_serves_with_the_winners_settings() {
         "vLLM started from vllm-config.yaml must serve:\n{log}"
     );
     // vLLM logs the arguments that differ from its defaults: the config file's.
-    let args_line = log
-        .lines()
-        .find(|l| l.contains("non-default args"))
-        .unwrap_or_else(|| panic!("no non-default args in the log:\n{log}"));
-    for setting in [
-        "'max_num_seqs': 4",
-        "'max_num_batched_tokens': 256",
-        "'block_size': 64",
-        "'enable_prefix_caching': False",
-        "'served_model_name': ['tiny']",
-    ] {
-        assert!(args_line.contains(setting), "{setting} in {args_line}");
-    }
+    assert_line_holds(
+        &log,
+        |l| l.contains("non-default args"),
+        &[
+            "'max_num_seqs': 4",
+            "'max_num_batched_tokens': 256",
+            "'block_size': 64",
+            "'enable_prefix_caching': False",
+            "'served_model_name': ['tiny']",
+        ],
+    );
     // The effective cache settings on /metrics: the config file's block size and prefix
     // caching, and the KV cache of the environment file's VLLM_CPU_KVCACHE_SPACE (1 GiB).
-    let cache = metrics
+    assert_line_holds(
+        &metrics,
+        |l| l.starts_with("vllm:cache_config_info{"),
+        &[
+            "block_size=\"64\"",
+            "enable_prefix_caching=\"False\"",
+            "kv_cache_memory_bytes=\"1073741824\"",
+        ],
+    );
+}
+
+/// Asserts that the first line of `text` that `pick` accepts holds every one of `parts`.
+fn assert_line_holds(text: &str, pick: impl Fn(&str) -> bool, parts: &[&str]) {
+    let line = text
         .lines()
-        .find(|l| l.starts_with("vllm:cache_config_info{"))
-        .unwrap_or_else(|| panic!("no cache_config_info on /metrics:\n{metrics}"));
-    for label in [
-        "block_size=\"64\"",
-        "enable_prefix_caching=\"False\"",
-        "kv_cache_memory_bytes=\"1073741824\"",
-    ] {
-        assert!(cache.contains(label), "{label} in {cache}");
+        .find(|l| pick(l))
+        .unwrap_or_else(|| panic!("no such line in:\n{text}"));
+    for part in parts {
+        assert!(line.contains(part), "{part} in {line}");
     }
 }
