@@ -13,6 +13,7 @@ use infertune::record::{Outcome, TrialRecord};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Search trials asked.
 const TRIALS: &str = "6";
@@ -42,9 +43,38 @@ impl Tmpfs {
     /// Lay a read-only view of the folder over it (the tuner's open files keep writing,
     /// every new write through the path fails); [`Tmpfs::writable`] lifts it.
     fn read_only(&self) {
+        self.bind_over();
+        self.make_view_read_only();
+    }
+
+    /// Lay a second view of the folder over it, still writable.
+    fn bind_over(&self) {
         let at = self.at.as_os_str();
         run("mount", &["--bind".as_ref(), at, at]);
-        run("mount", &["-o".as_ref(), "remount,bind,ro".as_ref(), at]);
+    }
+
+    /// Make the view [`Tmpfs::bind_over`] laid read-only. The kernel refuses (busy) while a
+    /// file opened through the view is open for writing, so this tries again until it is
+    /// closed, for up to a minute.
+    fn make_view_read_only(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let remounted = Command::new("mount")
+                .args(["-o", "remount,bind,ro"])
+                .arg(&self.at)
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            if remounted.success() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{}: the view stayed busy for a minute",
+                self.at.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     fn writable(&self) {
@@ -62,7 +92,10 @@ impl Drop for Tmpfs {
         }
         // The read-only view, if left, then the tmpfs.
         for _ in 0..2 {
-            let _ = Command::new("umount").arg(&self.at).status();
+            let _ = Command::new("umount")
+                .arg(&self.at)
+                .stderr(Stdio::null())
+                .status();
         }
     }
 }
@@ -95,6 +128,25 @@ fn a_read_only_folder_stops_the_study_and_the_resume_loses_nothing() {
         disk.read_only();
         Box::new(|disk: &Tmpfs| disk.writable())
     });
+}
+
+#[test]
+#[ignore = "mounts a tmpfs: needs root (run with --include-ignored)"]
+fn the_view_turns_read_only_once_a_file_opened_through_it_is_closed() {
+    // The tuner may open a file through the new view between the bind and the remount; the
+    // kernel refuses the remount (busy) while that file is open for writing.
+    let tmp = tempfile::tempdir().unwrap();
+    let disk = Tmpfs::mount(&tmp.path().join("results"), "1m");
+    disk.bind_over();
+    let writer = std::fs::File::create(disk.at.join("opened-between")).unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(writer);
+    });
+    disk.make_view_read_only();
+    closer.join().unwrap();
+    let refused = std::fs::File::create(disk.at.join("after")).unwrap_err();
+    assert_eq!(refused.raw_os_error(), Some(nix::libc::EROFS));
 }
 
 /// A study on a fresh tmpfs whose disk `fail` breaks once two trials are journaled; the repair
