@@ -148,13 +148,25 @@ stop_daemons() {
     done
 }
 
+# A munged this cluster started is handed to another cluster still running on this machine
+# (its slurmctld's `-f` names its folder), which stops it in turn; with none left it is stopped.
+release_munge() {
+    [[ -f "$DIR/munged.ours" ]] || return 0
+    rm -f "$DIR/munged.ours"
+    local other
+    other=$(pgrep -a -x slurmctld | sed -n 's|.* -f \(.*\)/slurm\.conf$|\1|p' | head -n 1)
+    if [[ -n $other && -d $other ]]; then
+        touch "$other/munged.ours"
+        log "munged left running for the cluster in $other"
+    else
+        pkill -F /run/munge/munged.pid 2>/dev/null || true
+    fi
+}
+
 stop() {
     [[ -d "$DIR" ]] || return 0
     stop_daemons
-    if [[ -f "$DIR/munged.ours" ]]; then
-        pkill -F /run/munge/munged.pid 2>/dev/null || true
-        rm -f "$DIR/munged.ours"
-    fi
+    release_munge
     rm -rf "$DIR"
     log "cluster stopped"
 }

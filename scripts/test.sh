@@ -10,9 +10,10 @@
 #      environment;
 #   4. installs headless Chromium when it is missing (the Debian package, once), and the export
 #      checkers: shellcheck (Debian) and kubernetes-validate (PyPI, a cached venv);
-#   5. starts a private one-node Slurm cluster (scripts/provision-slurm.sh; installs slurm-wlm
-#      and munge from Debian once) for the Slurm executor's tests, and stops it when the suite
-#      ends, however it ends;
+#   5. checks that two private Slurm clusters on one machine stop without breaking each other
+#      (scripts/check-provision-slurm.sh, two seconds), then starts one (scripts/provision-slurm.sh;
+#      installs slurm-wlm and munge from Debian once) for the Slurm executor's tests, and stops
+#      it when the suite ends, however it ends;
 #   6. formatting, lints, and every test target, with the real-vLLM, real-llama.cpp and
 #      real-XInference end-to-end tests, the Slurm tests and the report rendering check included
 #      (`--include-ignored`) and required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
@@ -69,6 +70,8 @@ eval "export $(scripts/provision-export-checkers.sh | tail -n 1)"
 # The deployment export checks (tests/e2e/deploy_exports.rs) fail instead of skipping without them.
 export INFERTUNE_REQUIRE_EXPORT_CHECKERS=1
 
+step "checking the Slurm provisioning with two clusters"
+scripts/check-provision-slurm.sh
 step "starting a private Slurm cluster"
 trap 'scripts/provision-slurm.sh stop' EXIT
 eval "export $(scripts/provision-slurm.sh start)"
