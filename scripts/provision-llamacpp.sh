@@ -41,7 +41,7 @@ fetch_sdist() {
     rm -rf "$SRC" && mkdir -p "$SRC"
     index="${PIP_INDEX_URL:-https://pypi.org/simple}"
     url=$(curl -fsS --max-time 60 "${index%/}/llama-cpp-python/" \
-        | grep -o "href=\"[^\"]*$SDIST[^\"]*\"" | head -n 1 | sed 's/^href="//; s/#.*//; s/"$//') \
+        | grep -o "href=\"[^\"]*${SDIST}[^\"]*\"" | head -n 1 | sed 's/^href="//; s/#.*//; s/"$//') \
         || die "the package index ${index} is unreachable; set PIP_INDEX_URL to a mirror"
     [[ -n "$url" ]] || die "the index ${index} does not list $SDIST"
     curl -fsS --max-time 600 -o "$SRC/$SDIST" "$url" || die "downloading $url failed"

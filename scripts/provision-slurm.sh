@@ -142,7 +142,7 @@ stop_daemons() {
         if alive "$DIR/$name.pid"; then
             kill "$(cat "$DIR/$name.pid")" 2>/dev/null || true
             for _ in $(seq 50); do alive "$DIR/$name.pid" || break; sleep 0.1; done
-            alive "$DIR/$name.pid" && kill -9 "$(cat "$DIR/$name.pid")" 2>/dev/null || true
+            if alive "$DIR/$name.pid"; then kill -9 "$(cat "$DIR/$name.pid")" 2>/dev/null || true; fi
         fi
         rm -f "$DIR/$name.pid"
     done
