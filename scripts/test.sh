@@ -14,8 +14,9 @@
 #      (scripts/check-provision-slurm.sh, two seconds), then starts one (scripts/provision-slurm.sh;
 #      installs slurm-wlm and munge from Debian once) for the Slurm executor's tests, and stops
 #      it when the suite ends, however it ends;
-#   6. formatting, lints, and every test target, with the real-vLLM, real-llama.cpp and
-#      real-XInference end-to-end tests, the Slurm tests and the report rendering check included
+#   6. shellcheck of the scripts, formatting, lints, and every test target, with the real-vLLM,
+#      real-llama.cpp and real-XInference end-to-end tests, the Slurm tests and the report
+#      rendering check included
 #      (`--include-ignored`) and required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
 #      INFERTUNE_REQUIRE_XINFERENCE=1, INFERTUNE_REQUIRE_SLURM=1, INFERTUNE_REQUIRE_CHROMIUM=1:
 #      they fail instead of skipping when what they need is missing).
@@ -78,6 +79,8 @@ eval "export $(scripts/provision-slurm.sh start)"
 # The Slurm executor's tests fail instead of skipping without a cluster.
 export INFERTUNE_REQUIRE_SLURM=1
 
+step "shellcheck of the scripts"
+shellcheck -x .ci/run scripts/*.sh tests/fixtures/children/*.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
 step "cargo clippy"
