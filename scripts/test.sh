@@ -11,13 +11,13 @@
 #   4. installs headless Chromium when it is missing (the Debian package, once), and the export
 #      checkers: shellcheck (Debian) and kubernetes-validate (PyPI, a cached venv);
 #   5. checks that two private Slurm clusters on one machine stop without breaking each other
-#      (scripts/check-provision-slurm.sh, two seconds), then starts one (scripts/provision-slurm.sh;
-#      installs slurm-wlm and munge from Debian once) for the Slurm executor's tests, and stops
-#      it when the suite ends, however it ends;
+#      (scripts/check-provision-slurm.sh, two seconds), then starts one
+#      (scripts/provision-slurm.sh; installs slurm-wlm and munge from Debian once) for the Slurm
+#      executor's tests, and stops it when the suite ends, however it ends;
 #   6. shellcheck of the scripts, formatting, lints, and every test target, with the real-vLLM,
 #      real-llama.cpp and real-XInference end-to-end tests, the Slurm tests and the report
-#      rendering check included
-#      (`--include-ignored`) and required (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
+#      rendering check included (`--include-ignored`) and required
+#      (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
 #      INFERTUNE_REQUIRE_XINFERENCE=1, INFERTUNE_REQUIRE_SLURM=1, INFERTUNE_REQUIRE_CHROMIUM=1:
 #      they fail instead of skipping when what they need is missing).
 # The fast tier is `cargo test --workspace`: it provisions nothing, and lists the tests above as
