@@ -4,13 +4,13 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The machine-specific paths `vllm-cpu.yaml`, `llamacpp-cpu.yaml` and `xinference-cpu.yaml`
-/// take from the environment (scripts/vllm-env.sh, llamacpp-env.sh and xinference-env.sh
+/// The machine-specific paths `vllm-cpu.yaml`, `llamacpp-cpu.yaml`, `llamacpp-realistic.yaml`
+/// and `xinference-cpu.yaml` take from the environment (scripts/vllm-env.sh, llamacpp-env.sh and xinference-env.sh
 /// export them); `check` starts
 /// nothing, so placeholders do for the engines. The probe's tokenizer is read (a workload
 /// every trial would fail on is refused), so the model folder holds a small word-level
 /// `tokenizer.json`.
-fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 8] {
+fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 9] {
     [
         ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
         ("INFERTUNE_VLLM_MODEL", model.display().to_string()),
@@ -27,6 +27,10 @@ fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 8] {
         (
             "INFERTUNE_LLAMACPP_MODEL_Q8",
             "/opt/llamacpp/tiny-q8_0.gguf".into(),
+        ),
+        (
+            "INFERTUNE_LLAMACPP_MODEL_SMOLLM2",
+            "/opt/llamacpp/smollm2-135m-f16.gguf".into(),
         ),
         (
             "INFERTUNE_XINFERENCE_BIN",
