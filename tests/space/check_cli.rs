@@ -5,11 +5,10 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 
 /// The machine-specific paths `vllm-cpu.yaml`, `llamacpp-cpu.yaml`, `llamacpp-realistic.yaml`
-/// and `xinference-cpu.yaml` take from the environment (scripts/vllm-env.sh, llamacpp-env.sh and xinference-env.sh
-/// export them); `check` starts
-/// nothing, so placeholders do for the engines. The probe's tokenizer is read (a workload
-/// every trial would fail on is refused), so the model folder holds a small word-level
-/// `tokenizer.json`.
+/// and `xinference-cpu.yaml` take from the environment (scripts/vllm-env.sh, llamacpp-env.sh
+/// and xinference-env.sh export them); `check` starts nothing, so placeholders do for the
+/// engines. The probe's tokenizer is read (a workload every trial would fail on is refused), so
+/// the model folder holds a small word-level `tokenizer.json`.
 fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 9] {
     [
         ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
