@@ -6,6 +6,7 @@
 
 mod assemble;
 pub mod catalogue;
+pub mod expert;
 mod flag_cli;
 mod numa;
 mod render;
@@ -72,6 +73,9 @@ pub struct Description {
     pub log: &'static LogPatterns,
     /// The flag catalogues shipped in its folder: file name and text (embedded in the binary).
     pub catalogues: &'static [(&'static str, &'static str)],
+    /// The settings an expert tries first, each with its source (lists of them: the simulator
+    /// reads the names of more than one engine).
+    pub expert: &'static [&'static [expert::Setting]],
 }
 
 /// The description of `kind`: the one registration of every engine (with `KINDS`).
@@ -109,6 +113,24 @@ pub fn log_patterns() -> &'static [&'static LogPatterns] {
 /// The rule pack of `kind`; the [`crate::space::rules::RuleBook`] spaces are loaded with.
 pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
     describe(kind).rules
+}
+
+/// The expert config of `spec` (its engine's [`expert::Setting`]s projected into it, checked
+/// by `check`) for a host whose trials each get `cores` physical cores, or why there is none.
+pub fn expert_config(
+    spec: &StudySpec,
+    check: &dyn crate::space::Feasibility,
+    cores: Option<u32>,
+) -> Result<expert::ExpertConfig, expert::NoExpert> {
+    if spec.search.prior == crate::space::Prior::None {
+        return Err(expert::NoExpert::Off);
+    }
+    let settings: Vec<expert::Setting> = describe(spec.engine.kind)
+        .expert
+        .iter()
+        .flat_map(|list| list.iter().copied())
+        .collect();
+    expert::config(&settings, spec, check, &expert::Context::of(spec, cores))
 }
 
 /// The adapter for an engine kind.

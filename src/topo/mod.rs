@@ -9,6 +9,7 @@
 
 pub(crate) mod accel;
 mod binding;
+mod cores;
 pub mod cpuset;
 mod numa_error;
 mod numa_param;
@@ -23,6 +24,7 @@ pub use accel::Vendor;
 pub use accel::Accelerator;
 pub use binding::Binding;
 pub use binding::Candidates;
+pub use cores::{physical_cores, physical_cores_under};
 pub use numa_error::NumaError;
 pub(crate) use numa_param::numactl_prefix;
 pub use numa_param::{

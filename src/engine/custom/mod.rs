@@ -143,6 +143,7 @@ pub(crate) static ENGINE: Description = Description {
     rules: &NO_RULES,
     log: &LOG,
     catalogues: &[],
+    expert: &[],
 };
 
 #[cfg(test)]

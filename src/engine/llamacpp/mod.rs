@@ -1,5 +1,6 @@
 //! llama.cpp: `llama-server -m MODEL --host H --port P --alias NAME … --metrics`.
 
+mod expert;
 mod rules;
 
 use crate::engine::flag_cli::{CliShape, ModelArg};
@@ -39,4 +40,5 @@ pub(crate) static ENGINE: Description = Description {
         "llamacpp-0.5.0-dev.json",
         include_str!("llamacpp-0.5.0-dev.json"),
     )],
+    expert: &[expert::SETTINGS],
 };

@@ -1,5 +1,6 @@
 //! Huawei MindIE: writes `config.json` from a template and starts `mindieservice_daemon`.
 
+pub(crate) mod expert;
 mod json_path;
 mod rules;
 
@@ -169,4 +170,5 @@ pub(crate) static ENGINE: Description = Description {
     rules: &rules::PACK,
     log: &LOG,
     catalogues: &[("mindie-2.0.RC1.json", include_str!("mindie-2.0.RC1.json"))],
+    expert: &[expert::SETTINGS],
 };

@@ -1,5 +1,6 @@
 //! SGLang: `python3 -m sglang.launch_server --model-path MODEL --host H --port P …`.
 
+mod expert;
 mod rules;
 
 use crate::engine::flag_cli::{CliShape, ModelArg};
@@ -32,4 +33,5 @@ pub(crate) static ENGINE: Description = Description {
     rules: &rules::PACK,
     log: &LOG,
     catalogues: &[("sglang-0.5.23.json", include_str!("sglang-0.5.23.json"))],
+    expert: &[expert::SETTINGS],
 };

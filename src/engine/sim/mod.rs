@@ -101,4 +101,8 @@ pub(crate) static ENGINE: Description = Description {
     rules: &NO_RULES,
     log: &LOG,
     catalogues: &[],
+    expert: &[
+        super::vllm::expert::SETTINGS,
+        super::mindie::expert::SETTINGS,
+    ],
 };

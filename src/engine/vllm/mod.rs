@@ -1,5 +1,6 @@
 //! vLLM: `vllm serve MODEL --host H --port P --max-num-seqs 256 --no-enable-prefix-caching …`.
 
+pub(crate) mod expert;
 mod rules;
 
 use crate::engine::flag_cli::{CliShape, ModelArg};
@@ -44,4 +45,5 @@ pub(crate) static ENGINE: Description = Description {
     rules: &rules::PACK,
     log: &LOG,
     catalogues: &[("vllm-0.32.0.json", include_str!("vllm-0.32.0.json"))],
+    expert: &[expert::SETTINGS],
 };

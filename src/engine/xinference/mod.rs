@@ -12,6 +12,7 @@
 //! which the supervisor tears down as a whole (signalling the server alone leaves its replicas
 //! running).
 
+mod expert;
 mod model;
 mod rules;
 mod script;
@@ -268,6 +269,7 @@ pub(crate) static ENGINE: Description = Description {
         "xinference-4.1.0.json",
         include_str!("xinference-4.1.0.json"),
     )],
+    expert: &[expert::SETTINGS],
 };
 
 #[cfg(test)]
