@@ -1,6 +1,7 @@
 //! `infertune check`: validate a space, show its parameters and rules, estimate the feasible
 //! share by sampling, and print example configs with their launch commands (nothing is spawned).
 
+use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::engine::{self, Slot};
 use crate::record::Params;
 use crate::space::error::thousands;
@@ -40,6 +41,8 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         .collect();
     let version = space.engine_version();
     let seed = args.seed.unwrap_or(space.search.seed);
+    let slots = space.search.parallel;
+    let expert = crate::study::expert_config(&space, &space, slots);
     if args.json {
         let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
         let examples: Vec<(&Params, String)> = est
@@ -54,6 +57,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             &warnings,
             &est,
             &examples,
+            &expert,
         );
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(if est.feasible == 0 { 1 } else { 0 });
@@ -73,6 +77,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     for c in &space.constraints {
         println!("constraint `{}`: {}", c.name, c.expr);
     }
+    println!("\n{}", expert_text(&space, &expert));
     let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
     println!("\n{}", feasible_line(&est));
     if !est.rejected_by.is_empty() {
@@ -276,6 +281,30 @@ fn rejection_table(est: &Estimate) -> Table {
         t.add_row(vec![rule.clone(), thousands(*n), config, message]);
     }
     t
+}
+
+/// The expert config the study runs first after its baseline, what it sets and why, and its
+/// launch; or why there is none.
+fn expert_text(space: &StudySpec, expert: &Result<ExpertConfig, NoExpert>) -> String {
+    let expert = match expert {
+        Ok(expert) => expert,
+        Err(why) => return format!("Expert config: none ({why})"),
+    };
+    let mut t = table(&["parameter", "expert value", "why (source)"]);
+    for c in &expert.choices {
+        t.add_row(vec![c.param.clone(), c.value.to_string(), c.why.clone()]);
+    }
+    let mut text = format!(
+        "Expert config (search.prior: expert; run first after the baseline)\n{t}\n{}",
+        launch_text(space, &expert.params)
+    );
+    for (choice, why) in &expert.dropped {
+        text.push_str(&format!(
+            "\nleft out: {}={} (the space refuses it: {why})",
+            choice.param, choice.value
+        ));
+    }
+    text
 }
 
 fn one_line(config: &Params) -> String {

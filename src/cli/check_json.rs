@@ -1,6 +1,7 @@
 //! `infertune check --json`: the check of a space as one JSON object (schema:
 //! docs/machine-interface.md).
 
+use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::record::Params;
 use crate::space::sample::Estimate;
 use crate::space::StudySpec;
@@ -15,7 +16,16 @@ pub(crate) fn result(
     warnings: &[String],
     est: &Estimate,
     examples: &[(&Params, String)],
+    expert: &Result<ExpertConfig, NoExpert>,
 ) -> Json {
+    let expert = match expert {
+        Ok(e) => json!({
+            "params": e.params,
+            "choices": e.choices.iter().map(|c| json!({"param": c.param, "value": c.value, "why": c.why})).collect::<Vec<_>>(),
+            "dropped": e.dropped.iter().map(|(c, why)| json!({"param": c.param, "value": c.value, "why": why})).collect::<Vec<_>>(),
+        }),
+        Err(why) => json!({"none": why.to_string()}),
+    };
     let feasible = est.feasible > 0;
     json!({
         "exit_code": if feasible { 0 } else { 1 },
@@ -35,6 +45,7 @@ pub(crate) fn result(
             "share": if est.total == 0 { 0.0 } else { est.feasible as f64 / est.total as f64 },
             "rejected_by": est.rejected_by,
         },
+        "expert": expert,
         "examples": examples.iter().map(|(params, command)| json!({"params": params, "command": command})).collect::<Vec<_>>(),
         "notes": notes,
         "warnings": warnings,

@@ -79,18 +79,28 @@ const MAX_FIT_POINTS: usize = 160;
 pub(crate) struct BoSampler {
     seed: u64,
     prior: Prior,
+    /// The run-to-run spread of the objective (relative), once measured.
+    noise: Option<f64>,
 }
 
 impl BoSampler {
     /// A Bayesian sampler seeded with `seed`, its models seeded with the trials of `prior`.
     pub fn new(seed: u64, prior: Prior) -> Self {
-        BoSampler { seed, prior }
+        BoSampler {
+            seed,
+            prior,
+            noise: None,
+        }
     }
 }
 
 impl Sampler for BoSampler {
     fn prior_check(&self, space: &dyn Feasibility, trials: &[TrialRecord]) -> Option<PriorCheck> {
         (!self.prior.trials.is_empty()).then(|| check_prior(space, trials, &self.prior))
+    }
+
+    fn observe_noise(&mut self, relative: Option<f64>) {
+        self.noise = relative;
     }
 
     fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
@@ -108,7 +118,8 @@ impl Sampler for BoSampler {
             });
         }
         let anchors = anchors(&sources);
-        let model = Model::fit(&sources, &categories, anchors.first().map(Vec::as_slice));
+        let centre = anchors.first().map(Vec::as_slice);
+        let model = Model::fit(&sources, &categories, centre, self.noise);
         let mut rng = call_rng(self.seed, trials.len(), 5);
         let mut search = Search {
             space,
@@ -218,8 +229,14 @@ struct Model {
 
 impl Model {
     /// The models of the trials of `sources` (the study's own first), each fitted on the
-    /// trials closest to `centre` (the best trial) when there are too many.
-    fn fit(sources: &[Source], categories: &[Option<usize>], centre: Option<&[f64]>) -> Self {
+    /// trials closest to `centre` (the best trial) when there are too many; the score model
+    /// trusts each trial no more than the run-to-run spread `noise` allows.
+    fn fit(
+        sources: &[Source],
+        categories: &[Option<usize>],
+        centre: Option<&[f64]>,
+        noise: Option<f64>,
+    ) -> Self {
         let served: Vec<(&Source, &Observation)> = sources
             .iter()
             .flat_map(|s| s.observed.iter().map(move |o| (s, o)))
@@ -240,7 +257,7 @@ impl Model {
             let scored = o.tier != Tier::ConfigFailure && o.score.is_finite();
             scored.then(|| s.log_score(o))
         });
-        let score = fit_rows(rows, categories, centre);
+        let score = fit_rows(with_measured_noise(rows, noise), categories, centre);
         let own = &sources[0];
         let incumbent = own
             .observed
@@ -393,6 +410,22 @@ fn aligned_rows(
                 .map(move |(o, x)| (o.x.clone(), x + shift, sources[i].extra_noise))
         })
         .collect()
+}
+
+/// `rows` of log scores with the measured run-to-run spread `relative` (a standard deviation
+/// of the log, as the scores are) added to each row's noise, in the standardised units the
+/// process is fitted in.
+fn with_measured_noise(mut rows: Vec<Row>, relative: Option<f64>) -> Vec<Row> {
+    let Some(sd) = relative.filter(|s| s.is_finite() && *s > 0.0) else {
+        return rows;
+    };
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r.1).sum::<f64>() / n;
+    let variance = rows.iter().map(|r| (r.1 - mean).powi(2)).sum::<f64>() / n;
+    if variance > 0.0 {
+        rows.iter_mut().for_each(|r| r.2 += sd * sd / variance);
+    }
+    rows
 }
 
 /// One observation a surrogate is fitted on: point, target, extra noise.

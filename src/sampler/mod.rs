@@ -64,6 +64,11 @@ pub trait Sampler {
     fn prior_check(&self, _space: &dyn Feasibility, _trials: &[TrialRecord]) -> Option<PriorCheck> {
         None
     }
+
+    /// The run-to-run spread of the objective measured so far (relative: the standard deviation
+    /// of its log between runs of one config), `None` before any config ran twice. Model-based
+    /// samplers trust a single trial no more than that.
+    fn observe_noise(&mut self, _relative: Option<f64>) {}
 }
 
 /// `trials` followed by a stand-in for each config of `pending` (proposed, still running),

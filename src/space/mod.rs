@@ -225,6 +225,17 @@ pub struct SearchSettings {
     pub warm_start: Vec<WarmStartEntry>,
     /// How far the trials of `warm_start` are trusted, in `(0, 1]`.
     pub transfer_weight: f64,
+    /// What the study knows before its first trial.
+    pub prior: Prior,
+}
+
+/// What a study knows before its first trial (`search.prior`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prior {
+    /// The engine's expert configs (see `engine::expert`) run first after the baseline.
+    Expert,
+    /// Nothing: the search starts from its own initial design.
+    None,
 }
 
 /// Transfer weight of a warm start when `search.transfer_weight` is not given.

@@ -41,5 +41,5 @@ pub(crate) use prober::HttpProber;
 pub use prober::Prober;
 
 pub use executor::slurm::run_in_job;
-pub use run::{run, StudyOptions, StudyResult};
+pub use run::{expert_config, expert_note, run, StudyOptions, StudyResult};
 pub use trial::Backends;

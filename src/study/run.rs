@@ -12,10 +12,11 @@ use super::select::counts_as_config;
 use super::select::Winner;
 use super::trial::{Backends, TrialRunner};
 use super::{executor, fingerprint, lock, open, pending};
+use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
-use crate::space::StudySpec;
+use crate::space::{Feasibility, StudySpec};
 use anyhow::bail;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -48,6 +49,30 @@ pub struct StudyResult {
     pub interrupted: bool,
     /// How many of `records` the journal held before this run (a continued study's).
     pub earlier: usize,
+}
+
+/// The expert config of `space` that runs first after its baseline, for this host with its
+/// physical cores shared by `slots` trials; or why there is none.
+pub fn expert_config(
+    space: &StudySpec,
+    check: &dyn Feasibility,
+    slots: u32,
+) -> Result<ExpertConfig, NoExpert> {
+    let cores = crate::topo::physical_cores().map(|c| (c / slots.max(1)).max(1));
+    crate::engine::expert_config(space, check, cores)
+}
+
+/// What an expert config sets, in one line.
+pub fn expert_note(expert: &ExpertConfig) -> String {
+    let set: Vec<String> = expert
+        .choices
+        .iter()
+        .map(|c| format!("{}={}", c.param, c.value))
+        .collect();
+    format!(
+        "expert config (search.prior: expert), run after the baseline: {}",
+        set.join(" ")
+    )
 }
 
 /// Run (or resume) the study of `space` in `options.dir`.
@@ -111,11 +136,18 @@ pub fn run(
     backends
         .observer
         .started(space.search.trials, originals_done);
+    let experts = match expert_config(space, backends.check, executor.slots()) {
+        Ok(expert) => {
+            backends.observer.note(&expert_note(&expert));
+            vec![expert.params]
+        }
+        Err(_) => Vec::new(),
+    };
     let mut study = Study {
         space,
         backends,
         planner: Planner::new(
-            PlanSpec::of(space),
+            PlanSpec::of(space, experts),
             sampler,
             backends.check,
             reruns.iter().map(|p| (p.id, p.params.clone())).collect(),

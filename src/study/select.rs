@@ -141,10 +141,27 @@ pub(crate) fn choose_winner(records: &[TrialRecord], direction: Direction) -> Op
     })
 }
 
-/// Config numbers to re-validate: the best `top` search trials, then the baseline when it met
-/// every SLO, so that the gain compares means over the same number of runs.
+/// Config numbers to re-validate: the best `top` search trials by the mean score of their runs
+/// so far (a config measured again during the search is judged on all its runs), then the
+/// baseline when it met every SLO, so that the gain compares means over the same number of runs.
 pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
-    let mut numbers: Vec<u32> = ranked(records).iter().take(top).map(|r| r.number).collect();
+    let mean_score = |original: &TrialRecord| {
+        let scores: Vec<f64> = std::iter::once(original)
+            .chain(
+                records
+                    .iter()
+                    .filter(|r| r.repeat_of() == Some(original.number)),
+            )
+            .filter_map(|r| r.score.filter(|_| r.is_feasible()))
+            .collect();
+        scores.iter().sum::<f64>() / scores.len().max(1) as f64
+    };
+    let mut pooled: Vec<(f64, u32)> = ranked(records)
+        .iter()
+        .map(|r| (mean_score(r), r.number))
+        .collect();
+    pooled.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut numbers: Vec<u32> = pooled.iter().take(top).map(|(_, n)| *n).collect();
     let baseline = records
         .iter()
         .find(|r| r.is_baseline() && r.repeat_of().is_none() && r.is_feasible());

@@ -8,7 +8,7 @@ use crate::space::rules::{RuleBook, RulePack};
 use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
-    Constraint, DevicesPerTrial, EngineSection, LaunchSection, Placement, RuleSettings,
+    Constraint, DevicesPerTrial, EngineSection, LaunchSection, Placement, Prior, RuleSettings,
     SearchSettings, StudySpec, WarmStartEntry, DEFAULT_TRANSFER_WEIGHT,
 };
 use crate::util::did_you_mean;
@@ -295,7 +295,26 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
         },
         transfer_weight: transfer_weight(raw.transfer_weight)?,
         warm_start: warm_start(raw.warm_start, path)?,
+        prior: prior(raw.prior)?,
     })
+}
+
+/// `search.prior`: `expert` (the default) or `none`.
+fn prior(raw: Option<Spanned<String>>) -> Located<Prior> {
+    match raw {
+        None => Ok(Prior::Expert),
+        Some(p) => match p.value.as_str() {
+            "expert" => Ok(Prior::Expert),
+            "none" => Ok(Prior::None),
+            other => Err((
+                Pos::of(&p.referenced),
+                format!(
+                    "search.prior `{other}` is not a prior; write `expert` (the engine's \
+                     recommended settings run first after the baseline) or `none`"
+                ),
+            )),
+        },
+    }
 }
 
 /// `search.transfer_weight`, in `(0, 1]`.

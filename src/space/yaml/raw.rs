@@ -160,4 +160,5 @@ pub(crate) struct RawSearch {
     #[serde(default)]
     pub warm_start: Vec<Spanned<serde_json::Value>>,
     pub transfer_weight: Option<Spanned<f64>>,
+    pub prior: Option<Spanned<String>>,
 }

@@ -4,6 +4,10 @@
 //! queued configs, sampler asks, re-runs after a resume, re-validation repeats, the budget and
 //! the stop rules; the dispatch loop carries its decisions out over an executor.
 
+mod intensify;
+
+pub use intensify::measured_noise;
+
 use super::observer::{EarlyEnd, Phase};
 use super::select;
 use crate::record::{Params, TrialId, TrialKind, TrialRecord};
@@ -26,28 +30,37 @@ pub struct PlanSpec {
     pub repeats: u32,
     /// Accelerators a trial of a config takes.
     pub devices_per_trial: DevicesPerTrial,
+    /// Measure a close challenger again before it is crowned (see [`intensify`]).
+    pub intensify: bool,
 }
 
 impl PlanSpec {
-    /// The plan of the study of `space`.
-    pub fn of(space: &StudySpec) -> PlanSpec {
+    /// The plan of the study of `space`; `experts` (complete configs) run after the queued ones.
+    pub fn of(space: &StudySpec, experts: Vec<Params>) -> PlanSpec {
         let search = &space.search;
         let defaults = baseline_config(space);
+        let mut enqueue: Vec<Params> = search
+            .enqueue
+            .iter()
+            .map(|overlay| {
+                let mut config = defaults.clone();
+                config.extend(overlay.clone());
+                config
+            })
+            .collect();
+        for expert in experts {
+            if !enqueue.contains(&expert) {
+                enqueue.push(expert);
+            }
+        }
         PlanSpec {
             trials: search.trials,
             baseline: search.baseline.then(|| defaults.clone()),
-            enqueue: search
-                .enqueue
-                .iter()
-                .map(|overlay| {
-                    let mut config = defaults.clone();
-                    config.extend(overlay.clone());
-                    config
-                })
-                .collect(),
+            enqueue,
             revalidate_top: search.revalidate_top,
             repeats: search.repeats,
             devices_per_trial: space.placement.devices_per_trial.clone(),
+            intensify: search.revalidate_top > 0 && search.repeats >= 2,
         }
     }
 }
@@ -218,6 +231,11 @@ impl<'a> Planner<'a> {
         }
         let needs_baseline =
             self.spec.baseline.is_some() && !originals.iter().any(|r| r.is_baseline());
+        if self.spec.intensify && !needs_baseline {
+            if let Some(of) = intensify::next(now.records, now.in_flight, self.spec.repeats) {
+                return self.repeat(of, None, now);
+            }
+        }
         // The baseline first (as it was, when it was in flight), then the others.
         if let Some(i) = self
             .reruns
@@ -240,6 +258,8 @@ impl<'a> Planner<'a> {
             (_, Some(config)) => config.clone(),
             _ => {
                 let pending: Vec<Params> = searching.iter().map(|f| f.params.clone()).collect();
+                self.sampler
+                    .observe_noise(intensify::measured_noise(now.records));
                 match self
                     .sampler
                     .ask(self.check, &with_pending(&originals, &pending))
@@ -304,26 +324,31 @@ impl<'a> Planner<'a> {
         let Some((slot, i)) = picked else {
             return Decision::Wait;
         };
-        let number = self.next_number(now);
         let Stage::Revalidation(queue) = &mut self.stage else {
             return Decision::Done;
         };
         let of = queue.remove(i);
-        let Some(original) = original_of(of) else {
+        self.repeat(of, Some(slot), now)
+    }
+
+    /// A run of the config of original trial `of`, on `slot` when given, away from the
+    /// original's accelerators.
+    fn repeat(&self, of: u32, slot: Option<u32>, now: &Situation<'_>) -> Decision {
+        let Some(original) = now.records.iter().find(|r| r.number == of) else {
             return Decision::Wait;
         };
         let id = TrialId {
-            number,
+            number: self.next_number(now),
             kind: TrialKind::Repeat { of },
         };
         let params = original.params.clone();
         match original.devices.len() {
-            0 => self.run(id, params, Some(slot), Vec::new()),
+            0 => self.run(id, params, slot, Vec::new()),
             n => Decision::Run(Planned {
                 id,
                 params,
                 devices: n as u32,
-                slot: Some(slot),
+                slot,
                 avoid: original.devices.clone(),
             }),
         }

@@ -37,6 +37,7 @@ fn spec(trials: u32) -> PlanSpec {
         revalidate_top: 1,
         repeats: 2,
         devices_per_trial: DevicesPerTrial::Count(1),
+        intensify: false,
     }
 }
 
@@ -178,4 +179,68 @@ fn a_config_whose_device_count_cannot_be_computed_is_unplaceable() {
         planner.next(&situation(&[], &[])),
         Decision::Unplaceable { .. }
     ));
+}
+
+/// Records the noise the planner reports before each proposal, and proposes `x = 1, 2, …`.
+struct NoiseSeen(Counting, Vec<Option<f64>>);
+
+impl Sampler for NoiseSeen {
+    fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
+        self.0.ask(space, trials)
+    }
+
+    fn observe_noise(&mut self, relative: Option<f64>) {
+        self.1.push(relative);
+    }
+}
+
+#[test]
+fn with_intensification_the_baseline_repeats_first_and_a_close_challenger_is_measured_again() {
+    let check = space();
+    let mut sampler = NoiseSeen(Counting(0), Vec::new());
+    let spec = PlanSpec {
+        intensify: true,
+        repeats: 3,
+        ..spec(6)
+    };
+    let mut planner = Planner::new(spec, &mut sampler, &check, Vec::new());
+    let baseline = TrialId {
+        number: 0,
+        kind: TrialKind::Baseline,
+    };
+    let mut records = vec![done(baseline, 0, 100.0)];
+    let again = planned(planner.next(&situation(&records, &[])));
+    assert_eq!(
+        again.id.kind,
+        TrialKind::Repeat { of: 0 },
+        "the noise first"
+    );
+    records.push(done(again.id, 0, 104.0));
+    let queued = planned(planner.next(&situation(&records, &[])));
+    assert_eq!(
+        (queued.id.kind, queued.params.clone()),
+        (TrialKind::Search, config(50))
+    );
+    // 200 against 100: far beyond a noise of about 3%, crowned without a second look.
+    records.push(done(queued.id, 50, 200.0));
+    let sampled = planned(planner.next(&situation(&records, &[])));
+    assert_eq!(sampled.id.kind, TrialKind::Search);
+    // 202 against 200: within the noise, measured again before anything new.
+    records.push(done(sampled.id, 1, 202.0));
+    let challenger = planned(planner.next(&situation(&records, &[])));
+    assert_eq!(
+        challenger.id.kind,
+        TrialKind::Repeat {
+            of: sampled.id.number
+        }
+    );
+    assert_eq!(challenger.params, config(1));
+    drop(planner);
+    let told: Vec<f64> = sampler.1.iter().flatten().copied().collect();
+    assert!(
+        told.iter()
+            .all(|n| (n - (104f64 / 100.0).ln() / 2f64.sqrt()).abs() < 1e-9),
+        "the sampler is told the baseline's spread: {:?}",
+        sampler.1
+    );
 }

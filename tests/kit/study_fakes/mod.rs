@@ -127,6 +127,7 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             parallel: 1,
             warm_start: Vec::new(),
             transfer_weight: 0.5,
+            prior: infertune::space::Prior::None,
         },
         secrets: Default::default(),
     }
