@@ -4,7 +4,7 @@
 
 use super::Scenario;
 use anyhow::Context;
-use infertune::record::{Outcome, TrialRecord};
+use infertune::record::{Outcome, Params, TrialRecord};
 use infertune::sampler::Sampler;
 use infertune::space::DevicesPerTrial;
 use infertune::study::plan::{Decision, PlanSpec, Planner, Situation};
@@ -18,19 +18,21 @@ pub(crate) struct Searched {
 }
 
 /// `trials` trials of `sampler` on `scenario`, planned by the study's planner (no baseline, no
-/// re-validation).
+/// re-validation), the `expert` config first.
 pub(crate) fn search(
     scenario: &Scenario,
     sampler: &mut dyn Sampler,
     trials: usize,
+    expert: Option<Params>,
 ) -> anyhow::Result<Searched> {
     let spec = PlanSpec {
         trials: u32::try_from(trials).unwrap_or(u32::MAX),
         baseline: None,
-        enqueue: Vec::new(),
+        enqueue: expert.into_iter().collect(),
         revalidate_top: 0,
         repeats: 0,
         devices_per_trial: DevicesPerTrial::Count(0),
+        intensify: false,
     };
     let mut planner = Planner::new(spec, sampler, &*scenario.space, Vec::new());
     let mut out = Searched {

@@ -54,7 +54,20 @@ pub struct Scenario {
     /// How a trial's metrics are scored: the objective value and the SLOs every feasible trial
     /// meets.
     pub objective: Objective,
+    /// The engine's expert config in this space (`search.prior: expert`), run first as a
+    /// study runs it; computed without the host's cores, so the benchmark is the same anywhere.
+    pub expert: Option<Params>,
 }
+
+/// The expert config of `space`, as a study with `search.prior: expert` runs it.
+pub fn expert_of(space: &infertune::space::StudySpec) -> Option<Params> {
+    infertune::engine::expert_config(space, space, None)
+        .ok()
+        .map(|e| e.params)
+}
+
+/// A sampler name with `:none` after it runs without the expert prior (`bo:none`).
+const WITHOUT_PRIOR: &str = ":none";
 
 impl Scenario {
     /// Runs `params` and records it the way the tune loop does: a start-up failure as a failed
@@ -262,8 +275,12 @@ fn optuna_runs(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<
 
 /// One search of `trials` trials with sampler `name` and `seed`.
 fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
-    let mut sampler = from_name(name, seed)?;
-    let (best, _) = search_with(scenario, &mut *sampler, trials)
+    let (sampler_name, expert) = match name.strip_suffix(WITHOUT_PRIOR) {
+        Some(bare) => (bare, None),
+        None => (name, scenario.expert.clone()),
+    };
+    let mut sampler = from_name(sampler_name, seed)?;
+    let (best, _) = search_with(scenario, &mut *sampler, trials, expert)
         .with_context(|| format!("{} with sampler {name} (seed {seed})", scenario.name))?;
     Ok(SearchRun {
         sampler: name.to_string(),
@@ -278,8 +295,9 @@ pub(crate) fn search_with(
     scenario: &Scenario,
     sampler: &mut dyn Sampler,
     trials: usize,
+    expert: Option<Params>,
 ) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
-    let searched = drive::search(scenario, sampler, trials)?;
+    let searched = drive::search(scenario, sampler, trials, expert)?;
     Ok((searched.best, searched.records))
 }
 

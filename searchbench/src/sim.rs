@@ -158,6 +158,7 @@ pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
         fingerprint: format!("{:016x}", hasher.finish()),
         objective,
         evaluator: Box::new(evaluator),
+        expert: super::expert_of(&space),
         space: Box::new(space),
     })
 }

@@ -85,6 +85,7 @@ pub fn scenario(space: &Path, studies: &[PathBuf]) -> anyhow::Result<Scenario> {
         fingerprint: format!("grid-{:016x}", hasher.finish()),
         objective: super::maximised(&spec)?,
         evaluator: Box::new(grid),
+        expert: super::expert_of(&spec),
         space: Box::new(spec),
     })
 }

@@ -37,15 +37,20 @@ pub fn compare(
     let seeds: Vec<u64> = (0..config.seeds).collect();
     let pairs = pool::map(&seeds, config.threads, |&seed| -> anyhow::Result<_> {
         let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
-        let (_, trials) = search_with(prior, &mut *source, config.prior_trials)?;
+        let (_, trials) = search_with(
+            prior,
+            &mut *source,
+            config.prior_trials,
+            prior.expert.clone(),
+        )?;
         let mut cold = from_name(SAMPLER, seed)?;
-        let (cold, _) = search_with(target, &mut *cold, config.trials)?;
+        let (cold, _) = search_with(target, &mut *cold, config.trials, target.expert.clone())?;
         let prior = Prior {
             trials,
             weight: config.weight,
         };
         let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
-        let (warm, _) = search_with(target, &mut *warm, config.trials)?;
+        let (warm, _) = search_with(target, &mut *warm, config.trials, target.expert.clone())?;
         Ok(
             [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
                 sampler: format!("{SAMPLER} {label}"),

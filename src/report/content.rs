@@ -24,6 +24,15 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Heading(2, "Why the winner wins".into()));
         out.extend(why);
     }
+    if let Some(table) = super::importance::effects(view.records, &spec.metric) {
+        out.push(Block::Heading(2, "What moved the objective".into()));
+        out.push(Block::Para(
+            "Each parameter's share of the variance of the search trials' objective, and the \
+             mean objective of the trials at its best and at its worst value."
+                .into(),
+        ));
+        out.push(table);
+    }
     out.push(Block::Heading(2, "Plots".into()));
     let mut plot = |caption: &str, file: String, chart: Chart| {
         out.push(Block::Plot {

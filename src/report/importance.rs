@@ -2,9 +2,10 @@
 //! variance explained by grouping the trials on that parameter alone (the between-group sum
 //! of squares over the total), normalised so the shares sum to 1 as Optuna's importances do.
 //! Numeric parameters with more than four distinct values are grouped into four bins of equal
-//! trial counts; categorical ones by value.
+//! trial counts (`bin 0` the lowest quarter); categorical ones by value. The effect of each is
+//! the gap between its best and its worst group's mean.
 
-use crate::export::{Chart, Series};
+use crate::export::{Block, Chart, Series};
 use crate::record::TrialRecord;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -88,6 +89,53 @@ fn groups(trials: &[(&TrialRecord, f64)], name: &str) -> Option<BTreeMap<String,
         }
     }
     Some(out)
+}
+
+/// What moved the objective: for each varied parameter, largest share first, its share, the
+/// value (or quarter of its range) with the highest mean objective and the one with the lowest,
+/// and how far below the first the second lies; `None` as for [`importances`].
+pub(crate) fn effects(records: &[TrialRecord], metric: &str) -> Option<Block> {
+    let shares = importances(records)?;
+    let trials: Vec<(&TrialRecord, f64)> = records
+        .iter()
+        .filter(|r| r.repeat_of().is_none())
+        .filter_map(|r| Some((r, r.value.filter(|v| v.is_finite())?)))
+        .collect();
+    let rows = shares
+        .iter()
+        .filter_map(|(name, share)| {
+            let groups = groups(&trials, name)?;
+            let means: Vec<(String, f64, usize)> = groups
+                .into_iter()
+                .map(|(k, g)| (k, g.iter().sum::<f64>() / g.len() as f64, g.len()))
+                .collect();
+            let high = means.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+            let low = means.iter().min_by(|a, b| a.1.total_cmp(&b.1))?;
+            let change = if high.1 != 0.0 {
+                format!("{:+.0}%", (low.1 - high.1) / high.1.abs() * 100.0)
+            } else {
+                "–".into()
+            };
+            let cell = |g: &(String, f64, usize)| format!("{} ({:.1}, {} trials)", g.0, g.1, g.2);
+            Some(vec![
+                name.clone(),
+                format!("{:.0}%", share * 100.0),
+                cell(high),
+                cell(low),
+                change,
+            ])
+        })
+        .collect();
+    Some(Block::Table {
+        header: vec![
+            "parameter".into(),
+            "share of the variance".into(),
+            format!("best value (mean {metric})"),
+            format!("worst value (mean {metric})"),
+            "worst against best".into(),
+        ],
+        rows,
+    })
 }
 
 /// The importances as a bar chart; `None` when there are none.
