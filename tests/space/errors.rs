@@ -12,6 +12,31 @@ fn load_error(fixture: &str) -> String {
     err.to_string()
 }
 
+/// Words that name a Rust type or one of the YAML library's options: a message about a space
+/// speaks of the file, never of them.
+pub(crate) const RUST_WORDS: [&str; 15] = [
+    "Option<",
+    "Vec<",
+    "String",
+    "DuplicateKeyPolicy",
+    "Options",
+    "untagged enum",
+    "weak recursion",
+    "configured policy",
+    "(u16)",
+    "(u32)",
+    "(u64)",
+    "(f64)",
+    "expected u",
+    "struct Raw",
+    "serde",
+];
+
+/// The Rust words `text` holds.
+pub(crate) fn rust_words(text: &str) -> Vec<&'static str> {
+    RUST_WORDS.into_iter().filter(|w| text.contains(w)).collect()
+}
+
 fn assert_error(fixture: &str, location: &str, parts: &[&str]) {
     let text = load_error(fixture);
     let prefix = format!("tests/fixtures/spaces/{fixture}:{location}: ");
@@ -50,13 +75,13 @@ fn bad_yaml_syntax_points_at_the_unclosed_brace() {
 
 #[test]
 fn a_misindented_key_is_pointed_at_with_the_key_it_broke() {
-    // `ready_timeout` indented under `port` reads as part of port's value ("expected u16").
+    // `ready_timeout` indented under `port` reads as part of port's value (a whole number from 0 to 65535).
     assert_error(
         "deeper_indent.yaml",
         "19:5",
         &[
             "indented deeper than `port` (line 18)",
-            "a whole number (u16)",
+            "a whole number from 0 to 65535",
             "indent it like `port`",
         ],
     );
@@ -87,7 +112,7 @@ fn wrong_type() {
     assert_error(
         "wrong_type.yaml",
         "5:9",
-        &["`port` must be a whole number (u16) here"],
+        &["`port` must be a whole number from 0 to 65535 here"],
     );
 }
 
@@ -207,4 +232,41 @@ fn an_objective_on_a_stage_the_load_lacks_is_refused_where_written() {
         "10:3",
         &["objective.stage 2 does not exist", "has 2 stages", "0 to 1"],
     );
+}
+
+/// The error of `fixture` holds `parts` and no Rust word.
+fn assert_plain(fixture: &str, parts: &[&str]) {
+    let text = load_error(fixture);
+    for part in parts {
+        assert!(text.contains(part), "`{part}` missing from: {text}");
+    }
+    assert_eq!(rust_words(&text), Vec::<&str>::new(), "{text}");
+}
+
+#[test]
+fn a_key_written_twice_names_its_first_line() {
+    assert_plain(
+        "duplicate_key.yaml",
+        &["`engine` is written twice", "first at line 1", "keep one"],
+    );
+}
+
+#[test]
+fn a_missing_text_value_names_its_key() {
+    assert_plain("null_text.yaml", &["`model` has no value"]);
+}
+
+#[test]
+fn a_list_where_one_value_belongs_says_which_values_fit() {
+    assert_plain("list_as_value.yaml", &["one value here", "not a list"]);
+}
+
+#[test]
+fn a_non_finite_number_is_refused_in_plain_words() {
+    assert_plain("nan_value.yaml", &["`.nan` is not a finite number"]);
+}
+
+#[test]
+fn an_anchor_that_refers_to_itself_is_explained() {
+    assert_plain("self_anchor.yaml", &["anchor may not refer to itself"]);
 }

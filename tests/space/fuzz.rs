@@ -123,6 +123,34 @@ fn mutated_shipped_spaces_never_panic_the_loader() {
 }
 
 #[test]
+fn mutated_shipped_spaces_are_refused_in_the_files_terms() {
+    std::env::set_var("INFERTUNE_VLLM_BIN", "/opt/vllm/bin/vllm");
+    std::env::set_var("INFERTUNE_VLLM_MODEL", "/opt/models/tiny");
+    let dir = tempfile::tempdir().unwrap();
+    let mut refused = 0;
+    for (n, space) in shipped_spaces().iter().enumerate() {
+        let text = std::fs::read_to_string(space).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(1000 + n as u64);
+        for m in 0..MUTATIONS {
+            let mutated = mutate(&text, &mut rng);
+            let path = dir.path().join(format!("{n}-{m}.yaml"));
+            std::fs::write(&path, &mutated).unwrap();
+            if let Err(e) = StudySpec::load(&path, infertune::engine::rule_pack) {
+                let message = e.to_string();
+                let words = super::errors::rust_words(&message);
+                assert!(
+                    words.is_empty(),
+                    "mutation {m} of {}: {words:?} in: {message}\n--- input:\n{mutated}",
+                    space.display()
+                );
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused >= MUTATIONS, "only {refused} mutations refused");
+}
+
+#[test]
 fn inputs_that_once_broke_the_loader_are_refused_cleanly() {
     let corpus = Path::new("tests/fixtures/spaces/fuzz");
     let mut inputs: Vec<PathBuf> = std::fs::read_dir(corpus)

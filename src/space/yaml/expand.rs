@@ -62,7 +62,8 @@ pub(crate) fn expand_refs(
             }
             None => {
                 return Err(format!(
-                    "environment variable `{name}` (used as `${{{name}}}`) is not set; export it before running infertune"
+                    "environment variable `{name}` (used as `${{{name}}}`) is not set; {}",
+                    how_to_set(name)
                 ))
             }
         }
@@ -74,6 +75,33 @@ pub(crate) fn expand_refs(
         text: out,
         refs,
     })
+}
+
+/// How to set variable `name`: the provisioning scripts that write the engines and models the
+/// shipped spaces name, and the environment files that export their paths; else export it.
+fn how_to_set(name: &str) -> String {
+    const VLLM: &str = "scripts/provision-vllm-cpu.sh";
+    const LLAMACPP: &str = "scripts/provision-llamacpp.sh";
+    const XINFERENCE: &str = "scripts/provision-xinference.sh";
+    let (scripts, env): (&[&str], &[&str]) = if name.starts_with("INFERTUNE_VLLM_") {
+        (&[VLLM], &["scripts/vllm-env.sh"])
+    } else if name.starts_with("INFERTUNE_LLAMACPP_") {
+        (&[VLLM, LLAMACPP], &["scripts/vllm-env.sh", "scripts/llamacpp-env.sh"])
+    } else if name.starts_with("INFERTUNE_XINFERENCE_") {
+        (
+            &[VLLM, LLAMACPP, XINFERENCE],
+            &["scripts/vllm-env.sh", "scripts/llamacpp-env.sh", "scripts/xinference-env.sh"],
+        )
+    } else {
+        return "export it before running infertune".into();
+    };
+    let dot: Vec<String> = env.iter().map(|e| format!(". {e}")).collect();
+    format!(
+        "it names what the provisioning writes (under ${{INFERTUNE_CACHE:-~/.cache/infertune}}): \
+         run `{}` once, then `{}` in this shell",
+        scripts.join(" && "),
+        dot.join(" && ")
+    )
 }
 
 /// [`expand`] with the process environment.
@@ -156,6 +184,21 @@ mod tests {
         assert!(e.contains("`MODEL`") && e.contains("not set"), "{e}");
         let e = expand("${EMPTY}", lookup).unwrap_err();
         assert!(e.contains("`EMPTY`"), "{e}");
+    }
+
+    #[test]
+    fn an_unset_provisioned_path_names_the_script_that_writes_it() {
+        let e = expand("${INFERTUNE_LLAMACPP_MODEL_Q8}", lookup).unwrap_err();
+        assert!(
+            e.contains("scripts/provision-vllm-cpu.sh && scripts/provision-llamacpp.sh")
+                && e.contains(". scripts/vllm-env.sh && . scripts/llamacpp-env.sh"),
+            "{e}"
+        );
+        let e = expand("${INFERTUNE_XINFERENCE_BIN}", lookup).unwrap_err();
+        assert!(e.contains("scripts/provision-xinference.sh"), "{e}");
+        assert!(e.contains("scripts/xinference-env.sh"), "{e}");
+        let e = expand("${MY_MODEL}", lookup).unwrap_err();
+        assert!(e.ends_with("export it before running infertune"), "{e}");
     }
 
     #[test]

@@ -63,6 +63,47 @@ pub(super) fn wrong_shape(text: &str, at: Pos, shape: &str) -> Option<(Pos, Stri
     Some((at, format!("`{key}` must be {shape} here")))
 }
 
+/// The key of the value at `at`, or the key `at` points at: `  port: 8200` gives `port` at
+/// the `8` and at the `p`.
+pub(super) fn key_at(text: &str, at: Pos) -> Option<String> {
+    let here = line(text, at.line);
+    if let Some((key, _)) = key_before(here, at.column) {
+        return Some(key.to_string());
+    }
+    let rest = here.trim_start().trim_start_matches("- ");
+    let (key, _) = rest.split_once(':')?;
+    let key = key.trim().trim_matches(['"', '\'']);
+    (!key.is_empty() && !key.contains([' ', '{', '['])).then(|| key.to_string())
+}
+
+/// The line of an earlier `name:` in the mapping that holds line `at.line`: that line when it
+/// holds the key twice (a flow mapping), else a line above it at the same indentation with no
+/// line less indented between.
+pub(super) fn earlier_key(text: &str, at: Pos, name: &str) -> Option<u64> {
+    let here = line(text, at.line);
+    let spelled = [format!("{name}:"), format!("\"{name}\":"), format!("'{name}':")];
+    let on_this_line: usize = spelled.iter().map(|s| here.matches(s.as_str()).count()).sum();
+    if on_this_line >= 2 {
+        return Some(at.line);
+    }
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let depth = indent(here);
+    for n in (1..at.line).rev() {
+        let l = line(text, n);
+        if !is_content(l) {
+            continue;
+        }
+        if indent(l) < depth {
+            return None;
+        }
+        let key = l.trim_start().trim_start_matches("- ");
+        if indent(l) == depth && spelled.iter().any(|s| key.starts_with(s.as_str())) {
+            return Some(n);
+        }
+    }
+    None
+}
+
 /// The innermost `{` or `[` still open at `at`, outside quotes and comments.
 fn open_bracket(text: &str, at: Pos) -> Option<(Pos, char)> {
     let mut open = Vec::new();

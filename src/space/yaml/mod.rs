@@ -4,6 +4,7 @@ mod convert;
 mod expand;
 mod hint;
 mod param;
+mod plain;
 mod raw;
 mod secrets;
 mod validate;
@@ -74,6 +75,9 @@ pub(crate) struct Spots {
 fn yaml_error(file: &str, text: &str, err: &YamlError) -> SpaceError {
     let inner = err.without_snippet();
     let pos = inner.location().map(|l| Pos::of(&l)).unwrap_or_default();
+    if let Some((pos, message)) = plain::explain(inner, text, pos) {
+        return SpaceError::at(file, pos, message);
+    }
     let mut message = DefaultMessageFormatter.format_message(inner).into_owned();
     let suggestion = match inner {
         YamlError::SerdeUnknownField {
@@ -99,21 +103,17 @@ fn yaml_error(file: &str, text: &str, err: &YamlError) -> SpaceError {
     } else if let Some((pos, message)) = explained {
         return SpaceError::at(file, pos, message);
     } else if let Some(ty) = message.strip_prefix("invalid ") {
-        message = format!("invalid value: expected {ty} here");
+        message = format!("invalid value: expected {} here", plain::shape(ty));
     }
     SpaceError::at(file, pos, message)
 }
 
 /// What a scalar of Rust type `ty` looks like in YAML.
 fn scalar_shape(ty: &str) -> String {
-    let shape = match ty {
-        "bool" => "true or false",
-        "f32" | "f64" => "a number",
-        "char" => "one character",
-        t if t.starts_with('u') || t.starts_with('i') => "a whole number",
-        _ => return format!("a {ty}"),
-    };
-    format!("{shape} ({ty})")
+    match ty {
+        "char" => "one character".into(),
+        _ => plain::shape(ty),
+    }
 }
 
 /// What the parser's expected token (`mapping start`, `sequence start`) means in YAML.
