@@ -44,6 +44,9 @@ pub(crate) const PREFIX_HITS_QUERIES: (&str, &str) = (
 pub(crate) const PROMPT_TOKENS_CACHED: &str = "llamacpp:prompt_tokens_cached_total";
 /// SGLang's own hit-rate gauge.
 pub(crate) const CACHE_HIT_RATE: &str = "sglang:cache_hit_rate";
+/// Wall seconds per modelled second of a time-scaled simulator (infertune's own; absent from
+/// a real engine): its energy is modelled, so power is energy over the modelled span.
+pub(crate) const TIME_SCALE: &str = "infertune_sim_time_scale";
 /// Accelerator power, watts (DCGM).
 pub(crate) const POWER_W: &str = "DCGM_FI_DEV_POWER_USAGE";
 /// Accelerator energy since boot, millijoules (DCGM).

@@ -9,4 +9,5 @@ mod scrape;
 pub(crate) mod signals;
 pub(crate) mod summary;
 
+pub(crate) use catalogue::TIME_SCALE;
 pub(crate) use scrape::metrics_text;

@@ -110,10 +110,16 @@ fn gauges(stats: &mut ServerStats, scrapes: &[Snapshot]) {
 }
 
 /// Power the server serves itself (DCGM names): energy from the energy counter's increase
-/// when there is one, else the power gauge integrated over the scrapes.
+/// when there is one, else the power gauge integrated over the scrapes. A time-scaled
+/// simulator's figures are in the modelled engine's terms: its span is the modelled one.
 fn served_power(stats: &mut ServerStats, scrapes: &[Snapshot]) {
     let (first, last) = (&scrapes[0], &scrapes[scrapes.len() - 1]);
-    let span = last.at - first.at;
+    let scale = last
+        .exposition
+        .value(names::TIME_SCALE)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(1.0);
+    let span = (last.at - first.at) / scale;
     if let Some(mj) = delta(&first.exposition, &last.exposition, names::ENERGY_MJ) {
         if span > 0.0 {
             stats.energy_j = Some(mj / 1000.0);
@@ -128,7 +134,7 @@ fn served_power(stats: &mut ServerStats, scrapes: &[Snapshot]) {
             .filter_map(|s| Some((s.at, s.exposition.value(names::POWER_W)?)))
             .collect();
         if let Some((energy, mean_w)) = integrate(&points) {
-            stats.energy_j = Some(energy);
+            stats.energy_j = Some(energy / scale);
             stats.power_mean_w = Some(mean_w);
             stats
                 .sources
@@ -267,6 +273,26 @@ mod tests {
         assert_eq!(s.prompt_tokens, Some(12.0));
         assert_eq!(s.preemptions, None, "llama.cpp has no preemption counter");
         assert_eq!(s.sources["running_mean"], "llamacpp:requests_processing");
+    }
+
+    #[test]
+    fn a_time_scaled_simulator_reports_power_over_the_modelled_span() {
+        // Ten times faster than modelled: 2 wall seconds are 20 modelled ones.
+        let a = snap(
+            0.0,
+            "infertune_sim_time_scale 0.1\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION 0\n",
+        );
+        let b = snap(
+            2.0,
+            "infertune_sim_time_scale 0.1\nDCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION 8000000\n",
+        );
+        let s = summarise(&[a, b], &[]);
+        assert_eq!(s.energy_j, Some(8000.0));
+        assert_eq!(s.power_mean_w, Some(400.0));
+        let gauge = |at: f64| snap(at, "infertune_sim_time_scale 0.1\nDCGM_FI_DEV_POWER_USAGE 400\n");
+        let s = summarise(&[gauge(0.0), gauge(2.0)], &[]);
+        assert_eq!(s.power_mean_w, Some(400.0));
+        assert_eq!(s.energy_j, Some(8000.0), "400 W over 20 modelled seconds");
     }
 
     #[test]

@@ -56,7 +56,11 @@ pub async fn run(
     let mut events = Vec::new();
     let mut deadline = Instant::now();
     let mut idle_energy = 0.0;
-    lock(&counters).power.cards = engine.config().tp;
+    {
+        let mut c = lock(&counters);
+        c.power.cards = engine.config().tp;
+        c.power.time_scale = time_scale;
+    }
     loop {
         while let Ok(cmd) = commands.try_recv() {
             apply(&mut engine, &mut streams, &counters, cmd);

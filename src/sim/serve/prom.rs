@@ -20,9 +20,9 @@ pub(crate) struct Counters {
     pub power: Power,
 }
 
-/// The cards' modelled power, served under NVIDIA DCGM exporter's names. Energy is in
-/// modelled joules, so energy per token does not depend on the time scale (power, like
-/// throughput, is divided by it).
+/// The cards' modelled power, served under NVIDIA DCGM exporter's names, in the modelled
+/// engine's terms: watts and joules of the modelled card, whatever the time scale, which is
+/// served beside them so a client divides energy by the modelled span.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Power {
     /// Cards of the deployment (one series each).
@@ -34,6 +34,8 @@ pub(crate) struct Power {
     /// While idle: when the idle stretch began, the idle watts and the time scale, so a
     /// scrape counts idle energy up to the moment it is served.
     pub idle: Option<(std::time::Instant, f64, f64)>,
+    /// Wall seconds per modelled second (0 until the engine runs).
+    pub time_scale: f64,
 }
 
 impl Power {
@@ -118,6 +120,14 @@ pub fn render(c: &Counters, model: &str) -> String {
 
 /// The cards' power (W), total energy (mJ) and utilisation (%), one series per card.
 fn render_power(out: &mut String, p: &Power) {
+    if p.time_scale > 0.0 {
+        let name = crate::probe::server::TIME_SCALE;
+        let _ = writeln!(
+            out,
+            "# HELP {name} Wall seconds per modelled second.\n# TYPE {name} gauge\n{name} {}",
+            p.time_scale
+        );
+    }
     let cards = p.cards.max(1);
     let share = 1.0 / f64::from(cards);
     let busy = if p.idle.is_some() { 0.0 } else { 100.0 };
@@ -181,10 +191,12 @@ mod tests {
                 energy_j: 10.0,
                 watts: 140.0,
                 idle: Some((since, 140.0, 0.1)),
+                time_scale: 0.1,
             },
             ..Counters::default()
         };
         let e = crate::probe::server::exposition::Exposition::parse(&render(&c, "m")).unwrap();
+        assert_eq!(e.value(crate::probe::server::TIME_SCALE), Some(0.1));
         assert_eq!(e.value("DCGM_FI_DEV_POWER_USAGE"), Some(140.0));
         assert_eq!(e.mean("DCGM_FI_DEV_POWER_USAGE"), Some(70.0));
         // 10 J so far plus at least 0.1 s / 0.1 scale × 140 W of idle.
