@@ -286,6 +286,7 @@ pub(crate) fn header(best: &Best<'_>) -> Vec<String> {
         space.engine.model,
         w.record.number
     )];
+    lines.extend(best.tuned_on.map(str::to_string));
     let mut measured = format!(
         "Measured: {} {} = {}",
         o.direction.as_str(),

@@ -156,6 +156,8 @@ pub struct Best<'a> {
     pub launch: &'a LaunchSpec,
     /// The engine's version, when known.
     pub version: Option<&'a str>,
+    /// Where the winner was tuned when not on the engine itself (a simulator study's line).
+    pub tuned_on: Option<&'a str>,
 }
 
 /// Write `trials.csv` of `records` into `dir`.

@@ -24,9 +24,11 @@ pub(crate) mod profiles;
 pub mod requests;
 pub mod scheduler;
 pub mod serve;
+mod stands_for;
 mod track;
 pub mod validate;
 
 pub use config::Deployment;
+pub use stands_for::modelled_vllm;
 
 pub use eval::{eval, evaluate, Evaluation};

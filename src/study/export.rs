@@ -47,6 +47,8 @@ impl<'a> Exporter<'a> {
     /// returns the winner, or `None` (writing nothing) while no trial is feasible.
     pub fn write(&self, records: &[TrialRecord]) -> anyhow::Result<Option<Winner>> {
         self.with_best(
+            self.space,
+            None,
             records,
             |record| self.launch(record),
             |best| export::write_best(self.dir, best),
@@ -61,7 +63,17 @@ impl<'a> Exporter<'a> {
         records: &[TrialRecord],
         formats: Option<&[Format]>,
     ) -> anyhow::Result<Option<(Winner, Vec<PathBuf>)>> {
-        let kind = self.space.engine.kind;
+        // A simulator study deploys as the engine the simulator modelled.
+        let modelled = crate::sim::modelled_vllm(self.space);
+        let (space, engine, tuned_on) = match &modelled {
+            Some((space, note)) => (
+                space,
+                crate::engine::for_kind(space.engine.kind),
+                Some(note.as_str()),
+            ),
+            None => (self.space, self.engine, None),
+        };
+        let kind = space.engine.kind;
         let applying: Vec<Format> = Format::ALL
             .into_iter()
             .filter(|f| f.applies_to(kind))
@@ -74,11 +86,26 @@ impl<'a> Exporter<'a> {
         let deployment = OnceCell::new();
         let mut written = Vec::new();
         let chosen = self.with_best(
+            space,
+            tuned_on,
             records,
             |record| {
                 let workdir =
                     std::path::absolute(self.dir.join(format!("trial-{}", record.number)))?;
-                let built = super::deploy::deployment(self.space, self.engine, record, workdir)?;
+                let mut own = record.clone();
+                // What the modelled engine's space leaves out (a modelled NUMA binding).
+                own.params
+                    .retain(|name, _| space.parameters.iter().any(|p| &p.name == name));
+                let mut built = super::deploy::deployment(space, engine, &own, workdir)?;
+                if tuned_on.is_some() && built.devices.is_empty() {
+                    // The modelled cards: one per tensor-parallel rank.
+                    let ranks = record
+                        .params
+                        .get("tensor_parallel_size")
+                        .and_then(|v| v.as_i64())
+                        .unwrap_or(1);
+                    built.devices = (0..u32::try_from(ranks).unwrap_or(1).max(1)).collect();
+                }
                 Ok(deployment.get_or_init(|| built).launch.clone())
             },
             |best| {
@@ -90,10 +117,13 @@ impl<'a> Exporter<'a> {
         Ok(chosen.map(|w| (w, written)))
     }
 
-    /// Run `write` on the current winner of `records` as [`Best`], its launch built by
+    /// Run `write` on the current winner of `records` as [`Best`] of `space` (the study's, or
+    /// the engine a simulator study stands for, `tuned_on` saying so), its launch built by
     /// `launch`; returns the winner, or `None` (running nothing) while no trial is feasible.
     fn with_best(
         &self,
+        space: &StudySpec,
+        tuned_on: Option<&str>,
         records: &[TrialRecord],
         launch: impl FnOnce(&TrialRecord) -> anyhow::Result<LaunchSpec>,
         write: impl FnOnce(&Best<'_>) -> anyhow::Result<()>,
@@ -106,10 +136,11 @@ impl<'a> Exporter<'a> {
         let version = self.version.get_or_init(|| self.space.engine_version());
         let best = Best {
             study: facts(self.meta),
-            space: self.space,
+            space,
             winner: &winner,
             launch: &launch,
             version: version.as_deref(),
+            tuned_on,
         };
         write(&best)?;
         Ok(Some(chosen))

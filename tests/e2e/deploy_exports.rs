@@ -299,6 +299,68 @@ fn a_format_that_does_not_apply_is_refused_naming_those_that_do() {
     );
 }
 
+/// The shipped demo space as a study tuned on the simulator, laid out by hand (a baseline, a
+/// winner and its repeat) and exported in every format: its folder.
+fn exported_demo(dir: &Path) -> PathBuf {
+    let space = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-spaces/demo-sim.yaml");
+    let study = dir.join("demo");
+    std::fs::create_dir_all(&study).unwrap();
+    let meta = json!({
+        "format": infertune::study::journal::STUDY_FORMAT, "name": "demo-sim",
+        "space_origin": space, "space_fingerprint": "by-hand", "seed": 1, "sampler": "bo",
+        "engine": "sim",
+        "objective": {"metric": "output_throughput", "subject_to": ["ttft:p99<=800ms"]},
+    });
+    std::fs::write(study.join("study.json"), meta.to_string()).unwrap();
+    let params = |seqs: u32, tokens: u32| {
+        json!({
+            "max_model_len": 8192, "max_num_seqs": seqs, "max_num_batched_tokens": tokens,
+            "enable_chunked_prefill": true, "enable_prefix_caching": true, "block_size": 16,
+            "gpu_memory_utilization": 0.93, "numa": "-N 0 -m 0",
+        })
+    };
+    let record = |number: u32, kind: Json, p: Json, value: f64| {
+        let mut r = json!({
+            "number": number, "params": p, "outcome": {"status": "feasible"},
+            "metrics": {"output_throughput": value, "p99_ttft_ms": 200.0},
+            "value": value, "score": value, "wall_s": 10.0, "started_unix": 1.0e9,
+        });
+        r.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+        r.to_string()
+    };
+    let lines = [
+        record(0, json!({"kind": "baseline"}), params(256, 2048), 100.0),
+        record(1, json!({"kind": "search"}), params(96, 4096), 130.0),
+        record(2, json!({"kind": "repeat", "of": 1}), params(96, 4096), 128.0),
+    ];
+    std::fs::write(study.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
+    export(&study, &["--format", "all"], &[]);
+    study
+}
+
+#[test]
+fn a_simulator_study_exports_the_vllm_launch_it_stands_for() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = exported_demo(tmp.path());
+    for name in ["vllm-config.yaml", "docker-run.sh", "kubernetes.yaml"] {
+        let text = read(&study, name);
+        assert!(
+            text.contains("Tuned on infertune's simulator of vLLM (card h100, model qwen2.5-32b)"),
+            "{name} does not say where it was tuned:\n{text}"
+        );
+        assert!(!text.contains("time-scale"), "{name} carries simulator flags:\n{text}");
+    }
+    let config: Json = serde_saphyr::from_str(&read(&study, "vllm-config.yaml")).unwrap();
+    assert_eq!(config["model"], "Qwen/Qwen2.5-32B-Instruct", "{config}");
+    assert_eq!(config["max-num-seqs"], 96, "{config}");
+    let docker = read(&study, "docker-run.sh");
+    assert!(docker.contains("vllm/vllm-openai"), "{docker}");
+    assert!(docker.contains("--max-num-seqs 96"), "{docker}");
+    assert!(!docker.contains("numactl") && !docker.contains("cpuset"), "{docker}");
+    let manifests = read(&study, "kubernetes.yaml");
+    assert!(manifests.contains("nvidia.com/gpu"), "{manifests}");
+}
+
 /// The path of a checker program: `var` when set, else `default`; or why it is missing.
 fn checker(var: &str, default: &str) -> Result<PathBuf, String> {
     let path = std::env::var_os(var).map_or_else(|| PathBuf::from(default), PathBuf::from);
@@ -359,6 +421,18 @@ fn the_kubernetes_manifests_validate_against_the_api_schema() {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
+    let demo = exported_demo(tmp.path());
+    let out = Command::new(&validate)
+        .args(["--strict", "--kubernetes-version", "1.33.0"])
+        .arg(demo.join("kubernetes.yaml"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the demo's manifests: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let study = exported_offline(tmp.path());
     let out = Command::new(&validate)
         .args(["--strict", "--kubernetes-version", "1.33.0"])

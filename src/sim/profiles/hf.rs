@@ -84,6 +84,7 @@ pub(crate) fn parse(name: &str, text: &str) -> Result<ModelProfile, String> {
         max_len,
         moe,
         bytes_per_param: bytes_per_param(c, arch)?,
+        repo: None,
     })
 }
 

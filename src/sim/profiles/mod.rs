@@ -104,6 +104,8 @@ pub struct ModelProfile {
     pub moe: Option<Moe>,
     /// Bytes per weight as served (2 for 16-bit, 1 for fp8).
     pub bytes_per_param: f64,
+    /// The Hugging Face repository a real engine serves it from (shipped models).
+    pub repo: Option<String>,
 }
 
 /// The experts of a mixture-of-experts model.
@@ -155,6 +157,7 @@ struct ModelEntry {
     #[serde(default)]
     aliases: Vec<String>,
     config: String,
+    repo: String,
 }
 
 /// The shipped `config.json` files, by file name.
@@ -188,6 +191,7 @@ fn shipped_model(entry: ModelEntry) -> ModelProfile {
     let mut profile = hf::parse(&entry.name, text)
         .unwrap_or_else(|e| panic!("src/sim/profiles/models/{}: {e}", entry.config));
     profile.aliases = entry.aliases;
+    profile.repo = Some(entry.repo);
     profile
 }
 
