@@ -65,8 +65,8 @@ fn a_misspelt_parameter_is_refused_with_did_you_mean_at_its_line() {
     );
     assert!(!stdout.contains("Example feasible configs"), "{stdout}");
     assert!(
-        stderr.contains("the catalogue is the nearest version's"),
-        "{stderr}"
+        !stderr.contains("nearest"),
+        "the shipped space names a version with a catalogue: {stderr}"
     );
 }
 

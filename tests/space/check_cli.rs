@@ -136,9 +136,11 @@ fn check_names_the_flag_catalogue_of_every_ready_space() {
             "sim" => "Flag catalogue: none (infertune's own simulator)",
             other => panic!("{}: no expectation for engine `{other}`", path.display()),
         };
+        // Every space says what the expert prior runs first, or why it runs nothing.
         check(path.to_str().unwrap(), "100")
             .success()
-            .stdout(predicate::str::contains(expected));
+            .stdout(predicate::str::contains(expected))
+            .stdout(predicate::str::is_match(r"(?m)^Expert config( \(search.prior: expert; run first after the baseline\)$|: none \(.+\)$)").unwrap());
         seen += 1;
     }
     assert!(seen >= 7, "only {seen} spaces");
