@@ -69,6 +69,9 @@ pub fn expert_of(space: &infertune::space::StudySpec) -> Option<Params> {
 /// A sampler name with `:none` after it runs without the expert prior (`bo:none`).
 const WITHOUT_PRIOR: &str = ":none";
 
+/// A sampler name with `@N` after it keeps `N` trials in flight at once (`bo@4`).
+const SLOTS: char = '@';
+
 impl Scenario {
     /// Runs `params` and records it the way the tune loop does: a start-up failure as a failed
     /// trial, measured metrics judged by the study's scoring.
@@ -275,12 +278,22 @@ fn optuna_runs(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<
 
 /// One search of `trials` trials with sampler `name` and `seed`.
 fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
-    let (sampler_name, expert) = match name.strip_suffix(WITHOUT_PRIOR) {
+    let (bare, slots) = match name.split_once(SLOTS) {
+        Some((bare, n)) => (
+            bare,
+            n.parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .with_context(|| format!("sampler `{name}`: write `{bare}@N`, N trials at once"))?,
+        ),
+        None => (name, 1),
+    };
+    let (sampler_name, expert) = match bare.strip_suffix(WITHOUT_PRIOR) {
         Some(bare) => (bare, None),
-        None => (name, scenario.expert.clone()),
+        None => (bare, scenario.expert.clone()),
     };
     let mut sampler = from_name(sampler_name, seed)?;
-    let (best, _) = search_with(scenario, &mut *sampler, trials, expert)
+    let (best, _) = search_with(scenario, &mut *sampler, trials, expert, slots)
         .with_context(|| format!("{} with sampler {name} (seed {seed})", scenario.name))?;
     Ok(SearchRun {
         sampler: name.to_string(),
@@ -296,8 +309,9 @@ pub(crate) fn search_with(
     sampler: &mut dyn Sampler,
     trials: usize,
     expert: Option<Params>,
+    slots: usize,
 ) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
-    let searched = drive::search(scenario, sampler, trials, expert)?;
+    let searched = drive::search(scenario, sampler, trials, expert, slots)?;
     Ok((searched.best, searched.records))
 }
 

@@ -192,7 +192,7 @@ fn the_optuna_comparison_line_bounds_censored_medians() {
 fn a_search_runs_the_trials_its_planner_numbers() {
     let scenario = scenario("output_throughput", Ok(metrics(100.0, 384.0)));
     let mut sampler = from_name("random", 4).unwrap();
-    let searched = drive::search(&scenario, &mut *sampler, 5, None).unwrap();
+    let searched = drive::search(&scenario, &mut *sampler, 5, None, 1).unwrap();
     let numbers: Vec<u32> = searched.records.iter().map(|r| r.number).collect();
     assert_eq!(numbers, [0, 1, 2, 3, 4]);
     assert_eq!(searched.best.last(), Some(&Some(900.0)));

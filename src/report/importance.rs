@@ -116,7 +116,10 @@ pub(crate) fn effects(records: &[TrialRecord], metric: &str) -> Option<Block> {
             } else {
                 "–".into()
             };
-            let cell = |g: &(String, f64, usize)| format!("{} ({:.1}, {} trials)", g.0, g.1, g.2);
+            let cell = |g: &(String, f64, usize)| {
+                let trials = if g.2 == 1 { "trial" } else { "trials" };
+                format!("{} ({:.1}, {} {trials})", g.0, g.1, g.2)
+            };
             Some(vec![
                 name.clone(),
                 format!("{:.0}%", share * 100.0),

@@ -6,7 +6,12 @@ use crate::space::{EngineKind, ParamKind, StudySpec};
 
 /// MindIE's names the simulator reads; a space of them stands for MindIE, which has no
 /// deployment formats.
-const MINDIE_NAMES: [&str; 4] = ["maxBatchSize", "maxPrefillTokens", "maxSeqLen", "npuMemSize"];
+const MINDIE_NAMES: [&str; 4] = [
+    "maxBatchSize",
+    "maxPrefillTokens",
+    "maxSeqLen",
+    "npuMemSize",
+];
 
 /// The vLLM space a simulator space stands for (its model as a Hugging Face repository where
 /// the simulator ships one, no simulator arguments, NUMA bindings left out: they were modelled,

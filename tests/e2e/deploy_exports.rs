@@ -325,13 +325,20 @@ fn exported_demo(dir: &Path) -> PathBuf {
             "metrics": {"output_throughput": value, "p99_ttft_ms": 200.0},
             "value": value, "score": value, "wall_s": 10.0, "started_unix": 1.0e9,
         });
-        r.as_object_mut().unwrap().extend(kind.as_object().unwrap().clone());
+        r.as_object_mut()
+            .unwrap()
+            .extend(kind.as_object().unwrap().clone());
         r.to_string()
     };
     let lines = [
         record(0, json!({"kind": "baseline"}), params(256, 2048), 100.0),
         record(1, json!({"kind": "search"}), params(96, 4096), 130.0),
-        record(2, json!({"kind": "repeat", "of": 1}), params(96, 4096), 128.0),
+        record(
+            2,
+            json!({"kind": "repeat", "of": 1}),
+            params(96, 4096),
+            128.0,
+        ),
     ];
     std::fs::write(study.join("journal.jsonl"), lines.join("\n") + "\n").unwrap();
     export(&study, &["--format", "all"], &[]);
@@ -348,7 +355,10 @@ fn a_simulator_study_exports_the_vllm_launch_it_stands_for() {
             text.contains("Tuned on infertune's simulator of vLLM (card h100, model qwen2.5-32b)"),
             "{name} does not say where it was tuned:\n{text}"
         );
-        assert!(!text.contains("time-scale"), "{name} carries simulator flags:\n{text}");
+        assert!(
+            !text.contains("time-scale"),
+            "{name} carries simulator flags:\n{text}"
+        );
     }
     let config: Json = serde_saphyr::from_str(&read(&study, "vllm-config.yaml")).unwrap();
     assert_eq!(config["model"], "Qwen/Qwen2.5-32B-Instruct", "{config}");
@@ -356,7 +366,10 @@ fn a_simulator_study_exports_the_vllm_launch_it_stands_for() {
     let docker = read(&study, "docker-run.sh");
     assert!(docker.contains("vllm/vllm-openai"), "{docker}");
     assert!(docker.contains("--max-num-seqs 96"), "{docker}");
-    assert!(!docker.contains("numactl") && !docker.contains("cpuset"), "{docker}");
+    assert!(
+        !docker.contains("numactl") && !docker.contains("cpuset"),
+        "{docker}"
+    );
     let manifests = read(&study, "kubernetes.yaml");
     assert!(manifests.contains("nvidia.com/gpu"), "{manifests}");
 }

@@ -51,8 +51,16 @@ fn an_energy_per_token_slo_checks_and_tunes_on_the_simulator() {
         );
         // In the modelled engine's terms: an H100 draws at most its 700 W board power, though
         // the simulator runs ten times faster than the engine it models.
-        let cards = r.params.get("tensor_parallel_size").and_then(|v| v.as_f64()).unwrap_or(1.0);
-        assert!(power <= 700.0 * cards, "trial {}: {power} W on {cards} H100", r.number);
+        let cards = r
+            .params
+            .get("tensor_parallel_size")
+            .and_then(|v| v.as_f64())
+            .unwrap_or(1.0);
+        assert!(
+            power <= 700.0 * cards,
+            "trial {}: {power} W on {cards} H100",
+            r.number
+        );
         let server = r.server.as_ref().expect("a server section");
         assert_eq!(
             server.sources["energy_j"],

@@ -34,7 +34,10 @@ pub(crate) const RUST_WORDS: [&str; 15] = [
 
 /// The Rust words `text` holds.
 pub(crate) fn rust_words(text: &str) -> Vec<&'static str> {
-    RUST_WORDS.into_iter().filter(|w| text.contains(w)).collect()
+    RUST_WORDS
+        .into_iter()
+        .filter(|w| text.contains(w))
+        .collect()
 }
 
 fn assert_error(fixture: &str, location: &str, parts: &[&str]) {

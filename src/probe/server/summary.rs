@@ -289,7 +289,12 @@ mod tests {
         let s = summarise(&[a, b], &[]);
         assert_eq!(s.energy_j, Some(8000.0));
         assert_eq!(s.power_mean_w, Some(400.0));
-        let gauge = |at: f64| snap(at, "infertune_sim_time_scale 0.1\nDCGM_FI_DEV_POWER_USAGE 400\n");
+        let gauge = |at: f64| {
+            snap(
+                at,
+                "infertune_sim_time_scale 0.1\nDCGM_FI_DEV_POWER_USAGE 400\n",
+            )
+        };
         let s = summarise(&[gauge(0.0), gauge(2.0)], &[]);
         assert_eq!(s.power_mean_w, Some(400.0));
         assert_eq!(s.energy_j, Some(8000.0), "400 W over 20 modelled seconds");

@@ -86,11 +86,18 @@ fn how_to_set(name: &str) -> String {
     let (scripts, env): (&[&str], &[&str]) = if name.starts_with("INFERTUNE_VLLM_") {
         (&[VLLM], &["scripts/vllm-env.sh"])
     } else if name.starts_with("INFERTUNE_LLAMACPP_") {
-        (&[VLLM, LLAMACPP], &["scripts/vllm-env.sh", "scripts/llamacpp-env.sh"])
+        (
+            &[VLLM, LLAMACPP],
+            &["scripts/vllm-env.sh", "scripts/llamacpp-env.sh"],
+        )
     } else if name.starts_with("INFERTUNE_XINFERENCE_") {
         (
             &[VLLM, LLAMACPP, XINFERENCE],
-            &["scripts/vllm-env.sh", "scripts/llamacpp-env.sh", "scripts/xinference-env.sh"],
+            &[
+                "scripts/vllm-env.sh",
+                "scripts/llamacpp-env.sh",
+                "scripts/xinference-env.sh",
+            ],
         )
     } else {
         return "export it before running infertune".into();

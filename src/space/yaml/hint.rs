@@ -81,8 +81,15 @@ pub(super) fn key_at(text: &str, at: Pos) -> Option<String> {
 /// line less indented between.
 pub(super) fn earlier_key(text: &str, at: Pos, name: &str) -> Option<u64> {
     let here = line(text, at.line);
-    let spelled = [format!("{name}:"), format!("\"{name}\":"), format!("'{name}':")];
-    let on_this_line: usize = spelled.iter().map(|s| here.matches(s.as_str()).count()).sum();
+    let spelled = [
+        format!("{name}:"),
+        format!("\"{name}\":"),
+        format!("'{name}':"),
+    ];
+    let on_this_line: usize = spelled
+        .iter()
+        .map(|s| here.matches(s.as_str()).count())
+        .sum();
     if on_this_line >= 2 {
         return Some(at.line);
     }

@@ -14,7 +14,9 @@ pub(super) fn explain(err: &YamlError, text: &str, at: Pos) -> Option<(Pos, Stri
             return Some((at, duplicate(text, at, &name)));
         }
         YamlError::NullIntoString { .. } => match key() {
-            Some(k) => format!("`{k}` has no value: write its text after `{k}:` or remove the line"),
+            Some(k) => {
+                format!("`{k}` has no value: write its text after `{k}:` or remove the line")
+            }
             None => "a text value is missing here: write one or remove the entry".into(),
         },
         YamlError::RecursiveReferencesRequireWeakTypes { .. } => {
@@ -48,7 +50,11 @@ pub(super) fn explain(err: &YamlError, text: &str, at: Pos) -> Option<(Pos, Stri
             unexpected,
             expected,
             ..
-        } => format!("{} is out of place: {} belongs here", found(unexpected), shape(expected)),
+        } => format!(
+            "{} is out of place: {} belongs here",
+            found(unexpected),
+            shape(expected)
+        ),
         _ => return None,
     };
     Some((at, message))

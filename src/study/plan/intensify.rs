@@ -107,11 +107,11 @@ pub(super) fn next(records: &[TrialRecord], in_flight: &[InFlight], max_runs: u3
     } else {
         (best, runner)
     };
-    let next = [fewer, more]
-        .into_iter()
-        .find(|c| (c.scores.len() as u32) < max_runs)
-        .map(|c| c.number);
-    next
+    let room = |c: &Runs| (c.scores.len() as u32) < max_runs;
+    if room(fewer) {
+        return Some(fewer.number);
+    }
+    room(more).then_some(more.number)
 }
 
 #[cfg(test)]
