@@ -193,7 +193,7 @@ impl ScenarioResult {
 /// Runs every sampler × seed on every scenario.
 pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<ScenarioResult>> {
     for name in &config.samplers {
-        from_name(name, 0)?;
+        from_name(variant(name)?.0, 0)?;
     }
     scenarios
         .iter()
@@ -276,8 +276,9 @@ fn optuna_runs(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<
     Ok(runs)
 }
 
-/// One search of `trials` trials with sampler `name` and `seed`.
-fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
+/// The sampler of benchmark name `name`, whether it starts from the expert config, and the
+/// trials it keeps in flight: `bo`, `bo:none` (no expert config), `bo@4`, `bo:none@4`.
+fn variant(name: &str) -> anyhow::Result<(&str, bool, usize)> {
     let (bare, slots) = match name.split_once(SLOTS) {
         Some((bare, n)) => (
             bare,
@@ -288,10 +289,16 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
         ),
         None => (name, 1),
     };
-    let (sampler_name, expert) = match bare.strip_suffix(WITHOUT_PRIOR) {
-        Some(bare) => (bare, None),
-        None => (bare, scenario.expert.clone()),
-    };
+    Ok(match bare.strip_suffix(WITHOUT_PRIOR) {
+        Some(sampler) => (sampler, false, slots),
+        None => (bare, true, slots),
+    })
+}
+
+/// One search of `trials` trials with sampler `name` and `seed`.
+fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
+    let (sampler_name, prior, slots) = variant(name)?;
+    let expert = if prior { scenario.expert.clone() } else { None };
     let mut sampler = from_name(sampler_name, seed)?;
     let (best, _) = search_with(scenario, &mut *sampler, trials, expert, slots)
         .with_context(|| format!("{} with sampler {name} (seed {seed})", scenario.name))?;

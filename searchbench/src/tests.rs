@@ -197,3 +197,11 @@ fn a_search_runs_the_trials_its_planner_numbers() {
     assert_eq!(numbers, [0, 1, 2, 3, 4]);
     assert_eq!(searched.best.last(), Some(&Some(900.0)));
 }
+
+#[test]
+fn sampler_names_carry_the_prior_and_the_trials_in_flight() {
+    assert_eq!(super::variant("bo").unwrap(), ("bo", true, 1));
+    assert_eq!(super::variant("bo:none").unwrap(), ("bo", false, 1));
+    assert_eq!(super::variant("bo:none@4").unwrap(), ("bo", false, 4));
+    assert!(super::variant("bo@0").is_err());
+}
