@@ -30,7 +30,8 @@ pub struct PlanSpec {
     pub repeats: u32,
     /// Accelerators a trial of a config takes.
     pub devices_per_trial: DevicesPerTrial,
-    /// Measure a close challenger again before it is crowned (see [`intensify`]).
+    /// Measure a challenger again before it is crowned while its lead is within the run-to-run
+    /// noise (see [`measured_noise`]).
     pub intensify: bool,
 }
 
