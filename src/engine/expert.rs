@@ -7,7 +7,7 @@
 //! values the parameter allows; the result must pass the space's constraints and rule pack, and
 //! settings are dropped (last first) until it does.
 
-use crate::probe::{DatasetSpec, LoadSpec, WorkloadSpec};
+use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{Params, Value};
 use crate::space::overrides::baseline_config;
 use crate::space::{Feasibility, ParamDef, ParamKind, StudySpec, Target};
@@ -117,7 +117,7 @@ impl Context {
             _ => None,
         };
         Context {
-            clients: clients(probe),
+            clients: probe.load.concurrency(),
             cores,
             longest_prompt: longest_prompt(probe),
             longest_output: longest_output(probe),
@@ -221,12 +221,13 @@ pub fn config(
         config.extend(choices.iter().map(|c| (c.param.clone(), c.value.clone())));
         check.resolve(&config)
     };
+    let baseline = check
+        .resolve(&defaults)
+        .unwrap_or_else(|_| defaults.clone());
     let mut dropped: Vec<(Choice, String)> = Vec::new();
     loop {
         let refused = match with(&choices) {
-            Ok(params) if params == resolved(check, &defaults) => {
-                return Err(NoExpert::SameAsDefaults)
-            }
+            Ok(params) if params == baseline => return Err(NoExpert::SameAsDefaults),
             Ok(params) => {
                 return Ok(ExpertConfig {
                     params,
@@ -251,11 +252,6 @@ pub fn config(
             return Err(NoExpert::Refused(why.join("; ")));
         }
     }
-}
-
-/// `defaults` resolved, or as they are when the space refuses them.
-fn resolved(check: &dyn Feasibility, defaults: &Params) -> Params {
-    check.resolve(defaults).unwrap_or_else(|_| defaults.clone())
 }
 
 /// True when `setting` names `param`, by its target's spelling or by its name.
@@ -397,20 +393,6 @@ fn describe(rule: Rule) -> String {
         Rule::SameAs(other) => format!("as large as `{other}`"),
         Rule::WithPrefixReuse(_) => "the probe's prompts share prefixes".into(),
         Rule::Always(fixed) => format!("{}", fixed.value()),
-    }
-}
-
-/// Requests the probe keeps in flight at most.
-fn clients(probe: &WorkloadSpec) -> Option<u32> {
-    match &probe.load {
-        LoadSpec::Closed { concurrency, .. } => Some(*concurrency),
-        LoadSpec::Open {
-            max_concurrency, ..
-        }
-        | LoadSpec::Stages {
-            max_concurrency, ..
-        }
-        | LoadSpec::Trace { max_concurrency } => *max_concurrency,
     }
 }
 

@@ -3,7 +3,6 @@
 //! samplers derive inputs from these (a batch cap above the client count never fills).
 
 use super::{EngineKind, ParamKind, StudySpec};
-use crate::probe::LoadSpec;
 
 /// The batching parameters of a space and the probe's client count.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,16 +35,7 @@ fn batch_caps(kind: EngineKind) -> &'static [(&'static str, Option<&'static str>
 /// The batching parameters `spec` searches, when it searches a batch cap as an `int` and its
 /// probe bounds the requests in flight.
 pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
-    let clients = match &spec.probe.load {
-        LoadSpec::Closed { concurrency, .. } => *concurrency,
-        LoadSpec::Open {
-            max_concurrency, ..
-        }
-        | LoadSpec::Stages {
-            max_concurrency, ..
-        }
-        | LoadSpec::Trace { max_concurrency } => (*max_concurrency)?,
-    };
+    let clients = spec.probe.load.concurrency()?;
     let searched_int = |name: &str| {
         spec.parameters
             .iter()
@@ -64,6 +54,7 @@ pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::LoadSpec;
     use std::path::Path;
 
     fn scenario(name: &str) -> StudySpec {

@@ -93,9 +93,11 @@ impl<'a> Exporter<'a> {
                 let workdir =
                     std::path::absolute(self.dir.join(format!("trial-{}", record.number)))?;
                 let mut own = record.clone();
-                // What the modelled engine's space leaves out (a modelled NUMA binding).
-                own.params
-                    .retain(|name, _| space.parameters.iter().any(|p| &p.name == name));
+                if tuned_on.is_some() {
+                    // What the modelled engine's space leaves out (a modelled NUMA binding).
+                    own.params
+                        .retain(|name, _| space.parameters.iter().any(|p| &p.name == name));
+                }
                 let mut built = super::deploy::deployment(space, engine, &own, workdir)?;
                 if tuned_on.is_some() && built.devices.is_empty() {
                     // The modelled cards: one per tensor-parallel rank.
