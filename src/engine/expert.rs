@@ -4,8 +4,9 @@
 //! Each engine's folder lists its [`Setting`]s (with the source of each); [`config`] turns them
 //! into the config a study runs first after its baseline: every parameter of the space that an
 //! expert setting names gets the value the rule gives for this host and probe, snapped to the
-//! values the parameter allows; the result must pass the space's constraints and rule pack, and
-//! settings are dropped (last first) until it does.
+//! values the parameter allows, the others their default (or, without one, the middle of their
+//! domain); the result must pass the space's constraints and rule pack, and settings are dropped
+//! (last first) until it does.
 
 use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{Params, Value};
@@ -215,7 +216,7 @@ pub fn config(
     if choices.is_empty() {
         return Err(NoExpert::NoMatch);
     }
-    let defaults = baseline_config(spec);
+    let defaults = with_middles(spec, baseline_config(spec));
     let with = |choices: &[Choice]| {
         let mut config = defaults.clone();
         config.extend(choices.iter().map(|c| (c.param.clone(), c.value.clone())));
@@ -252,6 +253,21 @@ pub fn config(
             return Err(NoExpert::Refused(why.join("; ")));
         }
     }
+}
+
+/// `defaults` with every parameter the space gives no default (and a sampler chooses) at the
+/// middle of its domain, NUMA bindings left unbound: the expert config of a space without defaults is still complete, its
+/// other knobs where a quasi-random design starts.
+fn with_middles(spec: &StudySpec, mut defaults: Params) -> Params {
+    for param in &spec.parameters {
+        let numa = matches!(param.kind, ParamKind::Numa { .. });
+        if !numa && !defaults.contains_key(&param.name) {
+            if let Some(middle) = param.kind.from_unit(0.5) {
+                defaults.insert(param.name.clone(), middle);
+            }
+        }
+    }
+    defaults
 }
 
 /// True when `setting` names `param`, by its target's spelling or by its name.
@@ -520,6 +536,22 @@ search: {{trials: 5{search}}}
         let (left_out, why) = &expert.dropped[0];
         assert_eq!(left_out.param, "parallel");
         assert!(why.contains("few_slots"), "{why}");
+    }
+
+    #[test]
+    fn knobs_without_a_default_start_at_the_middle_of_their_domain() {
+        let mut spec = space("cpu", "", "");
+        for param in &mut spec.parameters {
+            param.default = None;
+        }
+        let expert = projected(&spec).unwrap();
+        assert_eq!(expert.params["parallel"], Value::Int(12), "the expert's");
+        assert_eq!(
+            expert.params["ubatch_size"],
+            Value::Int(512),
+            "no expert setting on a CPU host: the middle choice"
+        );
+        assert!(expert.choices.iter().all(|c| c.param != "ubatch_size"));
     }
 
     #[test]
