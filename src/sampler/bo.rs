@@ -519,9 +519,12 @@ fn broken_slos(served: &[(&Source, &Observation)]) -> Vec<Slo> {
 
 /// How far `trial` is from the bound of `slo`: the signed log-ratio of its measurement to the
 /// threshold (negative when met, with a fixed margin where a side is not positive), the largest
-/// learnt shortfall when it broke its SLOs unmeasured (or is a pending proposal), `None` when
-/// it says nothing about this SLO.
+/// learnt shortfall when it broke its SLOs unmeasured, `None` when it says nothing about this
+/// SLO (a pending proposal, whose latencies are not known yet, says nothing about any).
 fn margin(slo: &Slo, trial: &TrialRecord) -> Option<f64> {
+    if trial.violations.contains(&Violation::Pending) {
+        return None;
+    }
     let measured = trial.metrics.get(&slo.metric_key()).copied().or_else(|| {
         trial.violations.iter().find_map(|v| match v {
             Violation::Slo {
@@ -646,6 +649,19 @@ mod tests {
             .filter(|t| t.is_feasible())
             .map(|t| x_of(&t.params))
             .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn a_pending_proposal_is_not_learnt_as_an_slo_breach() {
+        let slo: Slo = "tpot:p99<=50ms".parse().unwrap();
+        let pending = &crate::sampler::with_pending(&[], &[point(0.5, 0.5)])[0];
+        assert_eq!(margin(&slo, pending), None);
+        let mut unmeasured = record(point(0.5, 0.5), Outcome::Infeasible, Some(1.0));
+        unmeasured.violations = vec![Violation::Slo {
+            slo: slo.clone(),
+            measured: None,
+        }];
+        assert_eq!(margin(&slo, &unmeasured), Some(MAX_SHORTFALL));
     }
 
     #[test]

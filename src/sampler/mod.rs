@@ -43,7 +43,7 @@ pub trait Sampler {
     fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params>;
 
     /// `n` distinct configs for trials run in parallel. Each proposal after the first is asked
-    /// with the earlier ones treated as observed with a pessimistic value (constant liar), so a
+    /// with the earlier ones treated as observed at the mean score so far (constant liar), so a
     /// model-based sampler spreads the batch instead of proposing `n` neighbours.
     fn ask_n(
         &mut self,
@@ -72,10 +72,11 @@ pub trait Sampler {
 }
 
 /// `trials` followed by a stand-in for each config of `pending` (proposed, still running),
-/// observed at the worst score so far (constant liar): asking with this list never proposes a
+/// observed at the mean score so far (constant liar; the worst score drove a parallel search
+/// away from the region its pending trials probe): asking with this list never proposes a
 /// pending config again and spreads proposals away from them.
 pub fn with_pending(trials: &[TrialRecord], pending: &[Params]) -> Vec<TrialRecord> {
-    let liar = pessimistic_score(trials);
+    let liar = liar_score(trials);
     let mut seen = trials.to_vec();
     for params in pending {
         seen.push(pending_record(seen.len(), params.clone(), liar));
@@ -159,17 +160,19 @@ pub fn from_name_with_prior(
     Ok(Box::new(BoSampler::new(seed, prior)))
 }
 
-/// The value a pending proposal is assumed to reach: the worst score seen so far.
-fn pessimistic_score(trials: &[TrialRecord]) -> Option<f64> {
-    trials
+/// The value a pending proposal is assumed to reach: the mean score seen so far.
+fn liar_score(trials: &[TrialRecord]) -> Option<f64> {
+    let scores: Vec<f64> = trials
         .iter()
         .filter_map(|t| t.score)
         .filter(|s| s.is_finite())
-        .reduce(f64::min)
+        .collect();
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
 }
 
-/// A stand-in record for a proposal still running: probed but SLO-breaking at the worst score,
-/// which ranks it below every feasible trial without marking its region as a start-up failure.
+/// A stand-in record for a proposal still running: marked pending, at the liar's score, which
+/// ranks it below every feasible trial without marking its region as a start-up failure (and
+/// `bo` learns nothing of its SLOs from it).
 fn pending_record(number: usize, params: Params, score: Option<f64>) -> TrialRecord {
     TrialRecord {
         value: score,

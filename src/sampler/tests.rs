@@ -196,3 +196,15 @@ fn only_bo_takes_a_warm_start() {
     assert!(err.contains("search.sampler: bo"), "{err}");
     assert!(from_name_with_prior("tpe", 0, Prior::default()).is_ok());
 }
+
+#[test]
+fn a_pending_proposal_stands_in_at_the_mean_score_so_far() {
+    let trials: Vec<TrialRecord> = [10.0, 20.0, 60.0]
+        .iter()
+        .map(|&s| feasible(Params::new(), s))
+        .collect();
+    let seen = super::with_pending(&trials, &[Params::new()]);
+    let pending = &seen[3];
+    assert_eq!(pending.score, Some(30.0));
+    assert_eq!(pending.violations, vec![crate::record::Violation::Pending]);
+}
