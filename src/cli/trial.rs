@@ -1,10 +1,10 @@
 //! `infertune trial run`: one trial of a study, run where it is started (inside a Slurm job the
 //! tuner submitted); the tuner journals the record it writes into the study folder.
 
+use crate::exec::interrupt;
+use crate::exec::{Backends, HttpProber, Silent};
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
-use crate::study::interrupt;
-use crate::study::{Backends, HttpProber, Silent};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
@@ -41,7 +41,7 @@ pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
     let engine = crate::engine::for_kind(space.engine.kind);
     let prober = HttpProber::new()?;
     let launcher = ProcessLauncher::new(crate::engine::log_patterns());
-    let backends = Backends {
+    let backends: Backends = Backends {
         check: &space,
         engine,
         launcher: &launcher,
@@ -49,6 +49,6 @@ pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
         observer: &Silent,
     };
     let recorded =
-        crate::study::run_in_job(&space, backends, &args.dir, args.number, args.slot, stop)?;
+        crate::exec::run_in_job(&space, backends, &args.dir, args.number, args.slot, stop)?;
     Ok(if recorded { 0 } else { 3 })
 }

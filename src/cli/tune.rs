@@ -2,15 +2,16 @@
 
 use super::tune_events::TuneEvents;
 use super::tune_progress::TuneProgress;
+use crate::exec::interrupt::{self, StopFlag};
+use crate::exec::{Backends, HttpProber};
 use crate::export::{gain_text, mean_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
 use crate::space::error::Pos;
 use crate::space::executor::ExecutorKind;
 use crate::space::{StudySpec, WarmStartEntry};
-use crate::study::interrupt::{self, StopFlag};
 use crate::study::observer::StudyObserver;
-use crate::study::{Backends, HttpProber, StudyOptions, StudyResult};
+use crate::study::{StudyOptions, StudyResult};
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use serde_json::json;
 use std::path::PathBuf;
@@ -161,7 +162,7 @@ fn study(
         sampler::from_name_with_prior(&space.search.sampler, space.search.seed, warm.prior)?;
     let prober = HttpProber::new()?;
     let launcher = process_launcher(&stop, observer);
-    let backends = Backends {
+    let backends: Backends<'_, dyn StudyObserver> = Backends {
         check: &space,
         engine,
         launcher: &launcher,

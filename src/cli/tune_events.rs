@@ -2,6 +2,7 @@
 //! that drive a study. The schema (each event's `event` name and fields) is documented in
 //! docs/machine-interface.md; fields are only ever added.
 
+use crate::exec::TrialObserver;
 use crate::record::{Outcome, Params, TrialId, TrialKind};
 use crate::study::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
 use serde_json::{json, Value as Json};
@@ -40,6 +41,16 @@ fn phase_name(phase: Phase) -> &'static str {
     match phase {
         Phase::Search => "search",
         Phase::Revalidation => "revalidation",
+    }
+}
+
+impl TrialObserver for TuneEvents {
+    fn note(&self, text: &str) {
+        self.emit(json!({"event": "note", "text": text}));
+    }
+
+    fn warning(&self, text: &str) {
+        self.emit(json!({"event": "warning", "text": text}));
     }
 }
 
@@ -85,14 +96,6 @@ impl StudyObserver for TuneEvents {
                 json!({"event": "ended_early", "reason": "sampler_failed", "message": message})
             }
         });
-    }
-
-    fn note(&self, text: &str) {
-        self.emit(json!({"event": "note", "text": text}));
-    }
-
-    fn warning(&self, text: &str) {
-        self.emit(json!({"event": "warning", "text": text}));
     }
 
     fn finished(&self) {

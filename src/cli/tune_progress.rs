@@ -1,6 +1,7 @@
 //! How `infertune tune` shows a study: a bar with ETA on a terminal, one line per trial always,
 //! and its notes and warnings (above the bar when there is one).
 
+use crate::exec::TrialObserver;
 use crate::export::{detail, status};
 use crate::record::Outcome;
 use crate::study::observer::{EarlyEnd, Phase, StudyObserver, TrialProgress};
@@ -26,6 +27,16 @@ impl TuneProgress {
 
     fn lock(&self) -> MutexGuard<'_, Option<ProgressBar>> {
         self.bar.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl TrialObserver for TuneProgress {
+    fn note(&self, text: &str) {
+        self.line(&format!("note: {text}"));
+    }
+
+    fn warning(&self, text: &str) {
+        self.line(&format!("warning: {text}"));
     }
 }
 
@@ -77,14 +88,6 @@ impl StudyObserver for TuneProgress {
             }
             EarlyEnd::SamplerFailed(error) => format!("sampler: {error}; ending the search"),
         });
-    }
-
-    fn note(&self, text: &str) {
-        self.line(&format!("note: {text}"));
-    }
-
-    fn warning(&self, text: &str) {
-        self.line(&format!("warning: {text}"));
     }
 
     fn finished(&self) {

@@ -3,22 +3,20 @@
 //! they finish and tells the observer.
 
 use super::clock::Clock;
-use super::executor::TrialExecutor;
 use super::export::Exporter;
-use super::interrupt::StopFlag;
 use super::journal::Journal;
-use super::observer::TrialProgress;
-use super::pending;
+use super::observer::{StudyObserver, TrialProgress};
 use super::plan::{Decision, Planned, Planner, Situation};
 use super::select;
 use super::slots::{Finished, Slots};
-use super::trial::{Backends, TrialRun, TrialRunner};
-use super::{baseline, redact, warm};
+use super::{baseline, warm};
+use crate::exec::{not_run, pending, redact, Backends, StopFlag, TrialExecutor, TrialRun};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialId, TrialRecord};
 use crate::sampler::Trust;
 use crate::space::StudySpec;
 use anyhow::Context as _;
+use std::path::{Path, PathBuf};
 
 /// Trials lost in a row after which the study stops: the cluster, not the configs, is failing.
 const MOST_LOST_IN_A_ROW: u32 = 6;
@@ -26,9 +24,10 @@ const MOST_LOST_IN_A_ROW: u32 = 6;
 /// A study while it runs.
 pub(crate) struct Study<'a> {
     pub space: &'a StudySpec,
-    pub backends: Backends<'a>,
+    pub backends: Backends<'a, dyn StudyObserver>,
     pub planner: Planner<'a>,
-    pub runner: TrialRunner<'a>,
+    /// The study folder.
+    pub dir: &'a Path,
     pub exporter: Exporter<'a>,
     pub clock: Clock,
     pub journal: Journal,
@@ -78,9 +77,7 @@ impl<'a> Study<'a> {
                             held = Some(planned);
                             break;
                         }
-                        Err(why) => {
-                            self.append(self.unplaceable(planned.id, planned.params, why))?
-                        }
+                        Err(why) => self.append(unplaceable(planned.id, planned.params, why))?,
                     }
                 }
                 match slots.wait() {
@@ -110,13 +107,14 @@ impl<'a> Study<'a> {
                 rule,
                 message,
             } => {
-                let record =
-                    self.runner
-                        .rejected(*id, params.clone(), rule.clone(), message.clone());
-                self.append(record)?;
+                let outcome = Outcome::Rejected {
+                    rule: rule.clone(),
+                    message: message.clone(),
+                };
+                self.append(not_run(*id, params.clone(), outcome))?;
             }
             Decision::Unplaceable { id, params, why } => {
-                self.append(self.unplaceable(*id, params.clone(), why.clone()))?;
+                self.append(unplaceable(*id, params.clone(), why.clone()))?;
             }
             Decision::Ended(end) => self.backends.observer.ended_early(end),
             Decision::Run(_) | Decision::Wait => {}
@@ -124,23 +122,11 @@ impl<'a> Study<'a> {
         Ok(Some(decision))
     }
 
-    /// The record of a trial that could not be given a assignment: an invalid config.
-    fn unplaceable(&self, id: TrialId, params: Params, why: String) -> TrialRecord {
-        let mut record = self
-            .runner
-            .rejected(id, params, String::new(), String::new());
-        record.outcome = Outcome::Failed {
-            kind: FailureKind::InvalidConfig,
-            message: why,
-        };
-        record
-    }
-
     /// Journal a trial that finished; false when it was interrupted (nothing is recorded, its
     /// log is scrubbed all the same).
     fn finished(&mut self, finished: Finished) -> anyhow::Result<bool> {
         let Finished { id, run, .. } = finished;
-        let trial_dir = self.runner.trial_dir(id.number);
+        let trial_dir = trial_dir(self.dir, id.number);
         match run? {
             TrialRun::Done(record) => {
                 self.lost_in_a_row = 0;
@@ -177,13 +163,12 @@ impl<'a> Study<'a> {
     pub fn append(&mut self, record: TrialRecord) -> anyhow::Result<()> {
         let secrets = &self.space.secrets;
         let record = redact::record(record, secrets);
-        let trial_dir = self.runner.trial_dir(record.number);
+        let trial_dir = trial_dir(self.dir, record.number);
         redact::server_log(&trial_dir, secrets)?;
         let stored = self.journal.append(&record)?;
         pending::clear(&trial_dir);
         self.records.push(stored);
-        let dir = self.runner.dir;
-        export::write_trials_csv(dir, &self.records, Access::of(self.space))?;
+        export::write_trials_csv(self.dir, &self.records, Access::of(self.space))?;
         if let Err(e) = self.exporter.write(&self.records) {
             self.backends
                 .observer
@@ -222,4 +207,18 @@ impl<'a> Study<'a> {
         self.prior_trust = Some(check.trust);
         self.backends.observer.note(&warm::trust_note(&check));
     }
+}
+
+/// The folder of trial `number` in the study folder `dir`.
+pub(crate) fn trial_dir(dir: &Path, number: u32) -> PathBuf {
+    dir.join(format!("trial-{number}"))
+}
+
+/// The record of a trial that could not be given an assignment: an invalid config.
+fn unplaceable(id: TrialId, params: Params, why: String) -> TrialRecord {
+    let outcome = Outcome::Failed {
+        kind: FailureKind::InvalidConfig,
+        message: why,
+    };
+    not_run(id, params, outcome)
 }

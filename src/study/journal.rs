@@ -284,8 +284,8 @@ fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::Silent;
     use crate::record::Outcome;
-    use crate::study::observer::Silent;
 
     #[test]
     fn a_study_of_another_format_is_refused_with_what_to_do() {

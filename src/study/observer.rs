@@ -1,12 +1,13 @@
 //! What a study tells its caller while it runs: progress, notes and warnings. The study never
 //! writes to the terminal; the command line renders these events (a bar, one line per trial).
 
+use crate::exec::{Silent, TrialObserver};
 use crate::record::{Params, TrialId, TrialRecord};
 use std::time::Duration;
 
-/// Watches a study. Every method has a no-op default, so an observer implements only what it
-/// shows.
-pub trait StudyObserver: Sync {
+/// Watches a study; its trials' notes and warnings come through [`TrialObserver`]. Every
+/// method has a no-op default, so an observer implements only what it shows.
+pub trait StudyObserver: TrialObserver {
     /// The search begins: `planned` search trials in all, `done` of them already in the journal.
     fn started(&self, _planned: u32, _done: u32) {}
 
@@ -19,19 +20,9 @@ pub trait StudyObserver: Sync {
     /// A phase ended before its plan was through.
     fn ended_early(&self, _why: &EarlyEnd) {}
 
-    /// Something worth knowing, e.g. a server a killed earlier run left behind was stopped.
-    fn note(&self, _text: &str) {}
-
-    /// Something went wrong and the study goes on, e.g. a teardown left processes behind.
-    fn warning(&self, _text: &str) {}
-
     /// The study stops running trials (finished or interrupted).
     fn finished(&self) {}
 }
-
-/// An observer that ignores everything (tests, library callers).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Silent;
 
 impl StudyObserver for Silent {}
 

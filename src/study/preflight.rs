@@ -2,28 +2,17 @@
 //! refuses exactly the same spaces.
 
 use crate::engine::catalogue::{self, Verdict};
-use crate::probe::loadsearch;
-use crate::score::Objective;
 use crate::space::StudySpec;
 use anyhow::Context as _;
 
-/// Checks that a study of `space` can start: the objective (see [`objective`]), and the
-/// sampler it names exists. Loading the space already checked the rest (the engine kind too).
+/// Checks that a study of `space` can start: the objective (see [`crate::exec::objective`]),
+/// and the sampler it names exists. Loading the space already checked the rest (the engine
+/// kind too).
 pub fn check(space: &StudySpec) -> anyhow::Result<()> {
-    objective(space)?;
+    crate::exec::objective(space)?;
     crate::sampler::from_name(&space.search.sampler, space.search.seed)
         .with_context(|| format!("{}: search.sampler", space.origin))?;
     Ok(())
-}
-
-/// Checks that the objective of `space` compiles and that its load search fits the probe.
-pub fn objective(space: &StudySpec) -> anyhow::Result<Objective> {
-    let objective =
-        Objective::new(&space.objective).with_context(|| format!("{}: objective", space.origin))?;
-    if let Some(search) = &space.objective.load_search {
-        loadsearch::validate(search, &space.probe).with_context(|| space.origin.clone())?;
-    }
-    Ok(objective)
 }
 
 /// Checks `space` against its engine's flag catalogue (see [`catalogue::verify`]) for the

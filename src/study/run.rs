@@ -3,16 +3,16 @@
 //! after every trial, the report at the end.
 
 use super::clock::Clock;
-use super::dispatch::Study;
+use super::dispatch::{trial_dir, Study};
 use super::export::Exporter;
-use super::interrupt::StopFlag;
 use super::journal::StudyMeta;
+use super::observer::StudyObserver;
 use super::plan::{PlanSpec, Planner};
 use super::select::counts_as_config;
 use super::select::Winner;
-use super::trial::{Backends, TrialRunner};
-use super::{executor, fingerprint, lock, open, pending};
+use super::{fingerprint, lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
+use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialObserver};
 use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
@@ -79,7 +79,7 @@ pub fn expert_note(expert: &ExpertConfig) -> String {
 pub fn run(
     space: &StudySpec,
     sampler: &mut dyn Sampler,
-    backends: Backends<'_>,
+    backends: Backends<'_, dyn StudyObserver>,
     options: &StudyOptions,
 ) -> anyhow::Result<StudyResult> {
     if space.search.trials == 0 {
@@ -91,7 +91,7 @@ pub fn run(
     if options.resume {
         open::check_resumable(&options.dir)?;
     }
-    let objective = super::preflight::objective(space)?;
+    let objective = crate::exec::objective(space)?;
     let meta = StudyMeta {
         warm_start: options.warm_start.clone(),
         ..meta_for(space, &options.dir)
@@ -99,22 +99,19 @@ pub fn run(
     let access = Access::of(space);
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
-    let runner = TrialRunner {
-        space,
-        backends,
-        objective: &objective,
-        dir: &options.dir,
-        stop: options.stop.clone(),
-        prune: options.prune,
-        server_stop: options.server_stop,
-        numa_home: None,
+    let early = EarlyStops {
+        slo: options.prune,
+        server: options.server_stop,
     };
-    let note = |note: &str| backends.observer.note(note);
-    let executor = executor::build(space, &options.dir, runner.clone(), &note)?;
-    // Before any port is chosen: servers that a killed earlier run of this study left running.
-    for note in crate::launch::leftover::reclaim(&options.dir, space.launch.stop_grace) {
-        backends.observer.note(&note);
-    }
+    let trial_observer: &dyn TrialObserver = backends.observer;
+    let executor = crate::exec::build(
+        space,
+        &options.dir,
+        backends.with_observer(trial_observer),
+        &objective,
+        options.stop.clone(),
+        early,
+    )?;
     let (journal, records) = open::open(
         &options.dir,
         space,
@@ -130,7 +127,7 @@ pub fn run(
         .into_iter()
         .partition(|p| p.id.kind.repeat_of().is_none());
     for repeat in repeats {
-        pending::clear(&runner.trial_dir(repeat.id.number));
+        pending::clear(&trial_dir(&options.dir, repeat.id.number));
     }
     let originals_done = records.iter().filter(|r| counts_as_config(r)).count() as u32;
     backends
@@ -152,7 +149,7 @@ pub fn run(
             backends.check,
             reruns.iter().map(|p| (p.id, p.params.clone())).collect(),
         ),
-        runner,
+        dir: &options.dir,
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
         clock: Clock {
             // Trials overlap when several run at once.
@@ -170,7 +167,7 @@ pub fn run(
     // A trial whose Slurm job finished after the tuner stopped is journaled as it ended.
     for rerun in &reruns {
         let number = rerun.id.number;
-        if let Some(record) = executor.finished_record(&study.runner.trial_dir(number)) {
+        if let Some(record) = executor.finished_record(&trial_dir(&options.dir, number)) {
             backends.observer.note(&format!(
                 "trial {number}: adopted the record its Slurm job wrote after the tuner stopped"
             ));

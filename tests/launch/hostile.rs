@@ -105,8 +105,8 @@ fn a_foreign_server_answering_on_our_port_is_port_busy_not_ready() {
 #[test]
 fn two_tuners_never_allocate_the_same_port() {
     let from = free_port();
-    let first = infertune::study::trial::free_port("127.0.0.1", from).unwrap();
-    let second = infertune::study::trial::free_port("127.0.0.1", from).unwrap();
+    let first = infertune::exec::free_port("127.0.0.1", from).unwrap();
+    let second = infertune::exec::free_port("127.0.0.1", from).unwrap();
     assert_ne!(
         first.port(),
         second.port(),
@@ -114,7 +114,7 @@ fn two_tuners_never_allocate_the_same_port() {
     );
     let again = first.port();
     drop(first);
-    let third = infertune::study::trial::free_port("127.0.0.1", from).unwrap();
+    let third = infertune::exec::free_port("127.0.0.1", from).unwrap();
     assert_eq!(third.port(), again, "a released port is free again");
 }
 

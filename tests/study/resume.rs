@@ -3,7 +3,8 @@
 
 use crate::kit::study_fakes;
 
-use infertune::study::{journal, StopFlag};
+use infertune::exec::StopFlag;
+use infertune::study::journal;
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use study_fakes::*;

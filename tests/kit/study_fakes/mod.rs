@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use infertune::exec::{Backends, StopFlag, TrialObserver};
 use infertune::probe::WorkloadSpec;
 use infertune::record::{Params, TrialRecord, Value};
 use infertune::sampler::Sampler;
@@ -12,7 +13,7 @@ use infertune::space::{
     Constraint, EngineKind, EngineSection, Feasibility, LaunchSection, ParamDef, ParamKind,
     Rejection, RuleSettings, SearchSettings, StudySpec,
 };
-use infertune::study::{Backends, StopFlag, StudyObserver, StudyOptions};
+use infertune::study::{StudyObserver, StudyOptions};
 use rand::{Rng, SeedableRng};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
@@ -196,11 +197,13 @@ pub struct Rig {
 #[derive(Default)]
 pub struct Notes(pub Mutex<Vec<String>>);
 
-impl StudyObserver for Notes {
+impl TrialObserver for Notes {
     fn note(&self, text: &str) {
         self.0.lock().unwrap().push(text.to_string());
     }
 }
+
+impl StudyObserver for Notes {}
 
 impl Rig {
     pub fn new(space: &StudySpec) -> Rig {
@@ -224,7 +227,7 @@ impl Rig {
         }
     }
 
-    pub fn backends(&self) -> Backends<'_> {
+    pub fn backends(&self) -> Backends<'_, dyn StudyObserver> {
         Backends {
             check: &self.check,
             engine: &self.engine,

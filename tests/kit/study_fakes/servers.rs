@@ -3,11 +3,11 @@
 //! the config and the load, with the pruning hook called after each request.
 
 use infertune::engine::{Engine, Slot};
+use infertune::exec::{Prober, StopFlag};
 use infertune::launch::{Exit, LaunchSpec, Launcher, Readiness, Server, StartFailure};
 use infertune::probe::{LiveStats, LoadSpec, ProbeReport, RunOptions, Target, WorkloadSpec};
 use infertune::record::{FailureKind, Latency, MetricMap, Params, Value};
 use infertune::space::StudySpec;
-use infertune::study::{Prober, StopFlag};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};

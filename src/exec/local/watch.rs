@@ -3,8 +3,8 @@
 //! probe stopped early on a server signal. What was seen becomes the record's `server`
 //! section and a few metrics an objective or SLO may name.
 
-use super::observer::StudyObserver;
-use super::prober::Prober;
+use crate::exec::backends::TrialObserver;
+use crate::exec::prober::Prober;
 use crate::probe::server::accel::{Reading, Tool};
 use crate::probe::server::exposition::Exposition;
 use crate::probe::server::signals;
@@ -60,7 +60,7 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Gathered> {
 /// cannot be scraped is one warning to `observer`.
 pub(crate) fn probe(
     prober: &dyn Prober,
-    observer: &dyn StudyObserver,
+    observer: &dyn TrialObserver,
     watch: &Watch,
     target: &Target,
     workload: &WorkloadSpec,

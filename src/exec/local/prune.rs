@@ -7,7 +7,7 @@
 //! samples so far exceeds `X·n` (latencies are non-negative); a maximum is at the first sample
 //! above `X`. The error rate is certainly above `e` once `f > e·P`.
 
-use super::interrupt::StopFlag;
+use crate::exec::interrupt::StopFlag;
 use crate::probe::{EarlyStop, LiveStats, PruneHook};
 use crate::record::{metric, Slo, SloOp};
 use std::sync::Arc;

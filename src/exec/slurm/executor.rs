@@ -3,21 +3,22 @@
 //! record into the study folder (a shared filesystem) and the tuner journals it. A failed job
 //! is submitted once more; twice failed, the trial is lost, never counted against its config.
 
-use super::TrialExecutor;
-use crate::exec::slurm::{self, JobRequest, JobState};
-use crate::exec::DevicePool;
+use super::jobs::{self as slurm, JobRequest, JobState};
+use crate::exec::backends::Backends;
+use crate::exec::devices::DevicePool;
+use crate::exec::executor::{Assignment, TrialExecutor, TrialRun};
+use crate::exec::interrupt::StopFlag;
+use crate::exec::local::{EarlyStops, LocalExecutor};
+use crate::exec::pending::{self, Pending};
 use crate::export::{write_atomic, Access};
 use crate::record::{Params, TrialId, TrialRecord};
 use crate::space::StudySpec;
-use crate::study::interrupt::StopFlag;
-use crate::study::pending::{self, Pending};
-use crate::study::trial::{Assignment, Backends, TrialRun, TrialRunner};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Metric name of the seconds from `sbatch` to the trial starting on its node: what Slurm adds.
-pub(crate) const JOB_START_S: &str = "job_start_s";
+const JOB_START_S: &str = "job_start_s";
 
 /// How long a study waits for the leftover jobs it cancelled to end (Slurm's default
 /// `KillWait` is 30 s).
@@ -32,7 +33,7 @@ const RECORD_FILE: &str = "record.json";
 
 /// How a study submits its jobs.
 #[derive(Clone, Debug)]
-pub(crate) struct Jobs {
+pub struct Jobs {
     /// Job name: carries the study's name.
     pub name: String,
     /// Job comment: the study folder (absolute), so a resume finds exactly its jobs.
@@ -262,7 +263,7 @@ fn cancel_and_wait(job: u64) {
 }
 
 /// Trials as Slurm jobs, up to `slots` queued or running at once.
-pub(crate) struct SlurmExecutor {
+pub struct SlurmExecutor {
     jobs: Jobs,
     slots: u32,
     stop: StopFlag,
@@ -316,18 +317,14 @@ pub fn run_in_job(
 ) -> anyhow::Result<bool> {
     let workdir = dir.join(format!("trial-{number}"));
     let in_flight = pending::read(&workdir)?;
-    let objective = crate::study::preflight::objective(space)?;
-    let runner = TrialRunner {
-        space,
-        backends,
-        objective: &objective,
-        dir,
-        stop,
-        prune: true,
-        server_stop: true,
-        // A job's node computed its own `numa: auto` candidates when it loaded the space.
-        numa_home: None,
+    let objective = crate::exec::objective(space)?;
+    // One trial, unpinned: a job's node computed its own `numa: auto` candidates when it
+    // loaded the space, and Slurm gave the job its devices.
+    let early = EarlyStops {
+        slo: true,
+        server: true,
     };
+    let executor = LocalExecutor::new(space, backends, &objective, dir, stop, early);
     let id = TrialId {
         number,
         ..in_flight.id
@@ -336,9 +333,9 @@ pub fn run_in_job(
         slot,
         devices: slurm::job_devices(),
     };
-    match runner.run(id, in_flight.params, &assignment)? {
+    match executor.run(id, in_flight.params, &assignment)? {
         TrialRun::Done(record) => {
-            let record = crate::study::redact::record(*record, &space.secrets);
+            let record = crate::exec::redact::record(*record, &space.secrets);
             write_atomic(
                 &workdir.join(RECORD_FILE),
                 &serde_json::to_string(&record)?,

@@ -1,0 +1,296 @@
+//! Measuring a trial's server: the probe under watch (searching the load over it where the
+//! objective asks), its report kept in the trial's folder, and the verdict on what it measured.
+
+use super::prune;
+use super::watch::{self, Watch};
+use crate::exec::backends::TrialObserver;
+use crate::exec::interrupt::StopFlag;
+use crate::exec::prober::Prober;
+use crate::export::{write_atomic, Access};
+use crate::probe::loadsearch;
+use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
+use crate::record::{metric, MetricMap, Outcome, ServerStats, TrialRecord, Violation};
+use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
+use crate::space::StudySpec;
+use anyhow::Context as _;
+use std::path::Path;
+use std::time::Instant;
+
+/// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
+/// pruned probes included: what pruning saves.
+const PROBE_WALL_S: &str = "probe_wall_s";
+
+/// The probe's report in a trial's folder.
+const PROBE_JSON: &str = "probe.json";
+
+/// Time between scrapes of the server's `/metrics` during a probe.
+const SCRAPE_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How a trial's server is probed and judged.
+pub(super) struct Measurement<'a> {
+    /// The space: its workload and engine.
+    pub space: &'a StudySpec,
+    /// Scoring.
+    pub objective: &'a Objective,
+    /// Runs the probe.
+    pub prober: &'a dyn Prober,
+    /// Hears of servers that cannot be watched.
+    pub observer: &'a dyn TrialObserver,
+    /// The engine's output-token counter, when it names one.
+    pub output_counter: Option<&'static str>,
+    /// Raised on Ctrl-C.
+    pub stop: StopFlag,
+    /// Stop probes early once an SLO is certainly broken.
+    pub prune: bool,
+    /// Stop probes early on a server signal.
+    pub server_stop: bool,
+}
+
+/// What a probe of a trial's server came to.
+pub(super) enum Measured {
+    /// Ctrl-C stopped it.
+    Interrupted,
+    /// The probe itself failed: why.
+    ProbeFailed(String),
+    /// It ran (to its end or pruned).
+    Probed(Box<Judged>),
+}
+
+/// What a probe measured, judged.
+pub(super) struct Judged {
+    pub metrics: MetricMap,
+    stages: Vec<MetricMap>,
+    value: Option<f64>,
+    score: Option<f64>,
+    violations: Vec<Violation>,
+    pruned: Option<String>,
+    server: Option<ServerStats>,
+}
+
+impl Judged {
+    /// The record of this measurement, made by `finish` from its outcome.
+    pub fn record(self, finish: &dyn Fn(Outcome) -> TrialRecord) -> TrialRecord {
+        let outcome = match self.pruned {
+            Some(reason) => Outcome::Pruned { reason },
+            None if self.violations.is_empty() => Outcome::Feasible,
+            None => Outcome::Infeasible,
+        };
+        let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
+        TrialRecord {
+            metrics: self.metrics,
+            stages: self.stages,
+            value: self.value.filter(|_| probed),
+            score: self.score.filter(|_| probed),
+            violations: self.violations,
+            server: self.server,
+            ..finish(outcome)
+        }
+    }
+}
+
+impl Measured {
+    /// True when a request or the probe itself failed: the server may be on its way down.
+    pub fn saw_failures(&self) -> bool {
+        match self {
+            Measured::Interrupted => false,
+            Measured::ProbeFailed(_) => true,
+            Measured::Probed(judged) => {
+                judged.metrics.get(metric::FAILED).is_some_and(|n| *n > 0.0)
+            }
+        }
+    }
+}
+
+impl Measurement<'_> {
+    fn target(&self, base_url: String) -> Target {
+        Target {
+            base_url,
+            model: self.space.engine.served_name().to_string(),
+            api_key: std::env::var("INFERTUNE_API_KEY").ok(),
+        }
+    }
+
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            progress: None,
+            // Pruning reads the whole run's SLOs, so an objective on one stage is not pruned.
+            prune: Some(prune::hook(
+                self.objective.slos(),
+                self.prune && self.objective.spec().stage.is_none(),
+                self.stop.clone(),
+            )),
+        }
+    }
+
+    /// How probes are watched from the server's side: the platform tool reads the slot's
+    /// accelerators unless the engine is the simulator (which serves its modelled power).
+    fn watch(&self, workdir: &Path, devices: &[u32]) -> Watch {
+        let simulated = self.space.engine.kind == crate::space::EngineKind::Sim;
+        Watch {
+            output_counter: self.output_counter,
+            every: SCRAPE_EVERY,
+            early_stop: self.server_stop,
+            log: Some(workdir.join("server.log")),
+            accel: (!simulated)
+                .then(crate::probe::server::accel::Tool::detect)
+                .flatten()
+                .map(|tool| (tool, devices.to_vec())),
+        }
+    }
+
+    fn watched_probe(
+        &self,
+        watch: &Watch,
+        target: &Target,
+        workload: &WorkloadSpec,
+        options: RunOptions,
+    ) -> anyhow::Result<(ProbeReport, Option<ServerStats>)> {
+        watch::probe(self.prober, self.observer, watch, target, workload, options)
+    }
+
+    /// Probe the server at `base_url` with the study's workload (searching the load over it
+    /// where the objective asks) and judge what it measured.
+    pub(super) fn measure(
+        &self,
+        base_url: &str,
+        workdir: &Path,
+        devices: &[u32],
+    ) -> anyhow::Result<Measured> {
+        let target = self.target(base_url.to_string());
+        let workload = &self.space.probe;
+        let watch = self.watch(workdir, devices);
+        if let Some(search) = &self.objective.spec().load_search {
+            return self.measure_load(&target, search, workload, workdir, &watch);
+        }
+        let probing = Instant::now();
+        let (mut report, server) =
+            match self.watched_probe(&watch, &target, workload, self.options()) {
+                Ok(r) => r,
+                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+            };
+        report
+            .metrics
+            .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
+        write_probe_json(workdir, PROBE_JSON, &report.json)?;
+        let pruned = match report.pruned {
+            Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
+            Some(EarlyStop::Pruned(reason)) => Some(reason),
+            None => None,
+        };
+        let judged = self.judged(report.metrics, report.stages, pruned, server);
+        Ok(Measured::Probed(Box::new(judged)))
+    }
+
+    /// The verdict on `metrics` (or on those of the objective's stage among `stages`), with
+    /// why the probe stopped early if it did and what the server saw.
+    fn judged(
+        &self,
+        metrics: MetricMap,
+        stages: Vec<MetricMap>,
+        pruned: Option<String>,
+        server: Option<ServerStats>,
+    ) -> Judged {
+        let scored = judged_metrics(self.objective, &metrics, &stages);
+        let judgement = judge_probe(self.objective, scored);
+        let mut violations = judgement.violations;
+        violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
+        Judged {
+            metrics,
+            stages,
+            value: judgement.value,
+            score: judgement.score,
+            violations,
+            pruned,
+            server,
+        }
+    }
+
+    fn measure_load(
+        &self,
+        target: &Target,
+        search: &crate::space::objective::LoadSearchSpec,
+        workload: &WorkloadSpec,
+        workdir: &Path,
+        watch: &Watch,
+    ) -> anyhow::Result<Measured> {
+        let mut runs: Vec<(f64, ProbeReport, Vec<Violation>, Option<ServerStats>)> = Vec::new();
+        let mut interrupted = false;
+        let mut probe_failure = None;
+        let probing = Instant::now();
+        let rounds = loadsearch::search(search, |load| {
+            let workload = loadsearch::with_load(workload, search.over, load)?;
+            let (report, server) =
+                match self.watched_probe(watch, target, &workload, self.options()) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        probe_failure = Some(format!("probe at load {load}: {e:#}"));
+                        return Ok(None);
+                    }
+                };
+            let pruned = match &report.pruned {
+                Some(EarlyStop::Interrupted) => {
+                    interrupted = true;
+                    return Ok(None);
+                }
+                Some(EarlyStop::Pruned(reason)) => Some(reason.clone()),
+                None => None,
+            };
+            let mut violations = self.objective.violations(&report.metrics);
+            violations.extend(nothing_completed(&report.metrics));
+            violations.extend(pruned.map(|reason| Violation::Pruned { reason }));
+            let feasible = violations.is_empty();
+            runs.push((load, report, violations, server));
+            Ok(Some(feasible))
+        })?;
+        if interrupted {
+            return Ok(Measured::Interrupted);
+        }
+        if let Some(message) = probe_failure {
+            return Ok(Measured::ProbeFailed(message));
+        }
+        let best = loadsearch::best(&rounds);
+        let chosen = runs
+            .iter()
+            .find(|(load, ..)| Some(*load) == best)
+            .or(runs.first())
+            .context("the load search probed nothing")?;
+        let summary: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|(load, _, v, _)| {
+                let texts: Vec<String> = v.iter().map(ToString::to_string).collect();
+                serde_json::json!({"load": load, "violations": texts})
+            })
+            .collect();
+        write_probe_json(
+            workdir,
+            PROBE_JSON,
+            &serde_json::json!({"load_search": summary, "chosen": chosen.1.json}),
+        )?;
+        let mut metrics = chosen.1.metrics.clone();
+        let value = best.unwrap_or(0.0);
+        metrics.insert("load_search_value".into(), value);
+        metrics.insert("load_search_rounds".into(), rounds.len() as f64);
+        metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
+        Ok(Measured::Probed(Box::new(Judged {
+            metrics,
+            stages: chosen.1.stages.clone(),
+            value: Some(value),
+            score: Some(value),
+            violations: if best.is_some() {
+                Vec::new()
+            } else {
+                chosen.2.clone()
+            },
+            pruned: None,
+            server: chosen.3.clone(),
+        })))
+    }
+}
+
+fn write_probe_json(workdir: &Path, file: &str, json: &serde_json::Value) -> anyhow::Result<()> {
+    write_atomic(
+        &workdir.join(file),
+        &serde_json::to_string_pretty(json)?,
+        Access::Shared,
+    )
+}
