@@ -59,7 +59,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
     let launcher = ProcessLauncher::new(crate::engine::log_patterns())
         .on_warning(|text| eprintln!("warning: {text}"));
     let interrupted = on_interrupt(launcher.cancel_flag())?;
-    let log = args.workdir.join("server.log");
+    let log = args.workdir.join(crate::exec::SERVER_LOG);
     let server = match launcher.start(
         &spec,
         &log,

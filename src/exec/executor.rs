@@ -3,8 +3,8 @@
 //! loop above sees only the trait.
 
 use super::devices::DevicePool;
+use super::trial_dir::TrialDir;
 use crate::record::{Params, TrialId, TrialRecord};
-use std::path::Path;
 
 /// Runs trials of one study.
 pub trait TrialExecutor: Sync {
@@ -21,7 +21,7 @@ pub trait TrialExecutor: Sync {
 
     /// The record a trial left in flight by an earlier run of the tuner finished with after
     /// that run stopped, if any (a Slurm job runs on without its tuner).
-    fn finished_record(&self, _trial_dir: &Path) -> Option<TrialRecord> {
+    fn finished_record(&self, _trial: &TrialDir) -> Option<TrialRecord> {
         None
     }
 }

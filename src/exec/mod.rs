@@ -15,6 +15,7 @@ pub(crate) mod pending;
 mod prober;
 pub(crate) mod redact;
 pub mod slurm;
+mod trial_dir;
 
 pub use backends::{Backends, Silent, TrialObserver};
 pub use build::build;
@@ -26,6 +27,7 @@ pub use objective::objective;
 pub(crate) use prober::HttpProber;
 pub use prober::Prober;
 pub use slurm::{run_in_job, SlurmExecutor};
+pub use trial_dir::{TrialDir, SERVER_LOG};
 
 /// What a trial launches, as the study's exports rebuild it for the winner.
 pub use crate::launch::LaunchSpec;

@@ -1,13 +1,11 @@
 //! Trials in flight: each one's folder holds its identity and config while it runs, so a study
 //! whose tuner was killed re-runs exactly the trials that were in flight.
 
+use super::trial_dir::{TrialDir, PENDING_FILE};
 use crate::export::{write_atomic, Access};
 use crate::record::{Params, TrialId};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-
-/// The file in a trial's folder while the trial runs.
-const FILE: &str = "pending.json";
 
 /// A trial that was in flight.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -26,26 +24,26 @@ impl Pending {
     }
 }
 
-/// Mark `pending` in flight in its folder `workdir`.
-pub(crate) fn write(workdir: &Path, pending: &Pending) -> anyhow::Result<()> {
+/// Mark `pending` in flight in its folder `trial`.
+pub(crate) fn write(trial: &TrialDir, pending: &Pending) -> anyhow::Result<()> {
     write_atomic(
-        &workdir.join(FILE),
+        &trial.pending(),
         &serde_json::to_string_pretty(pending)?,
         Access::Owner,
     )
 }
 
-/// The trial marked in flight in `workdir`.
-pub(crate) fn read(workdir: &Path) -> anyhow::Result<Pending> {
-    let path = workdir.join(FILE);
+/// The trial marked in flight in `trial`.
+pub(crate) fn read(trial: &TrialDir) -> anyhow::Result<Pending> {
+    let path = trial.pending();
     let text = std::fs::read_to_string(&path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{} is not valid: {e}", path.display()))
 }
 
-/// The trial of `workdir` is journaled: it is no longer in flight.
-pub(crate) fn clear(workdir: &Path) {
-    let _ = std::fs::remove_file(workdir.join(FILE));
+/// The trial of `trial` is journaled: it is no longer in flight.
+pub(crate) fn clear(trial: &TrialDir) {
+    let _ = std::fs::remove_file(trial.pending());
 }
 
 /// The trials of `study_dir` that were in flight and are not among `journaled` trial numbers,
@@ -55,7 +53,7 @@ pub(crate) fn left_in_flight(study_dir: &Path, journaled: &[u32]) -> Vec<Pending
         return Vec::new();
     };
     let mut found: Vec<Pending> = entries
-        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(FILE)).ok())
+        .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(PENDING_FILE)).ok())
         .filter_map(|text| serde_json::from_str::<Pending>(&text).ok())
         .filter(|p| !journaled.contains(&p.id.number))
         .collect();

@@ -1,14 +1,11 @@
 //! Keeping a space's secrets out of what a study keeps: a trial's record before it is journaled
 //! (a failing server's root-cause line may echo its argv), and the server log in its folder.
 
+use super::trial_dir::TrialDir;
 use crate::export::{write_atomic, Access};
 use crate::record::{Outcome, TrialRecord, Violation};
 use crate::space::secrets::Secrets;
 use anyhow::Context as _;
-use std::path::Path;
-
-/// The name of the server's log in a trial folder.
-pub(crate) const SERVER_LOG: &str = "server.log";
 
 /// `record` with every secret masked in its messages.
 pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {
@@ -34,10 +31,10 @@ pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {
     record
 }
 
-/// Rewrite the server log in `trial_dir` (when there is one) with every secret masked, readable
+/// Rewrite the server log of `trial` (when there is one) with every secret masked, readable
 /// by its owner only.
-pub fn server_log(trial_dir: &Path, secrets: &Secrets) -> anyhow::Result<()> {
-    let path = trial_dir.join(SERVER_LOG);
+pub fn server_log(trial: &TrialDir, secrets: &Secrets) -> anyhow::Result<()> {
+    let path = trial.server_log();
     if secrets.is_empty() || !path.exists() {
         return Ok(());
     }
@@ -68,9 +65,11 @@ mod tests {
             matches!(&scrubbed.outcome, Outcome::Failed { message, .. } if message == "error: argv --api-key ***")
         );
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(SERVER_LOG), "key sk-secret-1\n").unwrap();
-        server_log(dir.path(), &secrets).unwrap();
-        let log = dir.path().join(SERVER_LOG);
+        let trial = TrialDir::of(dir.path(), 0);
+        trial.create_fresh().unwrap();
+        let log = trial.server_log();
+        std::fs::write(&log, "key sk-secret-1\n").unwrap();
+        server_log(&trial, &secrets).unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "key ***\n");
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(&log).unwrap().permissions().mode();

@@ -1,20 +1,20 @@
 //! The baseline (the engine's own defaults) must start: when it does not, every other config
 //! fails the same way, so the study stops at once with the engine's reason and its log.
 
+use crate::exec::TrialDir;
 use crate::record::{FailureKind, Outcome, TrialRecord};
-use std::path::Path;
 
 /// An error when the baseline `record` failed at start for a reason other than memory (the
 /// defaults may not fit the card while smaller configs do). The error names the failure and
-/// the server log in `trial_dir`.
-pub fn check_started(record: &TrialRecord, trial_dir: &Path) -> anyhow::Result<()> {
+/// the server log of `trial`.
+pub fn check_started(record: &TrialRecord, trial: &TrialDir) -> anyhow::Result<()> {
     let Outcome::Failed { kind, message } = &record.outcome else {
         return Ok(());
     };
     if record.ready_s.is_some() || *kind == FailureKind::Oom {
         return Ok(());
     }
-    let log = trial_dir.join("server.log");
+    let log = trial.server_log();
     let log = if log.exists() {
         format!("\n  server log: {}", log.display())
     } else {

@@ -10,13 +10,15 @@ use super::plan::{Decision, Planned, Planner, Situation};
 use super::select;
 use super::slots::{Finished, Slots};
 use super::{baseline, warm};
-use crate::exec::{not_run, pending, redact, Backends, StopFlag, TrialExecutor, TrialRun};
+use crate::exec::{
+    not_run, pending, redact, Backends, StopFlag, TrialDir, TrialExecutor, TrialRun,
+};
 use crate::export::{self, Access};
 use crate::record::{FailureKind, Outcome, Params, TrialId, TrialRecord};
 use crate::sampler::Trust;
 use crate::space::StudySpec;
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Trials lost in a row after which the study stops: the cluster, not the configs, is failing.
 const MOST_LOST_IN_A_ROW: u32 = 6;
@@ -126,22 +128,22 @@ impl<'a> Study<'a> {
     /// log is scrubbed all the same).
     fn finished(&mut self, finished: Finished) -> anyhow::Result<bool> {
         let Finished { id, run, .. } = finished;
-        let trial_dir = trial_dir(self.dir, id.number);
+        let trial = TrialDir::of(self.dir, id.number);
         match run? {
             TrialRun::Done(record) => {
                 self.lost_in_a_row = 0;
                 if id.kind.is_baseline() {
-                    baseline::check_started(&record, &trial_dir)?;
+                    baseline::check_started(&record, &trial)?;
                 }
                 self.append(*record)?;
                 Ok(true)
             }
             TrialRun::Interrupted => {
-                redact::server_log(&trial_dir, &self.space.secrets)?;
+                redact::server_log(&trial, &self.space.secrets)?;
                 Ok(false)
             }
             TrialRun::Lost(why) => {
-                pending::clear(&trial_dir);
+                pending::clear(&trial);
                 self.lost_in_a_row += 1;
                 if self.lost_in_a_row >= MOST_LOST_IN_A_ROW {
                     anyhow::bail!(
@@ -163,10 +165,10 @@ impl<'a> Study<'a> {
     pub fn append(&mut self, record: TrialRecord) -> anyhow::Result<()> {
         let secrets = &self.space.secrets;
         let record = redact::record(record, secrets);
-        let trial_dir = trial_dir(self.dir, record.number);
-        redact::server_log(&trial_dir, secrets)?;
+        let trial = TrialDir::of(self.dir, record.number);
+        redact::server_log(&trial, secrets)?;
         let stored = self.journal.append(&record)?;
-        pending::clear(&trial_dir);
+        pending::clear(&trial);
         self.records.push(stored);
         export::write_trials_csv(self.dir, &self.records, Access::of(self.space))?;
         if let Err(e) = self.exporter.write(&self.records) {
@@ -207,11 +209,6 @@ impl<'a> Study<'a> {
         self.prior_trust = Some(check.trust);
         self.backends.observer.note(&warm::trust_note(&check));
     }
-}
-
-/// The folder of trial `number` in the study folder `dir`.
-pub(crate) fn trial_dir(dir: &Path, number: u32) -> PathBuf {
-    dir.join(format!("trial-{number}"))
 }
 
 /// The record of a trial that could not be given an assignment: an invalid config.

@@ -6,7 +6,7 @@ use super::journal::{self, StudyMeta};
 use super::lock;
 use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
-use crate::exec::LaunchSpec;
+use crate::exec::{LaunchSpec, TrialDir};
 use crate::export::{self, Access, Baseline, Best, Format, Stat, StudyFacts};
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
@@ -90,8 +90,7 @@ impl<'a> Exporter<'a> {
             tuned_on,
             records,
             |record| {
-                let workdir =
-                    std::path::absolute(self.dir.join(format!("trial-{}", record.number)))?;
+                let workdir = TrialDir::of(self.dir, record.number).absolute()?.path();
                 let mut own = record.clone();
                 if tuned_on.is_some() {
                     // What the modelled engine's space leaves out (a modelled NUMA binding).
@@ -161,7 +160,7 @@ impl<'a> Exporter<'a> {
     /// The launch of `record`, in its trial folder.
     fn launch(&self, record: &TrialRecord) -> anyhow::Result<LaunchSpec> {
         let number = record.number;
-        let workdir = std::path::absolute(self.dir.join(format!("trial-{number}")))?;
+        let workdir = TrialDir::of(self.dir, number).absolute()?.path();
         let slot = Slot {
             port: self.space.launch.port,
             devices: Vec::new(),

@@ -3,7 +3,7 @@
 //! after every trial, the report at the end.
 
 use super::clock::Clock;
-use super::dispatch::{trial_dir, Study};
+use super::dispatch::Study;
 use super::export::Exporter;
 use super::journal::StudyMeta;
 use super::observer::StudyObserver;
@@ -12,7 +12,7 @@ use super::select::counts_as_config;
 use super::select::Winner;
 use super::{fingerprint, lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
-use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialObserver};
+use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialDir, TrialObserver};
 use crate::export::{self, Access, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
@@ -127,7 +127,7 @@ pub fn run(
         .into_iter()
         .partition(|p| p.id.kind.repeat_of().is_none());
     for repeat in repeats {
-        pending::clear(&trial_dir(&options.dir, repeat.id.number));
+        pending::clear(&TrialDir::of(&options.dir, repeat.id.number));
     }
     let originals_done = records.iter().filter(|r| counts_as_config(r)).count() as u32;
     backends
@@ -167,7 +167,7 @@ pub fn run(
     // A trial whose Slurm job finished after the tuner stopped is journaled as it ended.
     for rerun in &reruns {
         let number = rerun.id.number;
-        if let Some(record) = executor.finished_record(&trial_dir(&options.dir, number)) {
+        if let Some(record) = executor.finished_record(&TrialDir::of(&options.dir, number)) {
             backends.observer.note(&format!(
                 "trial {number}: adopted the record its Slurm job wrote after the tuner stopped"
             ));

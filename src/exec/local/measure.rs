@@ -6,6 +6,7 @@ use super::watch::{self, Watch};
 use crate::exec::backends::TrialObserver;
 use crate::exec::interrupt::StopFlag;
 use crate::exec::prober::Prober;
+use crate::exec::trial_dir::TrialDir;
 use crate::export::{write_atomic, Access};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
@@ -13,15 +14,11 @@ use crate::record::{metric, MetricMap, Outcome, ServerStats, TrialRecord, Violat
 use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
 use crate::space::StudySpec;
 use anyhow::Context as _;
-use std::path::Path;
 use std::time::Instant;
 
 /// Metric name of the wall-clock seconds a trial spent probing (all rounds of a load search),
 /// pruned probes included: what pruning saves.
 const PROBE_WALL_S: &str = "probe_wall_s";
-
-/// The probe's report in a trial's folder.
-const PROBE_JSON: &str = "probe.json";
 
 /// Time between scrapes of the server's `/metrics` during a probe.
 const SCRAPE_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
@@ -124,13 +121,13 @@ impl Measurement<'_> {
 
     /// How probes are watched from the server's side: the platform tool reads the slot's
     /// accelerators unless the engine is the simulator (which serves its modelled power).
-    fn watch(&self, workdir: &Path, devices: &[u32]) -> Watch {
+    fn watch(&self, trial: &TrialDir, devices: &[u32]) -> Watch {
         let simulated = self.space.engine.kind == crate::space::EngineKind::Sim;
         Watch {
             output_counter: self.output_counter,
             every: SCRAPE_EVERY,
             early_stop: self.server_stop,
-            log: Some(workdir.join("server.log")),
+            log: Some(trial.server_log()),
             accel: (!simulated)
                 .then(crate::probe::server::accel::Tool::detect)
                 .flatten()
@@ -153,14 +150,14 @@ impl Measurement<'_> {
     pub(super) fn measure(
         &self,
         base_url: &str,
-        workdir: &Path,
+        trial: &TrialDir,
         devices: &[u32],
     ) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         let workload = &self.space.probe;
-        let watch = self.watch(workdir, devices);
+        let watch = self.watch(trial, devices);
         if let Some(search) = &self.objective.spec().load_search {
-            return self.measure_load(&target, search, workload, workdir, &watch);
+            return self.measure_load(&target, search, workload, trial, &watch);
         }
         let probing = Instant::now();
         let (mut report, server) =
@@ -171,7 +168,7 @@ impl Measurement<'_> {
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
-        write_probe_json(workdir, PROBE_JSON, &report.json)?;
+        write_probe_json(trial, &report.json)?;
         let pruned = match report.pruned {
             Some(EarlyStop::Interrupted) => return Ok(Measured::Interrupted),
             Some(EarlyStop::Pruned(reason)) => Some(reason),
@@ -210,7 +207,7 @@ impl Measurement<'_> {
         target: &Target,
         search: &crate::space::objective::LoadSearchSpec,
         workload: &WorkloadSpec,
-        workdir: &Path,
+        trial: &TrialDir,
         watch: &Watch,
     ) -> anyhow::Result<Measured> {
         let mut runs: Vec<(f64, ProbeReport, Vec<Violation>, Option<ServerStats>)> = Vec::new();
@@ -262,8 +259,7 @@ impl Measurement<'_> {
             })
             .collect();
         write_probe_json(
-            workdir,
-            PROBE_JSON,
+            trial,
             &serde_json::json!({"load_search": summary, "chosen": chosen.1.json}),
         )?;
         let mut metrics = chosen.1.metrics.clone();
@@ -287,9 +283,10 @@ impl Measurement<'_> {
     }
 }
 
-fn write_probe_json(workdir: &Path, file: &str, json: &serde_json::Value) -> anyhow::Result<()> {
+/// Keep `json`, the probe's report, in the folder of `trial`.
+fn write_probe_json(trial: &TrialDir, json: &serde_json::Value) -> anyhow::Result<()> {
     write_atomic(
-        &workdir.join(file),
+        &trial.probe_json(),
         &serde_json::to_string_pretty(json)?,
         Access::Shared,
     )

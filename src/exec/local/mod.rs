@@ -14,6 +14,7 @@ use super::devices::DevicePool;
 use super::executor::{Assignment, TrialExecutor, TrialRun};
 use super::interrupt::StopFlag;
 use super::pending::{self, Pending};
+use super::trial_dir::TrialDir;
 use crate::engine::Slot;
 use crate::export::{redact, write_atomic, Access};
 use crate::launch::LaunchSpec;
@@ -24,7 +25,7 @@ use crate::topo::Topology;
 use anyhow::Context as _;
 use measure::{Measured, Measurement};
 use slot_numa::NumaHome;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// What may stop a trial's probe before its end (a stop request always does).
@@ -87,11 +88,6 @@ impl<'a> LocalExecutor<'a> {
         }
     }
 
-    /// The folder of trial `number`.
-    fn trial_dir(&self, number: u32) -> PathBuf {
-        self.dir.join(format!("trial-{number}"))
-    }
-
     /// The launch of `params` in `slot`, its NUMA bindings moved to the slot's accelerators.
     fn launch_spec(&self, params: &Params, slot: &Slot) -> anyhow::Result<LaunchSpec> {
         let params = match &self.numa_home {
@@ -136,14 +132,9 @@ impl TrialExecutor for LocalExecutor<'_> {
         let started = Instant::now();
         let started_unix = unix_now();
         // Absolute, so config files an engine writes there stay valid whatever its cwd.
-        let workdir = std::path::absolute(self.trial_dir(id.number))?;
-        if workdir.exists() {
-            std::fs::remove_dir_all(&workdir)
-                .with_context(|| format!("cannot clear {}", workdir.display()))?;
-        }
-        std::fs::create_dir_all(&workdir)
-            .with_context(|| format!("cannot create {}", workdir.display()))?;
-        pending::write(&workdir, &Pending::of(id, params.clone()))?;
+        let trial = TrialDir::of(self.dir, id.number).absolute()?;
+        trial.create_fresh()?;
+        pending::write(&trial, &Pending::of(id, params.clone()))?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(assignment.slot),
             devices: assignment.devices.clone(),
@@ -170,7 +161,7 @@ impl TrialExecutor for LocalExecutor<'_> {
         let slot = Slot {
             port: port.port(),
             devices: assignment.devices.clone(),
-            workdir: workdir.clone(),
+            workdir: trial.path(),
             extra_ports: extra.iter().map(|lease| lease.port()).collect(),
         };
         let spec = match self.launch_spec(&params, &slot) {
@@ -178,14 +169,14 @@ impl TrialExecutor for LocalExecutor<'_> {
             Err(e) => return failed(FailureKind::InvalidConfig, format!("{e:#}")),
         };
         write_atomic(
-            &workdir.join("launch.json"),
+            &trial.launch_json(),
             &serde_json::to_string_pretty(&redact(&spec, &self.space.secrets))?,
             Access::of(self.space),
         )?;
         if self.stop.is_raised() {
             return Ok(TrialRun::Interrupted);
         }
-        let log = workdir.join("server.log");
+        let log = trial.server_log();
         let mut attempt = 0;
         let mut server = loop {
             match self
@@ -198,7 +189,7 @@ impl TrialExecutor for LocalExecutor<'_> {
                 // random, or another program) is the machine's state, not the config's.
                 Err(f) if f.kind == FailureKind::PortBusy && attempt < PORT_BUSY_RETRIES => {
                     attempt += 1;
-                    let kept = workdir.join(format!("server.port-busy-{attempt}.log"));
+                    let kept = trial.port_busy_log(attempt);
                     std::fs::rename(&log, &kept)
                         .with_context(|| format!("cannot keep {}", log.display()))?;
                     self.backends.observer.warning(&format!(
@@ -212,15 +203,15 @@ impl TrialExecutor for LocalExecutor<'_> {
                     // A start that failed for want of disk space or a writable folder is the
                     // study's failure, not the config's: it stops the study, the trial stays
                     // in flight for the resume.
-                    pending::write(&workdir, &Pending::of(id, params.clone()))?;
+                    pending::write(&trial, &Pending::of(id, params.clone()))?;
                     return failed(f.kind, f.message);
                 }
             }
         };
         let ready_s = server.ready_after().as_secs_f64();
-        let measured =
-            self.measurement()
-                .measure(&server.base_url(), &workdir, &assignment.devices);
+        let measured = self
+            .measurement()
+            .measure(&server.base_url(), &trial, &assignment.devices);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {

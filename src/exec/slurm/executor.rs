@@ -10,6 +10,7 @@ use crate::exec::executor::{Assignment, TrialExecutor, TrialRun};
 use crate::exec::interrupt::StopFlag;
 use crate::exec::local::{EarlyStops, LocalExecutor};
 use crate::exec::pending::{self, Pending};
+use crate::exec::trial_dir::TrialDir;
 use crate::export::{write_atomic, Access};
 use crate::record::{Params, TrialId, TrialRecord};
 use crate::space::StudySpec;
@@ -27,9 +28,6 @@ const LEFTOVER_END_TIMEOUT: Duration = Duration::from_secs(90);
 /// How long the controller may go unanswered (a `slurmctld` restart) before a job being
 /// submitted or in flight is given up as failed.
 const CONTROLLER_PATIENCE: Duration = Duration::from_secs(120);
-
-/// The file a job writes its trial's record to, in the trial's folder.
-const RECORD_FILE: &str = "record.json";
 
 /// How a study submits its jobs.
 #[derive(Clone, Debug)]
@@ -103,17 +101,13 @@ impl Jobs {
         params: Params,
         assignment: &Assignment,
     ) -> anyhow::Result<TrialRun> {
-        let workdir = self.dir.join(format!("trial-{}", id.number));
-        if workdir.exists() {
-            std::fs::remove_dir_all(&workdir)
-                .with_context(|| format!("cannot clear {}", workdir.display()))?;
-        }
-        std::fs::create_dir_all(&workdir)?;
-        std::fs::create_dir_all(self.dir.join("slurm"))?;
-        pending::write(&workdir, &Pending::of(id, params))?;
+        let trial = TrialDir::of(&self.dir, id.number);
+        trial.create_fresh()?;
+        std::fs::create_dir_all(trial.job_outputs())?;
+        pending::write(&trial, &Pending::of(id, params))?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
-            match self.one_job(stop, id.number, assignment, attempt)? {
+            match self.one_job(stop, &trial, id.number, assignment, attempt)? {
                 JobEnd::Record(mut record, job, submitted_unix) => {
                     record.slot = Some(assignment.slot);
                     record.job_id = Some(job);
@@ -132,6 +126,7 @@ impl Jobs {
     fn one_job(
         &self,
         stop: &StopFlag,
+        trial: &TrialDir,
         number: u32,
         assignment: &Assignment,
         attempt: u32,
@@ -154,11 +149,8 @@ impl Jobs {
         ]
         .map(String::from)
         .to_vec();
-        let output = self
-            .dir
-            .join("slurm")
-            .join(format!("trial-{number}-{attempt}.out"));
-        let record_path = self.dir.join(format!("trial-{number}")).join(RECORD_FILE);
+        let output = trial.job_output(attempt);
+        let record_path = trial.job_record();
         let _ = std::fs::remove_file(&record_path);
         let submitted_unix = unix_now();
         let request = JobRequest {
@@ -299,8 +291,8 @@ impl TrialExecutor for SlurmExecutor {
         self.jobs.run(&self.stop, id, params, assignment)
     }
 
-    fn finished_record(&self, trial_dir: &Path) -> Option<TrialRecord> {
-        let text = std::fs::read_to_string(trial_dir.join(RECORD_FILE)).ok()?;
+    fn finished_record(&self, trial: &TrialDir) -> Option<TrialRecord> {
+        let text = std::fs::read_to_string(trial.job_record()).ok()?;
         serde_json::from_str(&text).ok()
     }
 }
@@ -315,8 +307,8 @@ pub fn run_in_job(
     slot: u32,
     stop: StopFlag,
 ) -> anyhow::Result<bool> {
-    let workdir = dir.join(format!("trial-{number}"));
-    let in_flight = pending::read(&workdir)?;
+    let trial = TrialDir::of(dir, number);
+    let in_flight = pending::read(&trial)?;
     let objective = crate::exec::objective(space)?;
     // One trial, unpinned: a job's node computed its own `numa: auto` candidates when it
     // loaded the space, and Slurm gave the job its devices.
@@ -337,7 +329,7 @@ pub fn run_in_job(
         TrialRun::Done(record) => {
             let record = crate::exec::redact::record(*record, &space.secrets);
             write_atomic(
-                &workdir.join(RECORD_FILE),
+                &trial.job_record(),
                 &serde_json::to_string(&record)?,
                 Access::Owner,
             )?;
