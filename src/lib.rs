@@ -1,7 +1,8 @@
 //! infertune: finds the best launch configuration for an LLM inference server.
 //!
-//! Data flow: `cli` → validated [`space::StudySpec`] → `study` loop: sampler → space check →
-//! engine launch spec → supervisor → probe → objective → journal. See README.md.
+//! Data flow: `cli` → validated [`space::StudySpec`] → `study` loop: planner (sampler, space
+//! check) → `exec` executor: engine launch spec → supervisor → probe → objective → back to the
+//! study's journal. See README.md.
 
 pub mod cli;
 pub mod engine;

@@ -4,10 +4,10 @@
 
 use super::Scenario;
 use anyhow::Context;
-use infertune::record::{Outcome, Params, TrialRecord};
+use infertune::record::{InFlight, Outcome, Params, TrialRecord};
 use infertune::sampler::Sampler;
 use infertune::space::DevicesPerTrial;
-use infertune::study::plan::{Decision, InFlight, PlanSpec, Planner, Situation};
+use infertune::study::plan::{Decision, PlanSpec, Planner, Situation};
 
 /// One search: its records and the best value after each.
 pub(crate) struct Searched {

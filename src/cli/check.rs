@@ -327,7 +327,7 @@ fn launch_text(space: &StudySpec, config: &Params) -> String {
     let spec = engine::for_kind(space.engine.kind).launch_spec(space, config, &slot);
     match spec {
         Ok(spec) => {
-            let spec = crate::export::redact(&spec, &space.secrets);
+            let spec = crate::space::redact::launch(&spec, &space.secrets);
             let words = spec
                 .env
                 .iter()

@@ -1,9 +1,9 @@
 //! `infertune launch`: start one config, wait until it serves, keep it up until Ctrl-C.
 
 use crate::engine::{for_kind, Slot};
-use crate::export::redact;
 use crate::launch::{command_line, Launcher, ProcessLauncher};
 use crate::space::overrides::config_with_overrides;
+use crate::space::redact;
 use crate::space::{Feasibility, StudySpec};
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ pub fn run(args: LaunchArgs) -> Result<i32> {
         workdir: args.workdir.clone(),
     };
     let spec = for_kind(engine.kind).launch_spec(&space, &params, &slot)?;
-    println!("{}", command_line(&redact(&spec, &space.secrets))?);
+    println!("{}", command_line(&redact::launch(&spec, &space.secrets))?);
     if args.dry_run {
         return Ok(0);
     }

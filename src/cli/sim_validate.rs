@@ -1,6 +1,7 @@
 //! `infertune sim validate`: the simulator against a file of real measurements.
 
-use crate::sim::validate::{abs_error_pct, median, predict, read_truth, METRICS};
+use crate::sim::validate::{abs_error_pct, predict, read_truth, METRICS};
+use crate::util::stats::median;
 use anyhow::Context;
 use serde_json::json;
 use std::path::PathBuf;
@@ -82,7 +83,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     println!("{table}");
     println!("median abs error over rows measured not overloaded:");
     for (m, e) in METRICS.iter().zip(errors) {
-        println!("  {m:<13} {:>6.1} %  ({} rows)", median(e.clone()), e.len());
+        println!("  {m:<13} {:>6.1} %  ({} rows)", median(&e), e.len());
     }
     println!(
         "overloaded predicted as measured: {}/{} rows",

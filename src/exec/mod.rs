@@ -13,7 +13,6 @@ mod local;
 mod objective;
 pub(crate) mod pending;
 mod prober;
-pub(crate) mod redact;
 pub mod slurm;
 mod trial_dir;
 

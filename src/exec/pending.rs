@@ -2,30 +2,12 @@
 //! whose tuner was killed re-runs exactly the trials that were in flight.
 
 use super::trial_dir::{TrialDir, PENDING_FILE};
-use crate::export::{write_atomic, Access};
-use crate::record::{Params, TrialId};
-use serde::{Deserialize, Serialize};
+use crate::record::InFlight;
+use crate::util::atomic::{write_atomic, Access};
 use std::path::Path;
 
-/// A trial that was in flight.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Pending {
-    /// Which trial.
-    #[serde(flatten)]
-    pub id: TrialId,
-    /// The resolved config.
-    pub params: Params,
-}
-
-impl Pending {
-    /// Trial `id` of `params`, in flight.
-    pub fn of(id: TrialId, params: Params) -> Pending {
-        Pending { id, params }
-    }
-}
-
 /// Mark `pending` in flight in its folder `trial`.
-pub(crate) fn write(trial: &TrialDir, pending: &Pending) -> anyhow::Result<()> {
+pub(crate) fn write(trial: &TrialDir, pending: &InFlight) -> anyhow::Result<()> {
     write_atomic(
         &trial.pending(),
         &serde_json::to_string_pretty(pending)?,
@@ -34,7 +16,7 @@ pub(crate) fn write(trial: &TrialDir, pending: &Pending) -> anyhow::Result<()> {
 }
 
 /// The trial marked in flight in `trial`.
-pub(crate) fn read(trial: &TrialDir) -> anyhow::Result<Pending> {
+pub(crate) fn read(trial: &TrialDir) -> anyhow::Result<InFlight> {
     let path = trial.pending();
     let text = std::fs::read_to_string(&path)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
@@ -48,13 +30,13 @@ pub(crate) fn clear(trial: &TrialDir) {
 
 /// The trials of `study_dir` that were in flight and are not among `journaled` trial numbers,
 /// by number.
-pub(crate) fn left_in_flight(study_dir: &Path, journaled: &[u32]) -> Vec<Pending> {
+pub(crate) fn left_in_flight(study_dir: &Path, journaled: &[u32]) -> Vec<InFlight> {
     let Ok(entries) = std::fs::read_dir(study_dir) else {
         return Vec::new();
     };
-    let mut found: Vec<Pending> = entries
+    let mut found: Vec<InFlight> = entries
         .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join(PENDING_FILE)).ok())
-        .filter_map(|text| serde_json::from_str::<Pending>(&text).ok())
+        .filter_map(|text| serde_json::from_str::<InFlight>(&text).ok())
         .filter(|p| !journaled.contains(&p.id.number))
         .collect();
     found.sort_by_key(|p| p.id.number);

@@ -2,13 +2,14 @@
 //! (`ci95` is null from a single run), engine version, card and host facts; its command and
 //! environment with the space's secrets masked.
 
-use super::{redact, Best};
+use super::Best;
+use crate::space::redact;
 use serde_json::{json, Value as Json};
 
 /// The facts of `best`.
 pub fn render(best: &Best<'_>) -> Json {
     let (o, w, engine) = (best.study.objective, best.winner, &best.space.engine);
-    let launch = redact(best.launch, &best.space.secrets);
+    let launch = redact::launch(best.launch, &best.space.secrets);
     let mut command = vec![launch.program.clone()];
     command.extend(launch.args.iter().cloned());
     json!({

@@ -7,7 +7,6 @@
 //! its launch), never from a file read back. The study chooses the winner and hands it over as a
 //! [`Winner`], so nothing here depends on `study`.
 
-mod atomic;
 mod best_json;
 mod best_sh;
 mod config_patch;
@@ -21,19 +20,16 @@ mod flag_yaml;
 mod html;
 mod kubernetes;
 mod markdown;
-mod redact;
 mod sglang_config;
 mod svg;
 mod trials_csv;
 mod vllm_config;
 
-pub(crate) use atomic::{write_atomic, write_executable, Access};
 pub(crate) use best_sh::exec_line;
 pub use deploy::{Deployment, Format, Pinning};
 pub(crate) use document::Block;
 pub use figures::gain_text;
 pub(crate) use figures::mean_text;
-pub(crate) use redact::redact;
 pub(crate) use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
@@ -41,6 +37,7 @@ use crate::launch::LaunchSpec;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::{EngineKind, StudySpec};
+use crate::util::atomic::{write_atomic, write_executable, Access};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -170,9 +167,9 @@ pub(crate) fn write_trials_csv(
 }
 
 /// Write `best.sh`, `best.json` and, for MindIE, `config.patch.json` of `best` into `dir`; no
-/// secret of the space is written (see [`redact`] and `best.sh`'s variable references).
+/// secret of the space is written (see [`crate::space::redact`] and `best.sh`'s variable references).
 pub(crate) fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
-    let access = Access::of(best.space);
+    let access = best.space.file_access();
     write_executable(&dir.join(BEST_SH), &best_sh::render(best)?, access)?;
     let json = best_json::render(best);
     write_atomic(
@@ -221,7 +218,7 @@ pub(crate) fn write_deploy(
         return Ok(Vec::new());
     }
     let server = deploy::Server::new(best, deployment)?;
-    let access = Access::of(best.space);
+    let access = best.space.file_access();
     let mut written = Vec::new();
     let mut write = |name: &str, text: &str, executable: bool| -> anyhow::Result<()> {
         let path = dir.join(name);

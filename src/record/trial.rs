@@ -44,6 +44,17 @@ pub struct TrialId {
     pub kind: TrialKind,
 }
 
+/// A trial in flight: which one, and its resolved config. While it runs its folder holds this
+/// (`pending.json`), so a study whose tuner was killed runs it again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InFlight {
+    /// Which trial.
+    #[serde(flatten)]
+    pub id: TrialId,
+    /// Its config.
+    pub params: Params,
+}
+
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {

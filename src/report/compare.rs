@@ -171,12 +171,12 @@ pub(crate) fn blocks(studies: &[Compared]) -> Vec<Block> {
 /// Write the comparison of `studies` into `dir` (`report.md`, `report.html`, `plots/`);
 /// returns the HTML page's path.
 pub fn write(dir: &Path, studies: &[Compared]) -> anyhow::Result<PathBuf> {
-    crate::export::Access::Shared.create_dir(dir)?;
+    crate::util::atomic::Access::Shared.create_dir(dir)?;
     let (_, html) = crate::export::write_report(
         dir,
         "infertune: studies compared",
         &blocks(studies),
-        crate::export::Access::Shared,
+        crate::util::atomic::Access::Shared,
     )?;
     Ok(html)
 }

@@ -10,8 +10,9 @@ mod slots;
 pub mod sweep;
 mod why;
 
-use crate::export::{Access, StudyFacts, Winner};
+use crate::export::{StudyFacts, Winner};
 use crate::record::TrialRecord;
+use crate::util::atomic::Access;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,9 @@
 //! written as `sweep.csv` and into `report.md`/`report.html`, and plots of throughput, latency
 //! and failures against the load.
 
-use crate::export::{write_atomic, Access, Block, Chart, Series};
+use crate::export::{Block, Chart, Series};
 use crate::record::{metric, Latency, MetricMap, Slo};
+use crate::util::atomic::{write_atomic, Access};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 

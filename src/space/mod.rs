@@ -9,6 +9,7 @@ mod numa;
 pub mod objective;
 pub mod overrides;
 pub mod param;
+pub mod redact;
 mod resolve;
 pub mod rules;
 pub(crate) mod sample;
@@ -280,6 +281,16 @@ impl StudySpec {
     /// `numa` parameters with `candidates: auto` stay [`NumaCandidates::Auto`] here.
     pub fn load(path: &std::path::Path, book: rules::RuleBook) -> anyhow::Result<StudySpec> {
         Ok(yaml::load(path, book)?)
+    }
+
+    /// Who may read the files a study of this space writes: the owner only when the space
+    /// holds a secret.
+    pub fn file_access(&self) -> crate::util::atomic::Access {
+        if self.secrets.is_empty() {
+            crate::util::atomic::Access::Shared
+        } else {
+            crate::util::atomic::Access::Owner
+        }
     }
 
     /// Where parameter `name` is declared in the space file (0:0 when unknown), for

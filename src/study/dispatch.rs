@@ -10,13 +10,11 @@ use super::plan::{Decision, Planned, Planner, Situation};
 use super::select;
 use super::slots::{Finished, Slots};
 use super::{baseline, warm};
-use crate::exec::{
-    not_run, pending, redact, Backends, StopFlag, TrialDir, TrialExecutor, TrialRun,
-};
-use crate::export::{self, Access};
+use crate::exec::{not_run, pending, Backends, StopFlag, TrialDir, TrialExecutor, TrialRun};
+use crate::export;
 use crate::record::{FailureKind, Outcome, Params, TrialId, TrialRecord};
 use crate::sampler::Trust;
-use crate::space::StudySpec;
+use crate::space::{redact, StudySpec};
 use anyhow::Context as _;
 use std::path::Path;
 
@@ -139,7 +137,7 @@ impl<'a> Study<'a> {
                 Ok(true)
             }
             TrialRun::Interrupted => {
-                redact::server_log(&trial, &self.space.secrets)?;
+                redact::server_log(&trial.server_log(), &self.space.secrets)?;
                 Ok(false)
             }
             TrialRun::Lost(why) => {
@@ -166,11 +164,11 @@ impl<'a> Study<'a> {
         let secrets = &self.space.secrets;
         let record = redact::record(record, secrets);
         let trial = TrialDir::of(self.dir, record.number);
-        redact::server_log(&trial, secrets)?;
+        redact::server_log(&trial.server_log(), secrets)?;
         let stored = self.journal.append(&record)?;
         pending::clear(&trial);
         self.records.push(stored);
-        export::write_trials_csv(self.dir, &self.records, Access::of(self.space))?;
+        export::write_trials_csv(self.dir, &self.records, self.space.file_access())?;
         if let Err(e) = self.exporter.write(&self.records) {
             self.backends
                 .observer

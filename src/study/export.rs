@@ -7,11 +7,12 @@ use super::lock;
 use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
 use crate::exec::{LaunchSpec, TrialDir};
-use crate::export::{self, Access, Baseline, Best, Format, Stat, StudyFacts};
+use crate::export::{self, Baseline, Best, Format, Stat, StudyFacts};
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
 use crate::score::Objective;
-use crate::space::StudySpec;
+use crate::space::{redact, StudySpec};
+use crate::util::atomic::Access;
 use anyhow::Context as _;
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -150,10 +151,10 @@ impl<'a> Exporter<'a> {
     /// Write `report.md`, `report.html` and `plots/*.svg` of `records`; returns the paths of the
     /// two reports. The winner's command has the space's secrets masked.
     pub(crate) fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
-        let access = Access::of(self.space);
+        let access = self.space.file_access();
         let trust = super::warm::trust_text(self.space, self.meta, self.dir, records);
         write_report_of(self.dir, self.meta, records, access, trust, |record| {
-            export::exec_line(&export::redact(&self.launch(record)?, &self.space.secrets))
+            export::exec_line(&redact::launch(&self.launch(record)?, &self.space.secrets))
         })
     }
 

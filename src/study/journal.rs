@@ -2,10 +2,11 @@
 //! and `study.json`, the identity of the study that `--resume` checks.
 
 use super::observer::StudyObserver;
-use crate::export::{write_atomic, Access, ReusedStudy};
+use crate::export::ReusedStudy;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
 use crate::space::EngineKind;
+use crate::util::atomic::{write_atomic, Access};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions, Permissions};

@@ -3,7 +3,6 @@
 
 use super::journal::{self, Journal, StudyMeta};
 use super::observer::StudyObserver;
-use crate::export::Access;
 use crate::record::TrialRecord;
 use crate::space::StudySpec;
 use anyhow::bail;
@@ -56,5 +55,5 @@ pub fn open(
         );
     }
     journal::save_meta(dir, meta)?;
-    Journal::open(dir, Access::of(space), observer)
+    Journal::open(dir, space.file_access(), observer)
 }

@@ -13,7 +13,7 @@ use super::select::Winner;
 use super::{fingerprint, lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialDir, TrialObserver};
-use crate::export::{self, Access, ReusedStudy};
+use crate::export::{self, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
 use crate::space::{Feasibility, StudySpec};
@@ -96,7 +96,7 @@ pub fn run(
         warm_start: options.warm_start.clone(),
         ..meta_for(space, &options.dir)
     };
-    let access = Access::of(space);
+    let access = space.file_access();
     access.create_dir(&options.dir)?;
     let _lock = lock::acquire(&options.dir)?;
     let early = EarlyStops {
@@ -147,7 +147,7 @@ pub fn run(
             PlanSpec::of(space, experts),
             sampler,
             backends.check,
-            reruns.iter().map(|p| (p.id, p.params.clone())).collect(),
+            reruns.clone(),
         ),
         dir: &options.dir,
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),

@@ -2,9 +2,8 @@
 //! them. The study's thread dispatches and journals; each trial runs on a thread of its own,
 //! through the study's executor.
 
-use super::plan::InFlight;
 use crate::exec::{Assignment, DevicePool, TrialExecutor, TrialRun};
-use crate::record::{Params, TrialId};
+use crate::record::{InFlight, Params, TrialId};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::Scope;
 

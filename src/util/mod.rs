@@ -1,8 +1,10 @@
-//! Small general helpers shared across the crate: typo suggestions and running a helper
-//! program with a timeout. Like `record`, it imports nothing of the crate.
+//! Small general helpers shared across the crate: typo suggestions, running a helper program
+//! with a timeout, replacing files whole, order statistics. Like `record`, it imports nothing
+//! of the crate.
 
 use std::time::Duration;
 
+pub mod atomic;
 pub mod files;
 pub mod process;
 pub mod stats;
@@ -17,3 +19,10 @@ pub(crate) const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS 
 
 /// [`MAX_DURATION`] in days, for messages.
 pub(crate) const MAX_DURATION_DAYS: u64 = 365;
+
+/// Seconds since the Unix epoch, now (0 on a clock set before it).
+pub(crate) fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}

@@ -7,12 +7,12 @@ use crate::exec::backends::TrialObserver;
 use crate::exec::interrupt::StopFlag;
 use crate::exec::prober::Prober;
 use crate::exec::trial_dir::TrialDir;
-use crate::export::{write_atomic, Access};
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
 use crate::record::{metric, MetricMap, Outcome, ServerStats, TrialRecord, Violation};
 use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
 use crate::space::StudySpec;
+use crate::util::atomic::{write_atomic, Access};
 use anyhow::Context as _;
 use std::time::Instant;
 

@@ -13,20 +13,21 @@ use super::backends::Backends;
 use super::devices::DevicePool;
 use super::executor::{Assignment, TrialExecutor, TrialRun};
 use super::interrupt::StopFlag;
-use super::pending::{self, Pending};
+use super::pending;
 use super::trial_dir::TrialDir;
 use crate::engine::Slot;
-use crate::export::{redact, write_atomic, Access};
 use crate::launch::LaunchSpec;
-use crate::record::{FailureKind, MetricMap, Outcome, Params, TrialId, TrialRecord};
+use crate::record::{FailureKind, InFlight, MetricMap, Outcome, Params, TrialId, TrialRecord};
 use crate::score::Objective;
-use crate::space::StudySpec;
+use crate::space::{redact, StudySpec};
 use crate::topo::Topology;
+use crate::util::atomic::write_atomic;
+use crate::util::unix_now;
 use anyhow::Context as _;
 use measure::{Measured, Measurement};
 use slot_numa::NumaHome;
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 /// What may stop a trial's probe before its end (a stop request always does).
 #[derive(Clone, Copy, Debug)]
@@ -122,7 +123,7 @@ impl TrialExecutor for LocalExecutor<'_> {
     }
 
     /// Launch, probe, score and tear down `params` (a resolved config) on `assignment`. While
-    /// it runs, the trial's folder holds `pending.json`, so a resumed study re-runs it.
+    /// it runs, the trial's folder marks it in flight, so a resumed study runs it again.
     fn run(
         &self,
         id: TrialId,
@@ -134,7 +135,11 @@ impl TrialExecutor for LocalExecutor<'_> {
         // Absolute, so config files an engine writes there stay valid whatever its cwd.
         let trial = TrialDir::of(self.dir, id.number).absolute()?;
         trial.create_fresh()?;
-        pending::write(&trial, &Pending::of(id, params.clone()))?;
+        let in_flight = InFlight {
+            id,
+            params: params.clone(),
+        };
+        pending::write(&trial, &in_flight)?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(assignment.slot),
             devices: assignment.devices.clone(),
@@ -170,8 +175,8 @@ impl TrialExecutor for LocalExecutor<'_> {
         };
         write_atomic(
             &trial.launch_json(),
-            &serde_json::to_string_pretty(&redact(&spec, &self.space.secrets))?,
-            Access::of(self.space),
+            &serde_json::to_string_pretty(&redact::launch(&spec, &self.space.secrets))?,
+            self.space.file_access(),
         )?;
         if self.stop.is_raised() {
             return Ok(TrialRun::Interrupted);
@@ -203,7 +208,7 @@ impl TrialExecutor for LocalExecutor<'_> {
                     // A start that failed for want of disk space or a writable folder is the
                     // study's failure, not the config's: it stops the study, the trial stays
                     // in flight for the resume.
-                    pending::write(&trial, &Pending::of(id, params.clone()))?;
+                    pending::write(&trial, &in_flight)?;
                     return failed(f.kind, f.message);
                 }
             }
@@ -264,13 +269,6 @@ fn new_record(
         started_unix,
         ..TrialRecord::of(id, params, outcome)
     }
-}
-
-fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 /// Starts again after a start that found a port taken, before the trial fails as port-busy.

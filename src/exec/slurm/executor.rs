@@ -9,11 +9,12 @@ use crate::exec::devices::DevicePool;
 use crate::exec::executor::{Assignment, TrialExecutor, TrialRun};
 use crate::exec::interrupt::StopFlag;
 use crate::exec::local::{EarlyStops, LocalExecutor};
-use crate::exec::pending::{self, Pending};
+use crate::exec::pending;
 use crate::exec::trial_dir::TrialDir;
-use crate::export::{write_atomic, Access};
-use crate::record::{Params, TrialId, TrialRecord};
+use crate::record::{InFlight, Params, TrialId, TrialRecord};
 use crate::space::StudySpec;
+use crate::util::atomic::{write_atomic, Access};
+use crate::util::unix_now;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -104,7 +105,7 @@ impl Jobs {
         let trial = TrialDir::of(&self.dir, id.number);
         trial.create_fresh()?;
         std::fs::create_dir_all(trial.job_outputs())?;
-        pending::write(&trial, &Pending::of(id, params))?;
+        pending::write(&trial, &InFlight { id, params })?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
             match self.one_job(stop, &trial, id.number, assignment, attempt)? {
@@ -242,12 +243,6 @@ fn unanswered(why: &str) -> JobEnd {
     ))
 }
 
-fn unix_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-}
-
 /// Cancel `job` and wait (up to a minute) until Slurm reports it ended.
 fn cancel_and_wait(job: u64) {
     let _ = slurm::cancel(job);
@@ -327,7 +322,7 @@ pub fn run_in_job(
     };
     match executor.run(id, in_flight.params, &assignment)? {
         TrialRun::Done(record) => {
-            let record = crate::exec::redact::record(*record, &space.secrets);
+            let record = crate::space::redact::record(*record, &space.secrets);
             write_atomic(
                 &trial.job_record(),
                 &serde_json::to_string(&record)?,

@@ -4,8 +4,7 @@
 //! baseline is run twice early to measure it); before any config has run twice it is taken to
 //! be [`UNMEASURED_NOISE`].
 
-use super::InFlight;
-use crate::record::TrialRecord;
+use crate::record::{InFlight, TrialRecord};
 use std::collections::BTreeMap;
 
 /// Relative run-to-run spread of the objective assumed before any config has run twice: a

@@ -10,7 +10,7 @@ pub use intensify::measured_noise;
 
 use super::observer::{EarlyEnd, Phase};
 use super::select;
-use crate::record::{Params, TrialId, TrialKind, TrialRecord};
+use crate::record::{InFlight, Params, TrialId, TrialKind, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
 use crate::space::overrides::baseline_config;
 use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
@@ -64,15 +64,6 @@ impl PlanSpec {
             intensify: search.revalidate_top > 0 && search.repeats >= 2,
         }
     }
-}
-
-/// A trial running now, as the planner sees it.
-#[derive(Clone, Debug)]
-pub struct InFlight {
-    /// Which trial.
-    pub id: TrialId,
-    /// Its config.
-    pub params: Params,
 }
 
 /// The study as it stands when the planner is asked.
@@ -154,7 +145,7 @@ pub struct Planner<'a> {
     sampler: &'a mut dyn Sampler,
     check: &'a dyn Feasibility,
     /// Search trials an earlier run left in flight, to run again first.
-    reruns: Vec<(TrialId, Params)>,
+    reruns: Vec<InFlight>,
     stage: Stage,
 }
 
@@ -165,7 +156,7 @@ impl<'a> Planner<'a> {
         spec: PlanSpec,
         sampler: &'a mut dyn Sampler,
         check: &'a dyn Feasibility,
-        reruns: Vec<(TrialId, Params)>,
+        reruns: Vec<InFlight>,
     ) -> Planner<'a> {
         Planner {
             spec,
@@ -178,7 +169,7 @@ impl<'a> Planner<'a> {
 
     /// Trial `number`, left in flight by an earlier run, is recorded: it runs no more.
     pub fn forget_rerun(&mut self, number: u32) {
-        self.reruns.retain(|(id, _)| id.number != number);
+        self.reruns.retain(|r| r.id.number != number);
     }
 
     /// The sampler, for what it reports between trials.
@@ -241,10 +232,10 @@ impl<'a> Planner<'a> {
         if let Some(i) = self
             .reruns
             .iter()
-            .position(|(id, _)| id.kind.is_baseline() == needs_baseline)
+            .position(|r| r.id.kind.is_baseline() == needs_baseline)
         {
-            let (id, params) = self.reruns.remove(i);
-            return self.run(id, params, None, Vec::new());
+            let rerun = self.reruns.remove(i);
+            return self.run(rerun.id, rerun.params, None, Vec::new());
         }
         let queued = originals
             .iter()
@@ -401,7 +392,7 @@ impl<'a> Planner<'a> {
     fn next_number(&self, now: &Situation<'_>) -> u32 {
         let journaled = now.records.iter().map(|r| r.number);
         let flying = now.in_flight.iter().map(|f| f.id.number);
-        let reruns = self.reruns.iter().map(|(id, _)| id.number);
+        let reruns = self.reruns.iter().map(|r| r.id.number);
         journaled
             .chain(flying)
             .chain(reruns)

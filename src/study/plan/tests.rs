@@ -142,7 +142,11 @@ fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early(
         number: 4,
         kind: TrialKind::Baseline,
     };
-    let mut planner = Planner::new(spec(5), &mut sampler, &check, vec![(rerun, config(0))]);
+    let reruns = vec![InFlight {
+        id: rerun,
+        params: config(0),
+    }];
+    let mut planner = Planner::new(spec(5), &mut sampler, &check, reruns);
     let first = planned(planner.next(&situation(&[], &[])));
     assert_eq!(first.id, rerun);
     let records = vec![TrialRecord {

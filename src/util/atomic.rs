@@ -1,7 +1,6 @@
-//! Replacing a study's files whole, each through a temporary file of its own, with the access
-//! the study's space calls for.
+//! Replacing files whole, each through a temporary file of its own, readable by whom the
+//! caller says (a space that holds a secret keeps its study's files to their owner).
 
-use crate::space::StudySpec;
 use anyhow::Context as _;
 use std::fs::{OpenOptions, Permissions};
 use std::io::Write as _;
@@ -9,7 +8,7 @@ use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Who may read the files a study writes.
+/// Who may read the files written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
     /// As the umask allows (created 0666 before it).
@@ -19,15 +18,6 @@ pub enum Access {
 }
 
 impl Access {
-    /// [`Access::Owner`] when `space` holds a secret, else [`Access::Shared`].
-    pub fn of(space: &StudySpec) -> Access {
-        if space.secrets.is_empty() {
-            Access::Shared
-        } else {
-            Access::Owner
-        }
-    }
-
     /// The mode files are created with (the umask still applies).
     pub(crate) fn file_mode(self) -> u32 {
         match self {

@@ -1,11 +1,30 @@
-//! Keeping a space's secrets out of what a study keeps: a trial's record before it is journaled
-//! (a failing server's root-cause line may echo its argv), and the server log in its folder.
+//! Keeping a space's secrets out of what a study writes: a launch as `launch.json`, `best.json`
+//! and the report show it, a trial's record before it is journaled (a failing server's
+//! root-cause line may echo its argv), and a server's log.
 
-use super::trial_dir::TrialDir;
-use crate::export::{write_atomic, Access};
+use super::secrets::Secrets;
+use crate::launch::LaunchSpec;
 use crate::record::{Outcome, TrialRecord, Violation};
-use crate::space::secrets::Secrets;
+use crate::util::atomic::{write_atomic, Access};
 use anyhow::Context as _;
+use std::path::Path;
+
+/// `spec` with every secret of `secrets` masked in its program, arguments, environment values
+/// and files.
+pub fn launch(spec: &LaunchSpec, secrets: &Secrets) -> LaunchSpec {
+    let mut out = spec.clone();
+    out.program = secrets.scrub(&spec.program);
+    for arg in &mut out.args {
+        *arg = secrets.scrub(arg);
+    }
+    for value in out.env.values_mut() {
+        *value = secrets.scrub(value);
+    }
+    for file in &mut out.files {
+        file.contents = secrets.scrub(&file.contents);
+    }
+    out
+}
 
 /// `record` with every secret masked in its messages.
 pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {
@@ -31,16 +50,15 @@ pub fn record(mut record: TrialRecord, secrets: &Secrets) -> TrialRecord {
     record
 }
 
-/// Rewrite the server log of `trial` (when there is one) with every secret masked, readable
-/// by its owner only.
-pub fn server_log(trial: &TrialDir, secrets: &Secrets) -> anyhow::Result<()> {
-    let path = trial.server_log();
+/// Rewrite the server log at `path` (when there is one) with every secret masked, readable by
+/// its owner only.
+pub fn server_log(path: &Path, secrets: &Secrets) -> anyhow::Result<()> {
     if secrets.is_empty() || !path.exists() {
         return Ok(());
     }
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let text = secrets.scrub(&String::from_utf8_lossy(&bytes));
-    write_atomic(&path, &text, Access::Owner)
+    write_atomic(path, &text, Access::Owner)
 }
 
 #[cfg(test)]
@@ -65,11 +83,9 @@ mod tests {
             matches!(&scrubbed.outcome, Outcome::Failed { message, .. } if message == "error: argv --api-key ***")
         );
         let dir = tempfile::tempdir().unwrap();
-        let trial = TrialDir::of(dir.path(), 0);
-        trial.create_fresh().unwrap();
-        let log = trial.server_log();
+        let log = dir.path().join("server.log");
         std::fs::write(&log, "key sk-secret-1\n").unwrap();
-        server_log(&trial, &secrets).unwrap();
+        server_log(&log, &secrets).unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "key ***\n");
         use std::os::unix::fs::PermissionsExt as _;
         let mode = std::fs::metadata(&log).unwrap().permissions().mode();
