@@ -6,10 +6,10 @@ use super::clock::Clock;
 use super::export::Exporter;
 use super::journal::Journal;
 use super::observer::{StudyObserver, TrialProgress};
-use super::plan::{Decision, Planned, Planner, Situation};
+use super::plan::{Decision, Planned, Planner, Situation, StopReason};
 use super::select;
 use super::slots::{Finished, Slots};
-use super::{baseline, warm};
+use super::warm;
 use crate::exec::{not_run, pending, Backends, StopFlag, TrialDir, TrialExecutor, TrialRun};
 use crate::export;
 use crate::record::{FailureKind, Outcome, Params, TrialId, TrialRecord};
@@ -17,9 +17,6 @@ use crate::sampler::Trust;
 use crate::space::{redact, StudySpec};
 use anyhow::Context as _;
 use std::path::Path;
-
-/// Trials lost in a row after which the study stops: the cluster, not the configs, is failing.
-const MOST_LOST_IN_A_ROW: u32 = 6;
 
 /// A study while it runs.
 pub(crate) struct Study<'a> {
@@ -33,26 +30,24 @@ pub(crate) struct Study<'a> {
     pub journal: Journal,
     pub records: Vec<TrialRecord>,
     pub stop: StopFlag,
-    /// Trials lost in a row to failed Slurm jobs.
-    pub lost_in_a_row: u32,
     /// The sampler's last verdict on the warm start that the observer was told of.
     pub prior_trust: Option<Trust>,
 }
 
 impl<'a> Study<'a> {
-    /// Run the plan to its end over `executor`; false when interrupted.
-    pub fn run(&mut self, executor: &'a dyn TrialExecutor) -> anyhow::Result<bool> {
+    /// Run the plan over `executor` until the planner stops it; why it did. An error when it
+    /// stopped on a failure ([`StopReason::is_failure`]).
+    pub fn run(&mut self, executor: &'a dyn TrialExecutor) -> anyhow::Result<StopReason> {
         let mut slots = Slots::new(executor.slots(), executor.device_pool());
         std::thread::scope(|scope| {
             let mut held: Option<Planned> = None;
             let mut dispatching = true;
-            let mut interrupted = false;
             loop {
                 while dispatching && !slots.free_slots().is_empty() {
                     if self.stop.is_raised() {
-                        interrupted = true;
-                        dispatching = false;
-                        break;
+                        // Nothing more starts, the trial held for its devices neither.
+                        self.planner.interrupt();
+                        held = None;
                     }
                     let planned = match held.take() {
                         Some(planned) => planned,
@@ -81,8 +76,8 @@ impl<'a> Study<'a> {
                     }
                 }
                 match slots.wait() {
-                    Some(finished) => interrupted |= !self.finished(finished)?,
-                    None => return Ok(!interrupted),
+                    Some(finished) => self.finished(finished)?,
+                    None => return Ok(self.planner.stop_reason()),
                 }
             }
         })
@@ -122,39 +117,31 @@ impl<'a> Study<'a> {
         Ok(Some(decision))
     }
 
-    /// Journal a trial that finished; false when it was interrupted (nothing is recorded, its
-    /// log is scrubbed all the same).
-    fn finished(&mut self, finished: Finished) -> anyhow::Result<bool> {
+    /// Tell the planner how a trial ended and journal its record; an error when the planner
+    /// stops the study on it. An interrupted trial records nothing (its log is scrubbed all
+    /// the same).
+    fn finished(&mut self, finished: Finished) -> anyhow::Result<()> {
         let Finished { id, run, .. } = finished;
         let trial = TrialDir::of(self.dir, id.number);
         match run? {
             TrialRun::Done(record) => {
-                self.lost_in_a_row = 0;
-                if id.kind.is_baseline() {
-                    baseline::check_started(&record, &trial)?;
+                if let Err(stop) = self.planner.recorded(&record) {
+                    return Err(stopped_on(stop, &trial));
                 }
-                self.append(*record)?;
-                Ok(true)
+                self.append(*record)
             }
             TrialRun::Interrupted => {
-                redact::server_log(&trial.server_log(), &self.space.secrets)?;
-                Ok(false)
+                self.planner.interrupt();
+                redact::server_log(&trial.server_log(), &self.space.secrets)
             }
             TrialRun::Lost(why) => {
                 pending::clear(&trial);
-                self.lost_in_a_row += 1;
-                if self.lost_in_a_row >= MOST_LOST_IN_A_ROW {
-                    anyhow::bail!(
-                        "{} Slurm jobs in a row failed as jobs, the last: {why}; check the \
-                         cluster and the executor section, then resume",
-                        self.lost_in_a_row
-                    );
-                }
+                self.planner.lost(&why)?;
                 self.backends.observer.warning(&format!(
                     "trial {} not recorded (its job failed, not its config): {why}",
                     id.number
                 ));
-                Ok(true)
+                Ok(())
             }
         }
     }
@@ -216,4 +203,15 @@ fn unplaceable(id: TrialId, params: Params, why: String) -> TrialRecord {
         message: why,
     };
     not_run(id, params, outcome)
+}
+
+/// The error a study fails with when the planner stops it on the trial of `trial`: the
+/// reason, and the trial's server log where it left one.
+fn stopped_on(reason: StopReason, trial: &TrialDir) -> anyhow::Error {
+    let log = trial.server_log();
+    if log.exists() {
+        anyhow::anyhow!("{reason}\n  server log: {}", log.display())
+    } else {
+        anyhow::Error::new(reason)
+    }
 }

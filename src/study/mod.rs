@@ -7,7 +7,6 @@
 //! [`StudyObserver`]), so the loop runs against fakes in tests and never writes to the terminal
 //! itself.
 
-mod baseline;
 mod clock;
 pub mod compare;
 mod deploy;

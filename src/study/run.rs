@@ -7,7 +7,7 @@ use super::dispatch::Study;
 use super::export::Exporter;
 use super::journal::StudyMeta;
 use super::observer::StudyObserver;
-use super::plan::{PlanSpec, Planner};
+use super::plan::{PlanSpec, Planner, StopReason};
 use super::select::counts_as_config;
 use super::select::Winner;
 use super::{fingerprint, lock, open};
@@ -45,10 +45,17 @@ pub struct StudyResult {
     pub records: Vec<TrialRecord>,
     /// The winner, when a trial met every SLO.
     pub winner: Option<Winner>,
-    /// True when the study stopped on a stop request (resume to continue).
-    pub interrupted: bool,
+    /// Why the study stopped running trials ([`StopReason::Interrupted`]: resume to continue).
+    pub stopped: StopReason,
     /// How many of `records` the journal held before this run (a continued study's).
     pub earlier: usize,
+}
+
+impl StudyResult {
+    /// True when the study stopped on a stop request (resume to continue).
+    pub fn interrupted(&self) -> bool {
+        self.stopped == StopReason::Interrupted
+    }
 }
 
 /// The expert config of `space` that runs first after its baseline, for this host with its
@@ -161,7 +168,6 @@ pub fn run(
         journal,
         records,
         stop: options.stop.clone(),
-        lost_in_a_row: 0,
         prior_trust: None,
     };
     // A trial whose Slurm job finished after the tuner stopped is journaled as it ended.
@@ -175,7 +181,7 @@ pub fn run(
             study.append(record)?;
         }
     }
-    let interrupted = !study.run(executor.as_ref())?;
+    let stopped = study.run(executor.as_ref())?;
     backends.observer.finished();
     export::write_trials_csv(&options.dir, &study.records, access)?;
     let winner = study.exporter.write(&study.records)?;
@@ -197,7 +203,7 @@ pub fn run(
     Ok(StudyResult {
         records: study.records,
         winner,
-        interrupted,
+        stopped,
         earlier,
     })
 }

@@ -45,7 +45,7 @@ fn a_spent_time_budget_ends_the_search_without_running_trials() {
     let mut space = space(3, 8);
     space.search.budget = Some(std::time::Duration::from_nanos(1));
     let result = run_study(&space, &tmp.path().join("b"), false, true).unwrap();
-    assert!(!result.interrupted);
+    assert!(!result.interrupted());
     assert!(result.records.is_empty());
     assert!(result.winner.is_none());
 }

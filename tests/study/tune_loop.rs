@@ -15,7 +15,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
     let dir = tmp.path().join("fake");
     let space = space(SEED, 12);
     let result = run_study(&space, &dir, false, false).unwrap();
-    assert!(!result.interrupted);
+    assert!(!result.interrupted());
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
     let search: Vec<_> = records.iter().filter(|r| r.repeat_of().is_none()).collect();

@@ -2,11 +2,14 @@
 //! of its own): given the records so far, the trials in flight, the free slots and the budget
 //! left, it answers run this trial, record this refusal, wait, or done. It owns the baseline,
 //! queued configs, sampler asks, re-runs after a resume, re-validation repeats, the budget and
-//! the stop rules; the dispatch loop carries its decisions out over an executor.
+//! every stop decision, each with its [`StopReason`]; the dispatch loop carries its decisions
+//! out over an executor and tells it how trials ended.
 
 mod intensify;
+mod stop;
 
 pub use intensify::measured_noise;
+pub use stop::StopReason;
 
 use super::observer::{EarlyEnd, Phase};
 use super::select;
@@ -139,7 +142,8 @@ enum Stage {
     Finished,
 }
 
-/// The study's policy. Stateful only in what it has decided to end (a phase, the search).
+/// The study's policy. Stateful only in what it has decided to end (a phase, the search, the
+/// study) and in the trials lost in a row.
 pub struct Planner<'a> {
     spec: PlanSpec,
     sampler: &'a mut dyn Sampler,
@@ -147,6 +151,12 @@ pub struct Planner<'a> {
     /// Search trials an earlier run left in flight, to run again first.
     reruns: Vec<InFlight>,
     stage: Stage,
+    /// Why the first phase that ended early did.
+    ended_early: Option<StopReason>,
+    /// Why the study stopped before its plan was through, once it did.
+    stopped: Option<StopReason>,
+    /// Trials lost in a row to failed Slurm jobs.
+    lost_in_a_row: u32,
 }
 
 impl<'a> Planner<'a> {
@@ -164,6 +174,9 @@ impl<'a> Planner<'a> {
             check,
             reruns,
             stage: Stage::Search,
+            ended_early: None,
+            stopped: None,
+            lost_in_a_row: 0,
         }
     }
 
@@ -179,6 +192,65 @@ impl<'a> Planner<'a> {
 
     /// The next step given `now`.
     pub fn next(&mut self, now: &Situation<'_>) -> Decision {
+        if self.stopped.is_some() {
+            return Decision::Done;
+        }
+        let decision = self.next_in_plan(now);
+        if let Decision::Ended(end) = &decision {
+            self.ended_early.get_or_insert(match end {
+                EarlyEnd::BudgetSpent(_) => StopReason::BudgetSpent,
+                EarlyEnd::SamplerFailed(error) => StopReason::SamplerFailed(error.clone()),
+            });
+        }
+        decision
+    }
+
+    /// Why the study stops: once [`Planner::next`] answered `Done`, or a trial's end stopped it.
+    pub fn stop_reason(&self) -> StopReason {
+        self.stopped
+            .clone()
+            .or_else(|| self.ended_early.clone())
+            .unwrap_or(StopReason::TrialsDone)
+    }
+
+    /// A stop was requested (Ctrl-C): nothing more starts, and the study stops interrupted.
+    pub fn interrupt(&mut self) {
+        self.stopped.get_or_insert(StopReason::Interrupted);
+    }
+
+    /// A trial in flight ended with `record`. An error, the study stopped, when it must not go
+    /// on: the baseline failed at start other than for memory (the record is then not kept).
+    pub fn recorded(&mut self, record: &TrialRecord) -> Result<(), StopReason> {
+        self.lost_in_a_row = 0;
+        self.stop_on(stop::baseline_cannot_start(record))
+    }
+
+    /// A trial in flight was lost for `why` (its Slurm job failed twice; nothing is recorded).
+    /// An error, the study stopped, once too many were lost in a row: the cluster is failing.
+    pub fn lost(&mut self, why: &str) -> Result<(), StopReason> {
+        self.lost_in_a_row += 1;
+        let lost = self.lost_in_a_row;
+        self.stop_on(
+            (lost >= stop::MOST_LOST_IN_A_ROW).then(|| StopReason::JobsLost {
+                lost,
+                last: why.to_string(),
+            }),
+        )
+    }
+
+    /// Stop the study for `reason`, when there is one.
+    fn stop_on(&mut self, reason: Option<StopReason>) -> Result<(), StopReason> {
+        match reason {
+            Some(reason) => {
+                self.stopped = Some(reason.clone());
+                Err(reason)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The next step of the plan given `now`.
+    fn next_in_plan(&mut self, now: &Situation<'_>) -> Decision {
         loop {
             let decision = match &self.stage {
                 Stage::Search => self.next_search(now),

@@ -2,7 +2,7 @@
 //! written by hand, as the dispatch loop would hand them over.
 
 use super::*;
-use crate::record::{Outcome, Value};
+use crate::record::{FailureKind, Outcome, Value};
 use crate::sampler::testkit::FnSpaceBuilder;
 use crate::sampler::Sampler;
 use crate::space::Feasibility;
@@ -132,6 +132,7 @@ fn after_the_search_the_best_config_and_the_baseline_are_repeated_away_from_thei
     }
     assert_eq!(repeats, [1, 1, 0, 0]);
     assert_eq!(planner.next(&situation(&records, &[])), Decision::Done);
+    assert_eq!(planner.stop_reason(), StopReason::TrialsDone);
 }
 
 #[test]
@@ -166,6 +167,7 @@ fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early(
     let repeat = planned(planner.next(&short));
     assert_eq!(repeat.id.kind, TrialKind::Repeat { of: 4 });
     assert_eq!(repeat.id.number, 5);
+    assert_eq!(planner.stop_reason(), StopReason::BudgetSpent);
 }
 
 #[test]
@@ -247,4 +249,79 @@ fn with_intensification_the_baseline_repeats_first_and_a_close_challenger_is_mea
         "the sampler is told the baseline's spread: {:?}",
         sampler.1
     );
+}
+
+/// The record of `id` at `x` that failed at start with `kind`.
+fn failed_at_start(id: TrialId, x: i64, kind: FailureKind) -> TrialRecord {
+    let outcome = Outcome::Failed {
+        kind,
+        message: "no such flag --x".into(),
+    };
+    TrialRecord::of(id, config(x), outcome)
+}
+
+#[test]
+fn a_baseline_that_cannot_start_stops_the_study_and_one_out_of_memory_does_not() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(spec(5), &mut sampler, &check, Vec::new());
+    let baseline = planned(planner.next(&situation(&[], &[]))).id;
+    let oom = failed_at_start(baseline, 0, FailureKind::Oom);
+    assert_eq!(planner.recorded(&oom), Ok(()), "smaller configs may fit");
+    let search = TrialId {
+        number: 1,
+        kind: TrialKind::Search,
+    };
+    let broken_search = failed_at_start(search, 50, FailureKind::InvalidConfig);
+    assert_eq!(
+        planner.recorded(&broken_search),
+        Ok(()),
+        "the config's fault"
+    );
+    let broken = failed_at_start(baseline, 0, FailureKind::InvalidConfig);
+    let stop = planner.recorded(&broken).unwrap_err();
+    assert!(
+        matches!(&stop, StopReason::BaselineCannotStart { kind: FailureKind::InvalidConfig, message } if message == "no such flag --x"),
+        "{stop:?}"
+    );
+    assert!(stop.is_failure());
+    assert_eq!(planner.next(&situation(&[], &[])), Decision::Done);
+    assert_eq!(planner.stop_reason(), stop);
+}
+
+#[test]
+fn jobs_lost_in_a_row_stop_the_study_and_a_record_between_them_resets_the_count() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(spec(20), &mut sampler, &check, Vec::new());
+    let first = planned(planner.next(&situation(&[], &[])));
+    for _ in 1..stop::MOST_LOST_IN_A_ROW {
+        assert_eq!(planner.lost("node failure"), Ok(()));
+    }
+    assert_eq!(planner.recorded(&done(first.id, 0, 10.0)), Ok(()));
+    for _ in 1..stop::MOST_LOST_IN_A_ROW {
+        assert_eq!(planner.lost("node failure"), Ok(()));
+    }
+    let stop = planner.lost("time limit").unwrap_err();
+    assert_eq!(
+        stop,
+        StopReason::JobsLost {
+            lost: stop::MOST_LOST_IN_A_ROW,
+            last: "time limit".into()
+        }
+    );
+    assert!(stop.to_string().contains("6 Slurm jobs in a row"), "{stop}");
+    assert_eq!(planner.next(&situation(&[], &[])), Decision::Done);
+}
+
+#[test]
+fn an_interrupt_ends_the_plan_at_once_and_the_study_stops_interrupted() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(spec(5), &mut sampler, &check, Vec::new());
+    planned(planner.next(&situation(&[], &[])));
+    planner.interrupt();
+    assert_eq!(planner.next(&situation(&[], &[])), Decision::Done);
+    assert_eq!(planner.stop_reason(), StopReason::Interrupted);
+    assert!(!StopReason::Interrupted.is_failure());
 }
