@@ -7,7 +7,7 @@ use anyhow::Context;
 use infertune::record::{InFlight, Outcome, Params, TrialRecord};
 use infertune::sampler::Sampler;
 use infertune::space::DevicesPerTrial;
-use infertune::study::plan::{Decision, PlanSpec, Planner, Situation};
+use infertune::study::plan::{Decision, PlanSpec, Planner, StudyState};
 
 /// One search: its records and the best value after each.
 pub(crate) struct Searched {
@@ -54,7 +54,7 @@ pub(crate) fn search(
         let decision = if free.is_empty() {
             Decision::Wait
         } else {
-            planner.next(&Situation {
+            planner.next(&StudyState {
                 records: &out.records,
                 in_flight: &in_flight,
                 free_slots: free,

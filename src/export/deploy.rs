@@ -8,9 +8,10 @@ use crate::space::EngineKind;
 use anyhow::bail;
 use std::collections::BTreeMap;
 
-/// How the winner ran, beyond its launch: handed in by the study, which knows the host.
+/// The winner's launch as it runs elsewhere, with the accelerators and NUMA binding its trial
+/// had: handed in by the study, which knows the host.
 #[derive(Clone, Debug)]
-pub struct Deployment {
+pub struct WinnerLaunch {
     /// The winner's launch with the engine's own command (no `launch.command` override), no
     /// numactl prefix and no device variables: what runs inside a container.
     pub launch: LaunchSpec,
@@ -38,7 +39,7 @@ pub enum Format {
     VllmConfig,
     /// `docker-run.sh`: the engine's usual image with devices, port, NUMA cpusets and env.
     Docker,
-    /// `kubernetes.yaml`: a Deployment and a Service.
+    /// `kubernetes.yaml`: a WinnerLaunch and a Service.
     Kubernetes,
     /// SGLang: `sglang-config.yaml` for `sglang.launch_server --config` and `sglang.env`.
     Sglang,
@@ -154,7 +155,7 @@ pub(crate) struct Server<'a> {
     /// The study's best.
     pub best: &'a Best<'a>,
     /// How it ran.
-    pub deployment: &'a Deployment,
+    pub deployment: &'a WinnerLaunch,
     /// The engine's leading arguments after its program (`serve` for vLLM).
     pub leading: Vec<String>,
     /// The engine's arguments after the leading ones.
@@ -164,7 +165,7 @@ pub(crate) struct Server<'a> {
 impl<'a> Server<'a> {
     /// The server of `best` deployed as `deployment`; fails when the launch is not the engine's
     /// own command.
-    pub fn new(best: &'a Best<'a>, deployment: &'a Deployment) -> anyhow::Result<Server<'a>> {
+    pub fn new(best: &'a Best<'a>, deployment: &'a WinnerLaunch) -> anyhow::Result<Server<'a>> {
         let engine = best.space.engine.kind;
         let command = default_command(engine);
         let launch = &deployment.launch;

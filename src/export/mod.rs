@@ -5,7 +5,7 @@
 //!
 //! Every export is built from what is in memory (the records, the study's facts, the winner and
 //! its launch), never from a file read back. The study chooses the winner and hands it over as a
-//! [`Winner`], so nothing here depends on `study`.
+//! [`WinnerFacts`], so nothing here depends on `study`.
 
 mod best_json;
 mod best_sh;
@@ -26,7 +26,7 @@ mod trials_csv;
 mod vllm_config;
 
 pub(crate) use best_sh::exec_line;
-pub use deploy::{Deployment, Format, Pinning};
+pub use deploy::{Format, Pinning, WinnerLaunch};
 pub(crate) use document::Block;
 pub use figures::gain_text;
 pub(crate) use figures::mean_text;
@@ -92,7 +92,7 @@ pub struct ReusedStudy {
 
 /// The winning config as the study chose it: its trial and the statistics of its runs.
 #[derive(Clone, Debug)]
-pub struct Winner<'a> {
+pub struct WinnerFacts<'a> {
     /// The winner's original trial (its params and metrics).
     pub record: &'a TrialRecord,
     /// Objective values of its probed runs: the trial and its re-validation repeats.
@@ -148,7 +148,7 @@ pub struct Best<'a> {
     /// Its space: engine facts and the parameters' config targets.
     pub space: &'a StudySpec,
     /// The winner.
-    pub winner: &'a Winner<'a>,
+    pub winner: &'a WinnerFacts<'a>,
     /// The winner's launch, rebuilt from the space.
     pub launch: &'a LaunchSpec,
     /// The engine's version, when known.
@@ -193,7 +193,7 @@ pub(crate) fn write_best(dir: &Path, best: &Best<'_>) -> anyhow::Result<()> {
 pub(crate) fn write_deploy(
     dir: &Path,
     best: &Best<'_>,
-    deployment: &Deployment,
+    deployment: &WinnerLaunch,
     formats: &[Format],
 ) -> anyhow::Result<Vec<PathBuf>> {
     let engine = best.space.engine.kind;

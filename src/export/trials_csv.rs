@@ -1,6 +1,6 @@
-//! `trials.csv`: every trial, one row each, with its params and metrics. `fidelity` is the
-//! share of the full probe a screening run sent (empty: the full probe); `promoted_from` names
-//! the screening run whose config a full-probe run promotes.
+//! `trials.csv`: every trial, one row each: its number, status, role (baseline, the trial a
+//! re-validation repeat runs again), objective value and score, violations, why it did not
+//! count, timings, then its params (`param_*`) and metrics.
 
 use crate::record::{Outcome, TrialRecord};
 use std::collections::BTreeSet;

@@ -4,7 +4,7 @@
 
 use super::classify::{self, classify, diagnose, LogPatterns};
 use super::gate::{self, GateError};
-use super::readiness::{wait_ready, Outcome};
+use super::readiness::{wait_ready, WaitEnd};
 use super::scratch::Scratch;
 use super::teardown::{stop_all, teardown};
 use super::this_exe;
@@ -137,7 +137,7 @@ impl ProcessLauncher {
             &self.cancel,
         );
         let failure = match outcome {
-            Ok(Outcome::Ready) => {
+            Ok(WaitEnd::Ready) => {
                 server.ready_after = started.elapsed();
                 if let (Err(e), Some(warn)) = (server.record_tree(), &self.warnings) {
                     warn(&format!(
@@ -148,16 +148,16 @@ impl ProcessLauncher {
                 }
                 return Ok(server);
             }
-            Ok(Outcome::Foreign(message)) => {
+            Ok(WaitEnd::Foreign(message)) => {
                 let torn = server.shut_down();
                 with_teardown(fail(FailureKind::PortBusy, message), torn)
             }
-            Ok(Outcome::Exited(status)) => {
+            Ok(WaitEnd::Exited(status)) => {
                 let torn = server.shut_down();
                 let log = read_tail(log_path);
                 with_teardown(classify(status.into(), &log, self.log_patterns), torn)
             }
-            Ok(Outcome::TimedOut(last)) => {
+            Ok(WaitEnd::TimedOut(last)) => {
                 let torn = server.shut_down();
                 let failure = match diagnose(&read_tail(log_path), self.log_patterns) {
                     Some(mut f) => {
@@ -174,7 +174,7 @@ impl ProcessLauncher {
                 };
                 with_teardown(failure, torn)
             }
-            Ok(Outcome::Cancelled) => {
+            Ok(WaitEnd::Cancelled) => {
                 let torn = server.shut_down();
                 with_teardown(fail(FailureKind::Unknown, "start interrupted".into()), torn)
             }

@@ -30,7 +30,7 @@ const EXIT_POLL: Duration = Duration::from_millis(5);
 const UNOWNED_GRACE: Duration = Duration::from_secs(2);
 
 /// How the wait ended.
-pub(crate) enum Outcome {
+pub(crate) enum WaitEnd {
     /// All three checks passed.
     Ready,
     /// Another process listens on the port; what was found.
@@ -62,7 +62,7 @@ pub(crate) fn wait_ready(
     spec: &LaunchSpec,
     deadline: Instant,
     cancel: &AtomicBool,
-) -> std::io::Result<Outcome> {
+) -> std::io::Result<WaitEnd> {
     std::thread::scope(|scope| {
         let waiter = scope.spawn(|| {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -82,7 +82,7 @@ async fn poll(
     spec: &LaunchSpec,
     deadline: Instant,
     cancel: &AtomicBool,
-) -> Outcome {
+) -> WaitEnd {
     let authority = port::authority(&spec.host, spec.port);
     let mut backoff = FIRST_BACKOFF;
     let mut last = "the server never answered".to_string();
@@ -90,13 +90,13 @@ async fn poll(
     loop {
         tokio::select! {
             biased;
-            stop = stopped(child, deadline, cancel) => return stop.unwrap_or(Outcome::TimedOut(last)),
+            stop = stopped(child, deadline, cancel) => return stop.unwrap_or(WaitEnd::TimedOut(last)),
             checked = owned_check(&authority, spec, tree) => match checked {
-                Ok(()) => return Outcome::Ready,
-                Err(Miss::Foreign(found)) => return Outcome::Foreign(found),
+                Ok(()) => return WaitEnd::Ready,
+                Err(Miss::Foreign(found)) => return WaitEnd::Foreign(found),
                 Err(Miss::Unowned(found)) => {
                     if unowned_since.get_or_insert_with(Instant::now).elapsed() >= UNOWNED_GRACE {
-                        return Outcome::Foreign(found);
+                        return WaitEnd::Foreign(found);
                     }
                     last = found;
                 }
@@ -108,7 +108,7 @@ async fn poll(
         }
         tokio::select! {
             biased;
-            stop = stopped(child, deadline, cancel) => return stop.unwrap_or(Outcome::TimedOut(last)),
+            stop = stopped(child, deadline, cancel) => return stop.unwrap_or(WaitEnd::TimedOut(last)),
             _ = tokio::time::sleep(backoff) => {}
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -117,13 +117,13 @@ async fn poll(
 
 /// Resolves when the process exits (`Some(Exited)`), the flag is raised (`Some(Cancelled)`) or
 /// the deadline passes (`None`).
-async fn stopped(child: &mut Child, deadline: Instant, cancel: &AtomicBool) -> Option<Outcome> {
+async fn stopped(child: &mut Child, deadline: Instant, cancel: &AtomicBool) -> Option<WaitEnd> {
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Some(Outcome::Exited(status));
+            return Some(WaitEnd::Exited(status));
         }
         if cancel.load(Ordering::Relaxed) {
-            return Some(Outcome::Cancelled);
+            return Some(WaitEnd::Cancelled);
         }
         if Instant::now() >= deadline {
             return None;

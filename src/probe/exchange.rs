@@ -7,7 +7,7 @@ use super::http::Endpoint;
 use super::http1::{BodyDecoder, Head};
 use super::record::{ErrorKind, ReplayCheck, RequestError, RequestRecord, TokenSource};
 use super::sse::SseSplitter;
-use super::watcher::{ArrivalWatcher, Watch};
+use super::watcher::{ArrivalWatcher, WatchedSocket};
 use bytes::Bytes;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -189,7 +189,7 @@ impl Exchange {
     ) -> Result<(), RequestError> {
         let mut splitter = SseSplitter::new();
         let mut last_bytes: Option<Instant> = None;
-        let mut watch: Option<Watch> = None;
+        let mut watch: Option<WatchedSocket> = None;
         loop {
             self.watch_for_first_token(conn, reply, &mut watch);
             match conn.body_piece(body, timer.as_mut()).await {
@@ -250,13 +250,13 @@ impl Exchange {
 
     /// Until a response's first token, keeps its socket watched by the other thread (again
     /// after each look, should that not have been the first token).
-    fn watch_for_first_token(&self, conn: &Conn, reply: &Reply, watch: &mut Option<Watch>) {
+    fn watch_for_first_token(&self, conn: &Conn, reply: &Reply, watch: &mut Option<WatchedSocket>) {
         let Some(watcher) = &self.watcher else {
             return;
         };
         if reply.first.is_some() {
             *watch = None;
-        } else if watch.as_ref().is_none_or(Watch::done) {
+        } else if watch.as_ref().is_none_or(WatchedSocket::done) {
             let (socket, stamps) = conn.watched();
             *watch = watcher.watch(socket, stamps);
         }

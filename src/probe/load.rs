@@ -2,7 +2,7 @@
 //! (each request at its trace time).
 
 use super::conn::Conn;
-use super::dataset::{PlannedRequest, Planner};
+use super::dataset::{PlannedRequest, RequestStream};
 use super::exchange::{Exchange, Outgoing};
 use super::record::RequestRecord;
 use super::workload::{Stage, StageArrivals};
@@ -59,7 +59,7 @@ enum Schedule {
 
 enum Requests {
     Prebuilt(VecDeque<PlannedRequest>),
-    Lazy(Box<Planner>),
+    Lazy(Box<RequestStream>),
 }
 
 /// The requests of one phase, handed out in order.
@@ -79,10 +79,10 @@ impl Feed {
         Self::new(Requests::Prebuilt(requests.into()), model, None)
     }
 
-    /// Requests drawn from `planner` until it ends or `duration` has passed since
+    /// Requests drawn from `stream` until it ends or `duration` has passed since
     /// [`Feed::start`].
-    pub fn lazy(planner: Planner, model: &str, duration: Option<Duration>) -> Self {
-        Self::new(Requests::Lazy(Box::new(planner)), model, duration)
+    pub fn lazy(stream: RequestStream, model: &str, duration: Option<Duration>) -> Self {
+        Self::new(Requests::Lazy(Box::new(stream)), model, duration)
     }
 
     /// Also stop issuing `duration` after [`Feed::start`].
@@ -125,12 +125,10 @@ impl Feed {
                 Some(planned) => planned,
                 None => return Ok(None),
             },
-            Requests::Lazy(planner) => {
-                match planner.next().context("building the next request")? {
-                    Some(planned) => planned,
-                    None => return Ok(None),
-                }
-            }
+            Requests::Lazy(stream) => match stream.next().context("building the next request")? {
+                Some(planned) => planned,
+                None => return Ok(None),
+            },
         };
         let index = *issued;
         *issued += 1;

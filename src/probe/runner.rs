@@ -1,6 +1,6 @@
 //! One probe run: warmup, the measured phase, pruning checks, and the report.
 
-use super::dataset::Planner;
+use super::dataset::RequestStream;
 use super::exchange::Exchange;
 use super::http::Endpoint;
 use super::load::{self, Feed, Message, Pool, Shape};
@@ -44,15 +44,15 @@ pub(crate) async fn run(
 ) -> Result<ProbeReport> {
     let plan = Plan::new(workload)?;
     limits::ensure_open_files(plan.max_in_flight())?;
-    let mut planner = Planner::new(workload)?;
-    let replay = planner.replay_summary();
+    let mut stream = RequestStream::new(workload)?;
+    let replay = stream.replay_summary();
     let phases = Phases {
         exchange: Arc::new(Exchange {
             endpoint: Endpoint::new(target, workload.api)?,
             stream: workload.stream,
             timeout: workload.timeout,
             stall_timeout: workload.stall_timeout,
-            tokenizer: planner.tokenizer(),
+            tokenizer: stream.tokenizer(),
             watcher: workload
                 .stream
                 .then(ArrivalWatcher::start)
@@ -89,7 +89,7 @@ pub(crate) async fn run(
     let warmup_requests = workload.warmup_requests();
     if warmup_requests > 0 {
         let requests = (0..warmup_requests)
-            .map(|_| planner.next_request())
+            .map(|_| stream.next_request())
             .collect::<Result<_>>()?;
         let concurrency = plan
             .max_in_flight()
@@ -114,7 +114,7 @@ pub(crate) async fn run(
         warmup = Some(warmed);
     }
     let Some(n) = plan.requests else {
-        let feed = Feed::lazy(planner, &target.model, plan.duration);
+        let feed = Feed::lazy(stream, &target.model, plan.duration);
         let pruned = phases
             .run(
                 plan.shape.clone(),
@@ -128,7 +128,7 @@ pub(crate) async fn run(
         return Ok(report(&collector, warmup.as_ref(), pruned));
     };
     let requests: Vec<_> = (0..n)
-        .map(|_| planner.next_request())
+        .map(|_| stream.next_request())
         .collect::<Result<_>>()?;
     let planned = Planned::of(&requests);
     let prebuilt = |requests| {

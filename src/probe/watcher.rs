@@ -47,7 +47,7 @@ struct Armed {
 }
 
 /// One watched socket; dropping it stops the watch if the thread has not looked yet.
-pub(crate) struct Watch {
+pub(crate) struct WatchedSocket {
     shared: Arc<Shared>,
     id: u64,
 }
@@ -78,7 +78,7 @@ impl ArrivalWatcher {
 
     /// Watches `socket` until bytes wait on it (then [`Stamps::look`] records them) or the
     /// returned watch is dropped; `None` when the socket cannot be watched.
-    pub(crate) fn watch(&self, socket: &impl AsFd, stamps: &Arc<Stamps>) -> Option<Watch> {
+    pub(crate) fn watch(&self, socket: &impl AsFd, stamps: &Arc<Stamps>) -> Option<WatchedSocket> {
         let socket = socket.as_fd().try_clone_to_owned().ok()?;
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let mut armed = self.shared.armed.lock().expect("watch lock");
@@ -89,7 +89,7 @@ impl ArrivalWatcher {
             .ok()?;
         let stamps = Arc::clone(stamps);
         armed.insert(id, Armed { socket, stamps });
-        Some(Watch {
+        Some(WatchedSocket {
             shared: Arc::clone(&self.shared),
             id,
         })
@@ -105,7 +105,7 @@ impl Drop for ArrivalWatcher {
     }
 }
 
-impl Watch {
+impl WatchedSocket {
     /// Whether the thread has looked at the socket already.
     pub fn done(&self) -> bool {
         !self
@@ -117,7 +117,7 @@ impl Watch {
     }
 }
 
-impl Drop for Watch {
+impl Drop for WatchedSocket {
     fn drop(&mut self) {
         if let Some(armed) = self.shared.take(self.id) {
             let _ = self.shared.epoll.delete(armed.socket.as_fd());

@@ -10,7 +10,7 @@ mod slots;
 pub mod sweep;
 mod why;
 
-use crate::export::{StudyFacts, Winner};
+use crate::export::{StudyFacts, WinnerFacts};
 use crate::record::TrialRecord;
 use crate::util::atomic::Access;
 use std::collections::BTreeMap;
@@ -23,7 +23,7 @@ pub struct StudyView<'a> {
     /// Journal records.
     pub records: &'a [TrialRecord],
     /// The winner, if any trial met every SLO.
-    pub winner: Option<Winner<'a>>,
+    pub winner: Option<WinnerFacts<'a>>,
     /// The winner's launch line, as `best.sh` runs it.
     pub command: Option<String>,
     /// The second objective's value by trial number, where one is set and computable.

@@ -108,8 +108,8 @@ pub fn about(name: &str) -> &'static str {
 /// `docs/benchmarks.md`, section "Search"). It models each SLO's margin from every trial that
 /// served (feasible ones included), so it walks to the edge of the feasible region where the
 /// best configs lie; it sees how the batch forms under the probe (see `batch_inputs`); and it
-/// alone learns from earlier studies' trials (a warm start, checked against the study's own)
-/// and from screening runs on the full probe's scale. Where nearly every config fails to start,
+/// alone learns from earlier studies' trials (a warm start, checked against the study's own).
+/// Where nearly every config fails to start,
 /// breaks an SLO or is refused, it may trail TPE or even random search: until `bo` has a
 /// feasible config it only walks away from what it tried.
 pub const DEFAULT_SAMPLER: &str = "bo";

@@ -3,7 +3,7 @@
 //! trial was given, and its NUMA binding as cpusets of this host.
 
 use crate::engine::{Engine, Slot};
-use crate::export::{Deployment, Pinning};
+use crate::export::{Pinning, WinnerLaunch};
 use crate::record::{TrialRecord, Value};
 use crate::space::{ParamKind, StudySpec};
 use anyhow::Context as _;
@@ -15,7 +15,7 @@ pub(crate) fn deployment(
     engine: &dyn Engine,
     record: &TrialRecord,
     workdir: PathBuf,
-) -> anyhow::Result<Deployment> {
+) -> anyhow::Result<WinnerLaunch> {
     let mut own = space.clone();
     own.launch.command = None;
     let mut params = record.params.clone();
@@ -52,7 +52,7 @@ pub(crate) fn deployment(
         }
         None => None,
     };
-    Ok(Deployment {
+    Ok(WinnerLaunch {
         launch,
         devices: record.devices.clone(),
         pinning,

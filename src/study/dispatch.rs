@@ -6,7 +6,7 @@ use super::clock::Clock;
 use super::export::Exporter;
 use super::journal::Journal;
 use super::observer::{StudyObserver, TrialProgress};
-use super::plan::{Decision, Planned, Planner, Situation, StopReason};
+use super::plan::{Decision, Planned, Planner, StopReason, StudyState};
 use super::select;
 use super::slots::{Finished, Slots};
 use super::warm;
@@ -86,7 +86,7 @@ impl<'a> Study<'a> {
     /// Ask the planner and carry out what needs no slot: `None` once it is done, else the
     /// decision (already recorded or told where it was a refusal or an early end).
     fn decide(&mut self, slots: &Slots) -> anyhow::Result<Option<Decision>> {
-        let now = Situation {
+        let now = StudyState {
             records: &self.records,
             in_flight: slots.in_flight(),
             free_slots: slots.free_slots(),

@@ -271,7 +271,7 @@ fn facts(meta: &StudyMeta) -> StudyFacts<'_> {
 fn winner_of<'r>(
     chosen: &Winner,
     records: &'r [TrialRecord],
-) -> anyhow::Result<export::Winner<'r>> {
+) -> anyhow::Result<export::WinnerFacts<'r>> {
     let s = &chosen.summary;
     let record = records
         .iter()
@@ -280,7 +280,7 @@ fn winner_of<'r>(
     let runs: Vec<&TrialRecord> = std::iter::once(record)
         .chain(records.iter().filter(|r| r.repeat_of() == Some(s.number)))
         .collect();
-    Ok(export::Winner {
+    Ok(export::WinnerFacts {
         record,
         values: s.values.clone(),
         runs: s.runs,

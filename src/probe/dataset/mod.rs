@@ -63,8 +63,8 @@ impl PlannedRequest {
 
 /// The first `count` requests of `workload` (deterministic in `workload.seed`).
 pub fn plan(workload: &WorkloadSpec, count: usize) -> Result<Vec<PlannedRequest>> {
-    let mut planner = Planner::new(workload)?;
-    (0..count).map(|_| planner.next_request()).collect()
+    let mut stream = RequestStream::new(workload)?;
+    (0..count).map(|_| stream.next_request()).collect()
 }
 
 /// A prompt before it is put into a request body.
@@ -94,13 +94,13 @@ enum Source {
 }
 
 /// An endless, seeded stream of requests for one workload.
-pub(crate) struct Planner {
+pub(crate) struct RequestStream {
     source: Source,
     rng: ChaCha8Rng,
     template: BodyTemplate,
 }
 
-impl Planner {
+impl RequestStream {
     /// Loads the dataset (files, tokenizer) and checks the request options.
     pub fn new(workload: &WorkloadSpec) -> Result<Self> {
         let template = BodyTemplate::new(workload)?;
@@ -144,7 +144,7 @@ impl Planner {
                 Source::Trace(Box::new(TraceReplay::new(spec, workload.api)?))
             }
         };
-        Ok(Planner {
+        Ok(RequestStream {
             source,
             rng,
             template,

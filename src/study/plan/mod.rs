@@ -70,7 +70,7 @@ impl PlanSpec {
 }
 
 /// The study as it stands when the planner is asked.
-pub struct Situation<'a> {
+pub struct StudyState<'a> {
     /// Every journaled record.
     pub records: &'a [TrialRecord],
     /// The trials in flight.
@@ -191,7 +191,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The next step given `now`.
-    pub fn next(&mut self, now: &Situation<'_>) -> Decision {
+    pub fn next(&mut self, now: &StudyState<'_>) -> Decision {
         if self.stopped.is_some() {
             return Decision::Done;
         }
@@ -250,7 +250,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The next step of the plan given `now`.
-    fn next_in_plan(&mut self, now: &Situation<'_>) -> Decision {
+    fn next_in_plan(&mut self, now: &StudyState<'_>) -> Decision {
         loop {
             let decision = match &self.stage {
                 Stage::Search => self.next_search(now),
@@ -273,7 +273,7 @@ impl<'a> Planner<'a> {
     /// The next search trial: the baseline, a trial an earlier run left in flight, a queued
     /// config, or the sampler's proposal given the trials in flight; `Done` once the search
     /// dispatches nothing more.
-    fn next_search(&mut self, now: &Situation<'_>) -> Decision {
+    fn next_search(&mut self, now: &StudyState<'_>) -> Decision {
         if self.configs_started(now) >= self.spec.trials as usize {
             return Decision::Done;
         }
@@ -359,7 +359,7 @@ impl<'a> Planner<'a> {
     /// The next re-validation repeat: on a free slot other than its original's where one is;
     /// when every queued repeat's original ran on the free slots and other trials are in
     /// flight, wait for another slot.
-    fn next_repeat(&mut self, now: &Situation<'_>) -> Decision {
+    fn next_repeat(&mut self, now: &StudyState<'_>) -> Decision {
         let Stage::Revalidation(queue) = &self.stage else {
             return Decision::Done;
         };
@@ -397,7 +397,7 @@ impl<'a> Planner<'a> {
 
     /// A run of the config of original trial `of`, on `slot` when given, away from the
     /// original's accelerators.
-    fn repeat(&self, of: u32, slot: Option<u32>, now: &Situation<'_>) -> Decision {
+    fn repeat(&self, of: u32, slot: Option<u32>, now: &StudyState<'_>) -> Decision {
         let Some(original) = now.records.iter().find(|r| r.number == of) else {
             return Decision::Wait;
         };
@@ -451,7 +451,7 @@ impl<'a> Planner<'a> {
 
     /// Configs started so far, journaled or in flight: what `trials` counts (re-validation
     /// repeats do not).
-    fn configs_started(&self, now: &Situation<'_>) -> usize {
+    fn configs_started(&self, now: &StudyState<'_>) -> usize {
         let journaled = now.records.iter().filter(|r| select::counts_as_config(r));
         let flying = now
             .in_flight
@@ -461,7 +461,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The lowest number no journaled, in-flight or left-in-flight trial has.
-    fn next_number(&self, now: &Situation<'_>) -> u32 {
+    fn next_number(&self, now: &StudyState<'_>) -> u32 {
         let journaled = now.records.iter().map(|r| r.number);
         let flying = now.in_flight.iter().map(|f| f.id.number);
         let reruns = self.reruns.iter().map(|r| r.id.number);

@@ -51,8 +51,8 @@ fn done(id: TrialId, x: i64, value: f64) -> TrialRecord {
     }
 }
 
-fn situation<'a>(records: &'a [TrialRecord], in_flight: &'a [InFlight]) -> Situation<'a> {
-    Situation {
+fn situation<'a>(records: &'a [TrialRecord], in_flight: &'a [InFlight]) -> StudyState<'a> {
+    StudyState {
         records,
         in_flight,
         free_slots: &[0, 1],
@@ -155,7 +155,7 @@ fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early(
         wall_s: 100.0,
         ..done(rerun, 0, 10.0)
     }];
-    let short = Situation {
+    let short = StudyState {
         budget_left: Some(150.0),
         ..situation(&records, &[])
     };
