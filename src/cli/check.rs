@@ -31,8 +31,8 @@ pub(crate) struct CheckArgs {
 /// Runs `infertune check`: exit code 0 when some sampled config is feasible, 1 when none is.
 pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
     let (mut space, notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
-    crate::study::preflight::check(&space)?;
-    let flags = crate::study::preflight::flags(&mut space)?;
+    super::startup::check(&space)?;
+    let flags = super::startup::flags(&mut space)?;
     let warnings: Vec<String> = flags
         .notice()
         .map(String::from)

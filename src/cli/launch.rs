@@ -33,7 +33,7 @@ pub(crate) struct LaunchArgs {
 /// Runs `infertune launch`.
 pub fn run(args: LaunchArgs) -> Result<i32> {
     let (mut space, _notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
-    let flags = crate::study::preflight::flags(&mut space)?;
+    let flags = super::startup::flags(&mut space)?;
     if let Some(notice) = flags.notice() {
         eprintln!("warning: {notice}");
     }

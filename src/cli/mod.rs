@@ -18,6 +18,7 @@ mod sim_eval;
 mod sim_serve;
 mod sim_target;
 mod sim_validate;
+pub mod startup;
 mod topo;
 mod trial;
 mod tune;

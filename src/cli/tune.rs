@@ -138,7 +138,7 @@ fn study(
         observer.note(&note);
     }
     apply_overrides(&mut space, args);
-    let flags = crate::study::preflight::flags(&mut space)?;
+    let flags = super::startup::flags(&mut space)?;
     observer.note(&format!(
         "flag catalogue: {}",
         flags.describe(space.engine.kind)
@@ -215,7 +215,7 @@ fn result_json(
         (Some(_), false) => (0, "winner"),
         (None, false) => (EXIT_NO_WINNER, "no_feasible_config"),
     };
-    let summary = |s: &crate::study::select::ConfigSummary| {
+    let summary = |s: &crate::score::select::ConfigSummary| {
         json!({"trial": s.number, "params": s.params, "mean": s.mean, "ci95": s.ci95,
                "runs": s.runs, "values": s.values})
     };

@@ -2,6 +2,8 @@
 //! the SLO verdict with named violations, against the objective's SLOs and its implicit
 //! error-rate bound.
 
+pub mod select;
+
 use crate::record::{metric, MetricMap, Slo, Violation};
 use crate::space::objective::{Direction, ObjectiveSpec};
 use anyhow::Context as _;

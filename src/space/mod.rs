@@ -5,6 +5,7 @@ mod encode;
 pub mod error;
 pub mod executor;
 pub mod expr;
+mod fingerprint;
 mod numa;
 pub mod objective;
 pub mod overrides;

@@ -4,12 +4,12 @@
 
 use super::journal::{self, StudyMeta};
 use super::lock;
-use super::select::{choose_winner, mean_ci95, Winner};
 use crate::engine::{Engine, Slot};
 use crate::exec::{LaunchSpec, TrialDir};
 use crate::export::{self, Baseline, Best, Format, Stat, StudyFacts};
 use crate::record::{Outcome, TrialRecord};
 use crate::report::{self, StudyView};
+use crate::score::select::{choose_winner, mean_ci95, Winner};
 use crate::score::Objective;
 use crate::space::{redact, StudySpec};
 use crate::util::atomic::Access;

@@ -34,7 +34,7 @@ pub struct StudyMeta {
     pub name: String,
     /// Where the space came from (its file path).
     pub space_origin: String,
-    /// Fingerprint of everything in the space except the search budget (see [`super::fingerprint`]).
+    /// Fingerprint of everything in the space except the search budget (see [`StudySpec::fingerprint`](crate::space::StudySpec::fingerprint)).
     pub space_fingerprint: String,
     /// Sampler seed.
     pub seed: u64,

@@ -8,19 +8,15 @@
 //! itself.
 
 mod clock;
-pub mod compare;
 mod deploy;
 mod dispatch;
 pub mod export;
-pub mod fingerprint;
 pub mod journal;
 pub mod lock;
 pub mod observer;
 mod open;
 pub mod plan;
-pub mod preflight;
 mod run;
-pub mod select;
 mod slots;
 pub mod warm;
 

@@ -8,14 +8,13 @@ use super::export::Exporter;
 use super::journal::StudyMeta;
 use super::observer::StudyObserver;
 use super::plan::{PlanSpec, Planner, StopReason};
-use super::select::counts_as_config;
-use super::select::Winner;
-use super::{fingerprint, lock, open};
+use super::{lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialDir, TrialObserver};
 use crate::export::{self, ReusedStudy};
 use crate::record::TrialRecord;
 use crate::sampler::Sampler;
+use crate::score::select::{counts_as_config, Winner};
 use crate::space::{Feasibility, StudySpec};
 use anyhow::bail;
 use std::path::{Path, PathBuf};
@@ -217,7 +216,7 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| space.name.clone()),
         space_origin: space.origin.clone(),
-        space_fingerprint: fingerprint::fingerprint(space),
+        space_fingerprint: space.fingerprint(),
         seed: space.search.seed,
         sampler: space.search.sampler.clone(),
         engine: space.engine.kind,

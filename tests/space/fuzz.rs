@@ -86,7 +86,7 @@ fn mutate(text: &str, rng: &mut ChaCha8Rng) -> String {
 fn must_not_panic(path: &Path, what: &str) {
     let result = std::panic::catch_unwind(|| {
         if let Ok(space) = StudySpec::load(path, infertune::engine::rule_pack) {
-            let _ = infertune::study::preflight::check(&space);
+            let _ = infertune::cli::startup::check(&space);
         }
     });
     assert!(

@@ -88,7 +88,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
         format: infertune::study::journal::STUDY_FORMAT,
         name: "numa-vllm".into(),
         space_origin: space_file.display().to_string(),
-        space_fingerprint: infertune::study::fingerprint::fingerprint(&space),
+        space_fingerprint: space.fingerprint(),
         seed: 0,
         sampler: "tpe".into(),
         engine: space.engine.kind,

@@ -345,7 +345,7 @@ fn the_baseline_is_re_validated_like_the_finalists_and_the_gain_has_its_interval
         .filter(|r| r.repeat_of().is_none())
         .cloned()
         .collect();
-    let top: Vec<u32> = infertune::study::select::ranked(&originals)
+    let top: Vec<u32> = infertune::score::select::ranked(&originals)
         .iter()
         .take(2)
         .map(|r| r.number)

@@ -12,9 +12,9 @@ pub use intensify::measured_noise;
 pub use stop::StopReason;
 
 use super::observer::{EarlyEnd, Phase};
-use super::select;
 use crate::record::{InFlight, Params, TrialId, TrialKind, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
+use crate::score::select;
 use crate::space::overrides::baseline_config;
 use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
 

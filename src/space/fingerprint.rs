@@ -5,21 +5,23 @@
 //! weight: `StudyMeta::warm_start`) are checked on their own, since `--warm-start` adds
 //! studies the space file does not name.
 
-use crate::space::StudySpec;
+use super::StudySpec;
 
-/// FNV-1a (hex) of the canonical JSON of the result-shaping sections of `space`: objects with
-/// sorted keys, so neither field order nor `Debug` formatting can change it.
-pub fn fingerprint(space: &StudySpec) -> String {
-    let sections = serde_json::json!({
-        "engine": space.engine,
-        "launch": space.launch,
-        "parameters": space.parameters,
-        "constraints": space.constraints,
-        "rules": space.rules,
-        "probe": space.probe,
-        "objective": space.objective,
-    });
-    format!("json-{}", fnv1a(sections.to_string().as_bytes()))
+impl StudySpec {
+    /// FNV-1a (hex) of the canonical JSON of the result-shaping sections of this space:
+    /// objects with sorted keys, so neither field order nor `Debug` formatting can change it.
+    pub fn fingerprint(&self) -> String {
+        let sections = serde_json::json!({
+            "engine": self.engine,
+            "launch": self.launch,
+            "parameters": self.parameters,
+            "constraints": self.constraints,
+            "rules": self.rules,
+            "probe": self.probe,
+            "objective": self.objective,
+        });
+        format!("json-{}", fnv1a(sections.to_string().as_bytes()))
+    }
 }
 
 fn fnv1a(bytes: &[u8]) -> String {

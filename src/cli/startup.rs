@@ -1,5 +1,5 @@
 //! What `tune` refuses at start-up beyond loading the space, in one place, so that `check`
-//! refuses exactly the same spaces.
+//! refuses exactly the same spaces (and `launch` reads the same flag catalogue).
 
 use crate::engine::catalogue::{self, Verdict};
 use crate::space::StudySpec;
