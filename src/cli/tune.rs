@@ -11,6 +11,7 @@ use crate::space::error::Pos;
 use crate::space::executor::ExecutorKind;
 use crate::space::{StudySpec, WarmStartEntry};
 use crate::study::observer::StudyObserver;
+use crate::study::plan::StopReason;
 use crate::study::{StudyOptions, StudyResult};
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use serde_json::json;
@@ -192,7 +193,10 @@ fn study(
         return Ok((code, summary));
     }
     print_outcome(&space, &dir, &result)?;
-    if result.earlier > 0 && result.records.len() == result.earlier && !result.interrupted() {
+    if result.earlier > 0
+        && result.records.len() == result.earlier
+        && result.stopped != StopReason::Interrupted
+    {
         println!(
             "the study in {0} was already complete, so nothing ran: the result above is the one \
              it found. Start a fresh study with --study NEW-NAME (or remove {0}), or raise \
@@ -210,7 +214,7 @@ fn result_json(
     dir: &std::path::Path,
     result: &StudyResult,
 ) -> serde_json::Value {
-    let (code, status) = match (&result.winner, result.interrupted()) {
+    let (code, status) = match (&result.winner, result.stopped == StopReason::Interrupted) {
         (_, true) => (EXIT_INTERRUPTED, "interrupted"),
         (Some(_), false) => (0, "winner"),
         (None, false) => (EXIT_NO_WINNER, "no_feasible_config"),
@@ -219,7 +223,10 @@ fn result_json(
         json!({"trial": s.number, "params": s.params, "mean": s.mean, "ci95": s.ci95,
                "runs": s.runs, "values": s.values})
     };
-    let winner = result.winner.as_ref().filter(|_| !result.interrupted());
+    let winner = result
+        .winner
+        .as_ref()
+        .filter(|_| result.stopped != StopReason::Interrupted);
     let files: serde_json::Map<String, serde_json::Value> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -316,7 +323,7 @@ fn print_outcome(
     dir: &std::path::Path,
     result: &StudyResult,
 ) -> anyhow::Result<()> {
-    if result.interrupted() {
+    if result.stopped == StopReason::Interrupted {
         eprintln!(
             "interrupted: {} trial(s) recorded in {}; continue with the same command and --resume",
             result.records.len(),

@@ -4,7 +4,7 @@
 
 use super::devices::DevicePool;
 use super::trial_dir::TrialDir;
-use crate::record::{Params, TrialId, TrialRecord};
+use crate::record::{InFlight, TrialRecord};
 
 /// Runs trials of one study.
 pub trait TrialExecutor: Sync {
@@ -14,10 +14,9 @@ pub trait TrialExecutor: Sync {
     /// The accelerators its trials share (empty: trials are not pinned to devices).
     fn device_pool(&self) -> DevicePool;
 
-    /// Run trial `id` of `params` (a resolved config) on `assignment` to its end; called on a
-    /// thread of its own, several at once.
-    fn run(&self, id: TrialId, params: Params, assignment: &Assignment)
-        -> anyhow::Result<TrialRun>;
+    /// Run `in_flight` (its config resolved) on `assignment` to its end; called on a thread of
+    /// its own, several at once.
+    fn run(&self, in_flight: InFlight, assignment: &Assignment) -> anyhow::Result<TrialRun>;
 
     /// The record a trial left in flight by an earlier run of the tuner finished with after
     /// that run stopped, if any (a Slurm job runs on without its tuner).

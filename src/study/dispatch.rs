@@ -11,7 +11,7 @@ use super::slots::{Finished, Slots};
 use super::warm;
 use crate::exec::{not_run, pending, Backends, StopFlag, TrialDir, TrialExecutor, TrialRun};
 use crate::export;
-use crate::record::{FailureKind, Outcome, Params, TrialId, TrialRecord};
+use crate::record::{FailureKind, InFlight, Outcome, Params, TrialId, TrialRecord};
 use crate::sampler::Trust;
 use crate::score::select;
 use crate::space::{redact, StudySpec};
@@ -66,7 +66,11 @@ impl<'a> Study<'a> {
                             self.backends
                                 .observer
                                 .trial_started(planned.id, &planned.params);
-                            slots.start(scope, executor, planned.id, planned.params, assignment)
+                            let trial = InFlight {
+                                id: planned.id,
+                                params: planned.params,
+                            };
+                            slots.start(scope, executor, trial, assignment)
                         }
                         Ok(None) => {
                             held = Some(planned);

@@ -50,13 +50,6 @@ pub struct StudyResult {
     pub earlier: usize,
 }
 
-impl StudyResult {
-    /// True when the study stopped on a stop request (resume to continue).
-    pub fn interrupted(&self) -> bool {
-        self.stopped == StopReason::Interrupted
-    }
-}
-
 /// The expert config of `space` that runs first after its baseline, for this host with its
 /// physical cores shared by `slots` trials; or why there is none.
 pub fn expert_config(

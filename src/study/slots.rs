@@ -3,7 +3,7 @@
 //! through the study's executor.
 
 use crate::exec::{Assignment, DevicePool, TrialExecutor, TrialRun};
-use crate::record::{InFlight, Params, TrialId};
+use crate::record::{InFlight, TrialId};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::Scope;
 
@@ -86,25 +86,22 @@ impl Slots {
         Ok(Some(Assignment { slot, devices }))
     }
 
-    /// Run trial `id` of `params` on `assignment` (from [`Slots::assign`]) through `executor`, on a
-    /// thread of `scope`.
+    /// Run `trial` on `assignment` (from [`Slots::assign`]) through `executor`, on a thread of
+    /// `scope`.
     pub fn start<'scope, 'env: 'scope>(
         &mut self,
         scope: &'scope Scope<'scope, 'env>,
         executor: &'env dyn TrialExecutor,
-        id: TrialId,
-        params: Params,
+        trial: InFlight,
         assignment: Assignment,
     ) {
         self.free.retain(|s| *s != assignment.slot);
-        self.in_flight.push(InFlight {
-            id,
-            params: params.clone(),
-        });
+        self.in_flight.push(trial.clone());
         let sender = self.sender.clone();
         scope.spawn(move || {
+            let id = trial.id;
             let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                executor.run(id, params, &assignment)
+                executor.run(trial, &assignment)
             }))
             .unwrap_or_else(|_| Err(anyhow::anyhow!("trial {} panicked", id.number)));
             // The receiver lives as long as the study's thread waits for its trials.

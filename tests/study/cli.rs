@@ -5,6 +5,7 @@ use crate::kit::study_fakes;
 
 use crate::kit::e2e_sim_common::tune;
 use assert_cmd::Command;
+use infertune::study::plan::StopReason;
 use predicates::prelude::*;
 use predicates::str::contains;
 use study_fakes::*;
@@ -45,7 +46,7 @@ fn a_spent_time_budget_ends_the_search_without_running_trials() {
     let mut space = space(3, 8);
     space.search.budget = Some(std::time::Duration::from_nanos(1));
     let result = run_study(&space, &tmp.path().join("b"), false, true).unwrap();
-    assert!(!result.interrupted());
+    assert_ne!(result.stopped, StopReason::Interrupted);
     assert!(result.records.is_empty());
     assert!(result.winner.is_none());
 }

@@ -5,6 +5,7 @@ use crate::kit::study_fakes;
 
 use infertune::exec::StopFlag;
 use infertune::study::journal;
+use infertune::study::plan::StopReason;
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use study_fakes::*;
@@ -76,7 +77,7 @@ fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
     let mut opts = options(dir.clone(), false, true);
     opts.stop = stop;
     let first = infertune::study::run(&space, &mut sampler, rig.backends(), &opts).unwrap();
-    assert!(first.interrupted());
+    assert_eq!(first.stopped, StopReason::Interrupted);
     assert_eq!(
         rig.launcher.registry.live(),
         0,
@@ -95,7 +96,7 @@ fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
     );
 
     let done = run_study(&space, &dir, true, true).unwrap();
-    assert!(!done.interrupted());
+    assert_ne!(done.stopped, StopReason::Interrupted);
     assert_eq!(&done.records[..recorded.len()], &recorded[..]);
     assert_numbers_unique(&done.records);
     assert_eq!(

@@ -5,6 +5,7 @@ use crate::kit::study_fakes;
 
 use infertune::record::{Outcome, Params, Value};
 use infertune::study::journal;
+use infertune::study::plan::StopReason;
 use study_fakes::*;
 
 const SEED: u64 = 7;
@@ -15,7 +16,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
     let dir = tmp.path().join("fake");
     let space = space(SEED, 12);
     let result = run_study(&space, &dir, false, false).unwrap();
-    assert!(!result.interrupted());
+    assert_ne!(result.stopped, StopReason::Interrupted);
     let records = journal::read_records(&dir).unwrap();
     assert_eq!(records, result.records);
     let search: Vec<_> = records.iter().filter(|r| r.repeat_of().is_none()).collect();

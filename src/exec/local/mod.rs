@@ -42,10 +42,10 @@ pub struct EarlyStops {
 pub struct LocalExecutor<'a> {
     space: &'a StudySpec,
     backends: Backends<'a>,
-    objective: &'a Objective,
+    /// The study folder.
     dir: &'a Path,
-    stop: StopFlag,
-    early: EarlyStops,
+    /// How each trial's server is probed and judged (its stop flag stops the trial too).
+    measurement: Measurement<'a>,
     /// Where `numa` candidates were computed, so bindings follow each trial's accelerators.
     numa_home: Option<NumaHome>,
     slots: u32,
@@ -63,13 +63,21 @@ impl<'a> LocalExecutor<'a> {
         stop: StopFlag,
         early: EarlyStops,
     ) -> LocalExecutor<'a> {
+        let measurement = Measurement {
+            space,
+            objective,
+            prober: backends.prober,
+            observer: backends.observer,
+            output_counter: backends.engine.output_token_counter(),
+            stop,
+            prune: early.slo,
+            server_stop: early.server,
+        };
         LocalExecutor {
             space,
             backends,
-            objective,
             dir,
-            stop,
-            early,
+            measurement,
             numa_home: None,
             slots: 1,
             pool: DevicePool::new(Vec::new()),
@@ -97,20 +105,6 @@ impl<'a> LocalExecutor<'a> {
         };
         self.backends.engine.launch_spec(self.space, &params, slot)
     }
-
-    /// How this trial's server is probed and judged.
-    fn measurement(&self) -> Measurement<'_> {
-        Measurement {
-            space: self.space,
-            objective: self.objective,
-            prober: self.backends.prober,
-            observer: self.backends.observer,
-            output_counter: self.backends.engine.output_token_counter(),
-            stop: self.stop.clone(),
-            prune: self.early.slo,
-            server_stop: self.early.server,
-        }
-    }
 }
 
 impl TrialExecutor for LocalExecutor<'_> {
@@ -122,23 +116,15 @@ impl TrialExecutor for LocalExecutor<'_> {
         self.pool.clone()
     }
 
-    /// Launch, probe, score and tear down `params` (a resolved config) on `assignment`. While
-    /// it runs, the trial's folder marks it in flight, so a resumed study runs it again.
-    fn run(
-        &self,
-        id: TrialId,
-        params: Params,
-        assignment: &Assignment,
-    ) -> anyhow::Result<TrialRun> {
+    /// Launch, probe, score and tear down the trial's config on `assignment`. While it runs,
+    /// the trial's folder marks it in flight, so a resumed study runs it again.
+    fn run(&self, in_flight: InFlight, assignment: &Assignment) -> anyhow::Result<TrialRun> {
+        let (id, params) = (in_flight.id, &in_flight.params);
         let started = Instant::now();
         let started_unix = unix_now();
         // Absolute, so config files an engine writes there stay valid whatever its cwd.
         let trial = TrialDir::of(self.dir, id.number).absolute()?;
         trial.create_fresh()?;
-        let in_flight = InFlight {
-            id,
-            params: params.clone(),
-        };
         pending::write(&trial, &in_flight)?;
         let finish = |outcome: Outcome| TrialRecord {
             slot: Some(assignment.slot),
@@ -169,7 +155,7 @@ impl TrialExecutor for LocalExecutor<'_> {
             workdir: trial.path(),
             extra_ports: extra.iter().map(|lease| lease.port()).collect(),
         };
-        let spec = match self.launch_spec(&params, &slot) {
+        let spec = match self.launch_spec(params, &slot) {
             Ok(spec) => spec,
             Err(e) => return failed(FailureKind::InvalidConfig, format!("{e:#}")),
         };
@@ -178,7 +164,7 @@ impl TrialExecutor for LocalExecutor<'_> {
             &serde_json::to_string_pretty(&redact::launch(&spec, &self.space.secrets))?,
             self.space.file_access(),
         )?;
-        if self.stop.is_raised() {
+        if self.measurement.stop.is_raised() {
             return Ok(TrialRun::Interrupted);
         }
         let log = trial.server_log();
@@ -215,7 +201,7 @@ impl TrialExecutor for LocalExecutor<'_> {
         };
         let ready_s = server.ready_after().as_secs_f64();
         let measured = self
-            .measurement()
+            .measurement
             .measure(&server.base_url(), &trial, &assignment.devices);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);

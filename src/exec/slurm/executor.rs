@@ -11,7 +11,7 @@ use crate::exec::interrupt::StopFlag;
 use crate::exec::local::{EarlyStops, LocalExecutor};
 use crate::exec::pending;
 use crate::exec::trial_dir::TrialDir;
-use crate::record::{InFlight, Params, TrialId, TrialRecord};
+use crate::record::{InFlight, TrialRecord};
 use crate::space::StudySpec;
 use crate::util::atomic::{write_atomic, Access};
 use crate::util::unix_now;
@@ -93,22 +93,21 @@ impl Jobs {
         notes
     }
 
-    /// Run trial `id` of `params` as a job (twice at most when the job itself fails); `stop`
-    /// cancels it.
+    /// Run `in_flight` as a job (twice at most when the job itself fails); `stop` cancels it.
     fn run(
         &self,
         stop: &StopFlag,
-        id: TrialId,
-        params: Params,
+        in_flight: &InFlight,
         assignment: &Assignment,
     ) -> anyhow::Result<TrialRun> {
-        let trial = TrialDir::of(&self.dir, id.number);
+        let number = in_flight.id.number;
+        let trial = TrialDir::of(&self.dir, number);
         trial.create_fresh()?;
         std::fs::create_dir_all(trial.job_outputs())?;
-        pending::write(&trial, &InFlight { id, params })?;
+        pending::write(&trial, in_flight)?;
         let mut failures = Vec::new();
         for attempt in 1..=2 {
-            match self.one_job(stop, &trial, id.number, assignment, attempt)? {
+            match self.one_job(stop, &trial, number, assignment, attempt)? {
                 JobEnd::Record(mut record, job, submitted_unix) => {
                     record.slot = Some(assignment.slot);
                     record.job_id = Some(job);
@@ -277,13 +276,8 @@ impl TrialExecutor for SlurmExecutor {
         DevicePool::new(Vec::new())
     }
 
-    fn run(
-        &self,
-        id: TrialId,
-        params: Params,
-        assignment: &Assignment,
-    ) -> anyhow::Result<TrialRun> {
-        self.jobs.run(&self.stop, id, params, assignment)
+    fn run(&self, in_flight: InFlight, assignment: &Assignment) -> anyhow::Result<TrialRun> {
+        self.jobs.run(&self.stop, &in_flight, assignment)
     }
 
     fn finished_record(&self, trial: &TrialDir) -> Option<TrialRecord> {
@@ -303,7 +297,7 @@ pub fn run_in_job(
     stop: StopFlag,
 ) -> anyhow::Result<bool> {
     let trial = TrialDir::of(dir, number);
-    let in_flight = pending::read(&trial)?;
+    let mut in_flight = pending::read(&trial)?;
     let objective = crate::exec::objective(space)?;
     // One trial, unpinned: a job's node computed its own `numa: auto` candidates when it
     // loaded the space, and Slurm gave the job its devices.
@@ -312,15 +306,12 @@ pub fn run_in_job(
         server: true,
     };
     let executor = LocalExecutor::new(space, backends, &objective, dir, stop, early);
-    let id = TrialId {
-        number,
-        ..in_flight.id
-    };
+    in_flight.id.number = number;
     let assignment = Assignment {
         slot,
         devices: slurm::job_devices(),
     };
-    match executor.run(id, in_flight.params, &assignment)? {
+    match executor.run(in_flight, &assignment)? {
         TrialRun::Done(record) => {
             let record = crate::space::redact::record(*record, &space.secrets);
             write_atomic(
