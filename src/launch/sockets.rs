@@ -9,7 +9,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
 const LISTEN: &str = "0A";
 
 /// Inodes of the TCP sockets listening on `port` at an address that overlaps `host`'s (the same
-/// address, or a wildcard on either side); `None` when the table cannot be read.
+/// address, or a wildcard on either side), each once; `None` when the table cannot be read.
+/// The kernel prints the table a page per read, resuming by position, so a socket can show twice
+/// while others open and close.
 pub(crate) fn listeners(host: &str, port: u16) -> Option<Vec<u64>> {
     let host = address_of(host);
     let v4 = std::fs::read_to_string("/proc/net/tcp");
@@ -18,13 +20,14 @@ pub(crate) fn listeners(host: &str, port: u16) -> Option<Vec<u64>> {
         return None;
     }
     let (v4, v6) = (v4.unwrap_or_default(), v6.unwrap_or_default());
-    Some(
-        parse(&v4)
-            .chain(parse(&v6))
-            .filter(|(addr, p, _)| *p == port && overlaps(*addr, host))
-            .map(|(_, _, inode)| inode)
-            .collect(),
-    )
+    let mut found: Vec<u64> = parse(&v4)
+        .chain(parse(&v6))
+        .filter(|(addr, p, _)| *p == port && overlaps(*addr, host))
+        .map(|(_, _, inode)| inode)
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    Some(found)
 }
 
 /// `(address, port, inode)` of each listening socket in one table.
@@ -135,6 +138,35 @@ mod tests {
         assert!(overlaps(loopback, address_of("0.0.0.0")));
         assert!(overlaps(loopback, address_of("127.0.0.1")));
         assert!(!overlaps(loopback, address_of("10.1.2.3")));
+    }
+
+    #[test]
+    fn a_listener_is_seen_once_while_other_sockets_come_and_go() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn: Vec<_> = (0..2)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let opened: Vec<_> = (0..50)
+                            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+                            .collect();
+                        drop(opened);
+                    }
+                })
+            })
+            .collect();
+        let miscounted = (0..300)
+            .filter(|_| listeners("127.0.0.1", port).unwrap().len() != 1)
+            .count();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(
+            miscounted, 0,
+            "{port}: not one listener {miscounted} times in 300"
+        );
     }
 
     #[test]
