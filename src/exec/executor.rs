@@ -18,6 +18,11 @@ pub trait TrialExecutor: Sync {
     /// its own, several at once.
     fn run(&self, in_flight: InFlight, assignment: &Assignment) -> anyhow::Result<TrialRun>;
 
+    /// Called by the dispatch loop when it starts nothing more until one of `in_flight`
+    /// finishes. Executors of real trials need do nothing; one that runs trials in virtual time
+    /// ([`super::FakeExecutor`]) finishes the earliest of them then.
+    fn idle(&self, _in_flight: &[InFlight]) {}
+
     /// The record a trial left in flight by an earlier run of the tuner finished with after
     /// that run stopped, if any (a Slurm job runs on without its tuner).
     fn finished_record(&self, _trial: &TrialDir) -> Option<TrialRecord> {

@@ -9,7 +9,7 @@
 
 mod clock;
 mod deploy;
-mod dispatch;
+pub mod dispatch;
 pub mod export;
 pub mod journal;
 pub mod lock;
@@ -17,6 +17,7 @@ pub mod observer;
 mod open;
 pub mod plan;
 mod run;
+mod running;
 mod slots;
 pub mod warm;
 

@@ -3,11 +3,12 @@
 //! after every trial, the report at the end.
 
 use super::clock::Clock;
-use super::dispatch::Study;
+use super::dispatch::{dispatch, DispatchSink as _};
 use super::export::Exporter;
 use super::journal::StudyMeta;
 use super::observer::StudyObserver;
 use super::plan::{PlanSpec, Planner, StopReason};
+use super::running::RunningStudy;
 use super::{lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialDir, TrialObserver};
@@ -139,15 +140,15 @@ pub fn run(
         }
         Err(_) => Vec::new(),
     };
-    let mut study = Study {
+    let mut planner = Planner::new(
+        PlanSpec::of(space, experts),
+        sampler,
+        backends.check,
+        reruns.clone(),
+    );
+    let mut study = RunningStudy {
         space,
         backends,
-        planner: Planner::new(
-            PlanSpec::of(space, experts),
-            sampler,
-            backends.check,
-            reruns.clone(),
-        ),
         dir: &options.dir,
         exporter: Exporter::new(space, backends.engine, &meta, &options.dir),
         clock: Clock {
@@ -159,7 +160,6 @@ pub fn run(
         },
         journal,
         records,
-        stop: options.stop.clone(),
         prior_trust: None,
     };
     // A trial whose Slurm job finished after the tuner stopped is journaled as it ended.
@@ -169,11 +169,11 @@ pub fn run(
             backends.observer.note(&format!(
                 "trial {number}: adopted the record its Slurm job wrote after the tuner stopped"
             ));
-            study.planner.forget_rerun(number);
-            study.append(record)?;
+            planner.forget_rerun(number);
+            study.append(record, &planner)?;
         }
     }
-    let stopped = study.run(executor.as_ref())?;
+    let stopped = dispatch(&mut planner, executor.as_ref(), &options.stop, &mut study)?;
     backends.observer.finished();
     export::write_trials_csv(&options.dir, &study.records, access)?;
     let winner = study.exporter.write(&study.records)?;

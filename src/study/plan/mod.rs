@@ -86,10 +86,8 @@ pub struct StudyState<'a> {
 /// A trial to run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Planned {
-    /// Which trial.
-    pub id: TrialId,
-    /// Its resolved config.
-    pub params: Params,
+    /// Which trial, with its resolved config.
+    pub trial: InFlight,
     /// Accelerators it takes.
     pub devices: u32,
     /// The slot it should run on, when it matters (a repeat away from its original's slot).
@@ -105,10 +103,8 @@ pub enum Decision {
     Run(Planned),
     /// Record this trial without running it: the config is refused before launch.
     Refuse {
-        /// Which trial.
-        id: TrialId,
-        /// The config.
-        params: Params,
+        /// Which trial, with its config.
+        trial: InFlight,
         /// Constraint name or rule id.
         rule: String,
         /// Why.
@@ -116,10 +112,8 @@ pub enum Decision {
     },
     /// Record this trial as an invalid config: its device count cannot be computed.
     Unplaceable {
-        /// Which trial.
-        id: TrialId,
-        /// The config.
-        params: Params,
+        /// Which trial, with its config.
+        trial: InFlight,
         /// Why.
         why: String,
     },
@@ -347,8 +341,10 @@ impl<'a> Planner<'a> {
         };
         match self.check.resolve(&proposed) {
             Err(r) => Decision::Refuse {
-                id,
-                params: proposed,
+                trial: InFlight {
+                    id,
+                    params: proposed,
+                },
                 rule: r.rule,
                 message: r.message,
             },
@@ -409,8 +405,7 @@ impl<'a> Planner<'a> {
         match original.devices.len() {
             0 => self.run(id, params, slot, Vec::new()),
             n => Decision::Run(Planned {
-                id,
-                params,
+                trial: InFlight { id, params },
                 devices: n as u32,
                 slot,
                 avoid: original.devices.clone(),
@@ -423,13 +418,15 @@ impl<'a> Planner<'a> {
     fn run(&self, id: TrialId, params: Params, slot: Option<u32>, avoid: Vec<u32>) -> Decision {
         match self.spec.devices_per_trial.count(&params) {
             Ok(devices) => Decision::Run(Planned {
-                id,
-                params,
+                trial: InFlight { id, params },
                 devices,
                 slot,
                 avoid,
             }),
-            Err(why) => Decision::Unplaceable { id, params, why },
+            Err(why) => Decision::Unplaceable {
+                trial: InFlight { id, params },
+                why,
+            },
         }
     }
 

@@ -74,25 +74,31 @@ fn the_baseline_runs_alone_then_queued_then_sampled_configs_then_refusals_are_re
     let mut sampler = Counting(0);
     let mut planner = Planner::new(spec(5), &mut sampler, &check, Vec::new());
     let first = planned(planner.next(&situation(&[], &[])));
-    assert_eq!(first.id.kind, TrialKind::Baseline);
-    assert_eq!(first.params, config(0));
+    assert_eq!(first.trial.id.kind, TrialKind::Baseline);
+    assert_eq!(first.trial.params, config(0));
     let flying = [InFlight {
-        id: first.id,
-        params: first.params.clone(),
+        id: first.trial.id,
+        params: first.trial.params.clone(),
     }];
     assert_eq!(planner.next(&situation(&[], &flying)), Decision::Wait);
 
-    let mut records = vec![done(first.id, 0, 10.0)];
+    let mut records = vec![done(first.trial.id, 0, 10.0)];
     let queued = planned(planner.next(&situation(&records, &[])));
-    assert_eq!((queued.id.number, queued.params), (1, config(50)));
-    records.push(done(queued.id, 50, 20.0));
+    assert_eq!(
+        (queued.trial.id.number, queued.trial.params),
+        (1, config(50))
+    );
+    records.push(done(queued.trial.id, 50, 20.0));
     let sampled = planned(planner.next(&situation(&records, &[])));
-    assert_eq!((sampled.id.number, sampled.id.kind), (2, TrialKind::Search));
-    assert_eq!(sampled.params, config(1));
-    records.push(done(sampled.id, 1, 5.0));
+    assert_eq!(
+        (sampled.trial.id.number, sampled.trial.id.kind),
+        (2, TrialKind::Search)
+    );
+    assert_eq!(sampled.trial.params, config(1));
+    records.push(done(sampled.trial.id, 1, 5.0));
     match planner.next(&situation(&records, &[])) {
-        Decision::Refuse { id, rule, .. } => {
-            assert_eq!((id.number, rule.as_str()), (3, "no-two"));
+        Decision::Refuse { trial, rule, .. } => {
+            assert_eq!((trial.id.number, rule.as_str()), (3, "no-two"));
         }
         other => panic!("x = 2 must be refused, got {other:?}"),
     }
@@ -128,7 +134,7 @@ fn after_the_search_the_best_config_and_the_baseline_are_repeated_away_from_thei
     for _ in 0..4 {
         let repeat = planned(planner.next(&situation(&records, &[])));
         assert_eq!(repeat.slot, Some(1), "slot 0 ran the originals");
-        repeats.push(repeat.id.kind.repeat_of().expect("a repeat"));
+        repeats.push(repeat.trial.id.kind.repeat_of().expect("a repeat"));
     }
     assert_eq!(repeats, [1, 1, 0, 0]);
     assert_eq!(planner.next(&situation(&records, &[])), Decision::Done);
@@ -149,7 +155,7 @@ fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early(
     }];
     let mut planner = Planner::new(spec(5), &mut sampler, &check, reruns);
     let first = planned(planner.next(&situation(&[], &[])));
-    assert_eq!(first.id, rerun);
+    assert_eq!(first.trial.id, rerun);
     let records = vec![TrialRecord {
         ready_s: Some(1.0),
         wall_s: 100.0,
@@ -165,8 +171,8 @@ fn a_rerun_goes_first_and_keeps_its_number_and_the_budget_ends_the_search_early(
         "four repeats of 100 s on two slots need 200 s"
     );
     let repeat = planned(planner.next(&short));
-    assert_eq!(repeat.id.kind, TrialKind::Repeat { of: 4 });
-    assert_eq!(repeat.id.number, 5);
+    assert_eq!(repeat.trial.id.kind, TrialKind::Repeat { of: 4 });
+    assert_eq!(repeat.trial.id.number, 5);
     assert_eq!(planner.stop_reason(), StopReason::BudgetSpent);
 }
 
@@ -217,30 +223,30 @@ fn with_intensification_the_baseline_repeats_first_and_a_close_challenger_is_mea
     let mut records = vec![done(baseline, 0, 100.0)];
     let again = planned(planner.next(&situation(&records, &[])));
     assert_eq!(
-        again.id.kind,
+        again.trial.id.kind,
         TrialKind::Repeat { of: 0 },
         "the noise first"
     );
-    records.push(done(again.id, 0, 104.0));
+    records.push(done(again.trial.id, 0, 104.0));
     let queued = planned(planner.next(&situation(&records, &[])));
     assert_eq!(
-        (queued.id.kind, queued.params.clone()),
+        (queued.trial.id.kind, queued.trial.params.clone()),
         (TrialKind::Search, config(50))
     );
     // 200 against 100: far beyond a noise of about 3%, crowned without a second look.
-    records.push(done(queued.id, 50, 200.0));
+    records.push(done(queued.trial.id, 50, 200.0));
     let sampled = planned(planner.next(&situation(&records, &[])));
-    assert_eq!(sampled.id.kind, TrialKind::Search);
+    assert_eq!(sampled.trial.id.kind, TrialKind::Search);
     // 202 against 200: within the noise, measured again before anything new.
-    records.push(done(sampled.id, 1, 202.0));
+    records.push(done(sampled.trial.id, 1, 202.0));
     let challenger = planned(planner.next(&situation(&records, &[])));
     assert_eq!(
-        challenger.id.kind,
+        challenger.trial.id.kind,
         TrialKind::Repeat {
-            of: sampled.id.number
+            of: sampled.trial.id.number
         }
     );
-    assert_eq!(challenger.params, config(1));
+    assert_eq!(challenger.trial.params, config(1));
     drop(planner);
     let told: Vec<f64> = sampler.1.iter().flatten().copied().collect();
     assert!(
@@ -265,7 +271,7 @@ fn a_baseline_that_cannot_start_stops_the_study_and_one_out_of_memory_does_not()
     let check = space();
     let mut sampler = Counting(0);
     let mut planner = Planner::new(spec(5), &mut sampler, &check, Vec::new());
-    let baseline = planned(planner.next(&situation(&[], &[]))).id;
+    let baseline = planned(planner.next(&situation(&[], &[]))).trial.id;
     let oom = failed_at_start(baseline, 0, FailureKind::Oom);
     assert_eq!(planner.recorded(&oom), Ok(()), "smaller configs may fit");
     let search = TrialId {
@@ -298,7 +304,7 @@ fn jobs_lost_in_a_row_stop_the_study_and_a_record_between_them_resets_the_count(
     for _ in 1..stop::MOST_LOST_IN_A_ROW {
         assert_eq!(planner.lost("node failure"), Ok(()));
     }
-    assert_eq!(planner.recorded(&done(first.id, 0, 10.0)), Ok(()));
+    assert_eq!(planner.recorded(&done(first.trial.id, 0, 10.0)), Ok(()));
     for _ in 1..stop::MOST_LOST_IN_A_ROW {
         assert_eq!(planner.lost("node failure"), Ok(()));
     }
