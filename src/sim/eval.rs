@@ -445,14 +445,14 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "reads ../shared/data/traces/mooncake-conversation.jsonl beside the checkout \
-                (passes without checking anything where the file is absent)"]
+    #[cfg_attr(
+        not(shared_data),
+        ignore = "reads ../shared/data/traces, not checked out beside the repository"
+    )]
     fn the_mooncake_slice_reuses_what_its_hash_ids_imply() {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../shared/data/traces/mooncake-conversation.jsonl");
-        if !path.exists() {
-            return;
-        }
+        assert!(path.is_file(), "{} is missing", path.display());
         // Two minutes from the fifth, past the trace's cold start.
         let mut w = trace(&path, TraceFormat::Mooncake, Some(Duration::from_secs(120)));
         if let DatasetSpec::Trace { start, .. } = &mut w.dataset {

@@ -28,10 +28,15 @@ pub(crate) fn fast_sim() -> SimServer {
     ])
 }
 
-fn azure_conv() -> Option<PathBuf> {
+fn azure_conv() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/data/traces/azure-llm-2023-conv.csv");
-    path.exists().then_some(path)
+    assert!(
+        path.is_file(),
+        "{} is missing from the shared data",
+        path.display()
+    );
+    path
 }
 
 fn trace(path: &Path, format: TraceFormat) -> DatasetSpec {
@@ -82,11 +87,12 @@ fn bench(url: &str, path: &Path, format: &str) -> Command {
 }
 
 #[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "replays ../shared/data/traces, not checked out beside the repository"
+)]
 fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
-    let Some(path) = azure_conv() else {
-        eprintln!("skipped: ../shared/data/traces/azure-llm-2023-conv.csv is not checked out");
-        return;
-    };
+    let path = azure_conv();
     let rows: Vec<(u64, u64)> = std::fs::read_to_string(&path)
         .unwrap()
         .lines()
