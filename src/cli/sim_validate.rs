@@ -1,8 +1,7 @@
 //! `infertune sim validate`: the simulator against a file of real measurements.
 
-use crate::sim::validate::{abs_error_pct, predict, read_truth, METRICS};
+use crate::sim::validate::{abs_error_pct, predict, read_truth, Predicted, TruthRow, METRICS};
 use crate::util::stats::median;
-use anyhow::Context;
 use serde_json::json;
 use std::path::PathBuf;
 
@@ -30,26 +29,58 @@ pub(crate) struct ValidateArgs {
     json: bool,
 }
 
-/// Run `sim validate`.
+/// Run `sim validate`: every row the simulator can model is predicted and compared; a row it
+/// cannot (an unknown architecture, a missing config.json, a setting it has no model of) is
+/// listed with the reason and counted, and the rest go on. Exit status 1 when no row could be
+/// modelled.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     let rows = read_truth(&args.truth).map_err(anyhow::Error::msg)?;
-    let mut predictions = Vec::new();
+    let mut predicted = Vec::new();
+    let mut unmodelled = Vec::new();
     for row in &rows {
-        let p = predict(
+        match predict(
             row,
             &args.model_configs,
             &args.card,
             args.engine_version.as_deref(),
             args.seed,
-        )
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("{}", args.truth.display()))?;
-        predictions.push(p);
+        ) {
+            Ok(p) => predicted.push((row, p)),
+            Err(reason) => unmodelled.push(json!({
+                "experiment": row.experiment,
+                "stage": row.stage,
+                "line": row.line,
+                "reason": reason,
+            })),
+        }
     }
+    let status = i32::from(predicted.is_empty());
     if args.json {
-        println!("{}", json!({ "rows": predictions }));
-        return Ok(0);
+        let rows: Vec<_> = predicted.iter().map(|(_, p)| p).collect();
+        println!("{}", json!({ "rows": rows, "unmodelled": unmodelled }));
+        return Ok(status);
     }
+    print_table(&predicted)?;
+    println!(
+        "rows modelled: {} of {}; not modelled: {}",
+        predicted.len(),
+        rows.len(),
+        unmodelled.len()
+    );
+    for row in &unmodelled {
+        println!(
+            "  {} stage {} (line {}): {}",
+            row["experiment"].as_str().unwrap_or_default(),
+            row["stage"],
+            row["line"],
+            row["reason"].as_str().unwrap_or_default()
+        );
+    }
+    Ok(status)
+}
+
+/// The table of predicted against measured, the median errors and the overload agreement.
+fn print_table(predicted: &[(&TruthRow, Predicted)]) -> anyhow::Result<()> {
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::NOTHING);
     let mut header = vec!["experiment".to_string(), "stage".into()];
@@ -60,7 +91,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     table.set_header(header);
     let mut errors: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
     let mut wrong_overload = 0;
-    for (row, p) in rows.iter().zip(&predictions) {
+    for (row, p) in predicted {
         let overloaded = row.measured_overloaded().map_err(anyhow::Error::msg)?;
         wrong_overload += usize::from(overloaded != p.overloaded);
         let mut cells = vec![row.experiment.clone(), row.stage.to_string()];
@@ -87,8 +118,8 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     }
     println!(
         "overloaded predicted as measured: {}/{} rows",
-        rows.len() - wrong_overload,
-        rows.len()
+        predicted.len() - wrong_overload,
+        predicted.len()
     );
-    Ok(0)
+    Ok(())
 }

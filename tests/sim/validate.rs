@@ -93,3 +93,65 @@ fn a_model_config_file_runs_and_a_bad_one_names_the_field() {
     let message = v["failure"]["message"].as_str().unwrap();
     assert!(message.contains("num_attention_heads"), "{message}");
 }
+
+#[test]
+fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("configs");
+    std::fs::create_dir(&configs).unwrap();
+    let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models");
+    std::fs::copy(
+        shipped.join("Qwen2.5-0.5B.json"),
+        configs.join("Qwen2.5-0.5B.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        configs.join("Made-Up-1B.json"),
+        r#"{"architectures": ["MadeUpForCausalLM"], "hidden_size": 1024}"#,
+    )
+    .unwrap();
+    let truth = dir.path().join("truth.csv");
+    let header = "experiment,stage,model,tp,max_model_len,max_num_batched_tokens,max_num_seqs,\
+                  system_prompt_len,question_len,output_len,num_groups,prompts_per_group,\
+                  multi_turn,rate,duration_s,ttft_mean_ms,output_tok_s";
+    let row = |experiment: &str, model: &str| {
+        format!("{experiment},0,{model},1,4096,2048,64,100,200,50,4,4,True,2.0,30,50.0,100.0")
+    };
+    std::fs::write(
+        &truth,
+        format!(
+            "{header}\n{}\n{}\n",
+            row("made-up", "org/Made-Up-1B"),
+            row("qwen", "Qwen/Qwen2.5-0.5B")
+        ),
+    )
+    .unwrap();
+    let validate = |json: bool| {
+        let mut cmd = Command::cargo_bin("infertune").unwrap();
+        cmd.args(["sim", "validate", "--truth"])
+            .arg(&truth)
+            .arg("--model-configs")
+            .arg(&configs);
+        if json {
+            cmd.arg("--json");
+        }
+        cmd.output().unwrap()
+    };
+    let v = json_of(&validate(true));
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert_eq!(rows[0]["experiment"], "qwen");
+    let unmodelled = v["unmodelled"].as_array().unwrap();
+    assert_eq!(unmodelled.len(), 1, "{v}");
+    assert_eq!(unmodelled[0]["experiment"], "made-up");
+    let reason = unmodelled[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("MadeUpForCausalLM"), "{reason}");
+    let out = validate(false);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("rows modelled: 1 of 2; not modelled: 1"),
+        "{text}"
+    );
+    assert!(text.contains("made-up stage 0 (line 2): "), "{text}");
+}
