@@ -1,6 +1,8 @@
 //! A model's shape read from its Hugging Face `config.json`: dense or grouped-query attention,
-//! mixture-of-experts, vocabulary and weight dtype. Parameters are counted from the shapes
-//! (SwiGLU MLPs, untied embeddings unless `tie_word_embeddings`).
+//! mixture-of-experts (every layer, or every n-th as Llama 4 Maverick), vocabulary and weight
+//! dtype. Parameters are counted from the shapes (SwiGLU MLPs, untied embeddings unless
+//! `tie_word_embeddings`). A multimodal config (Llama 4) is read from its `text_config`: the
+//! language model is what serves text; the vision encoder's weights are not counted.
 
 use super::{ModelProfile, Moe};
 use serde_json::{Map, Value};
@@ -8,6 +10,7 @@ use serde_json::{Map, Value};
 /// Architectures whose layer layout the parameter count below describes.
 const KNOWN_ARCHITECTURES: &[&str] = &[
     "LlamaForCausalLM",
+    "Llama4ForConditionalGeneration",
     "MistralForCausalLM",
     "MixtralForCausalLM",
     "Qwen2ForCausalLM",
@@ -23,6 +26,8 @@ pub(crate) fn parse(name: &str, text: &str) -> Result<ModelProfile, String> {
         return Err("expected a JSON object like a Hugging Face config.json".into());
     };
     let arch = architecture(c)?;
+    let bytes_per_param = bytes_per_param(c, arch)?;
+    let c = language_model(c, arch)?;
     let hidden = int(c, "hidden_size")?;
     let layers = int(c, "num_hidden_layers")?;
     let heads = int(c, "num_attention_heads")?;
@@ -46,30 +51,7 @@ pub(crate) fn parse(name: &str, text: &str) -> Result<ModelProfile, String> {
     let embeddings = f64::from(vocab) * h * if tied { 1.0 } else { 2.0 };
     let (mlp, moe) = match experts.filter(|e| *e > 1) {
         None => (3.0 * h * f64::from(int(c, "intermediate_size")?), None),
-        Some(experts) => {
-            let per_token = int(c, "num_experts_per_tok")?;
-            if per_token > experts {
-                return Err(format!(
-                    "field `num_experts_per_tok` ({per_token}) exceeds the {experts} experts"
-                ));
-            }
-            let expert_inter = match opt_int(c, "moe_intermediate_size")? {
-                Some(n) => n,
-                None => int(c, "intermediate_size")?,
-            };
-            let shared = opt_int(c, "shared_expert_intermediate_size")?.unwrap_or(0);
-            let expert_params = 3.0 * h * f64::from(expert_inter) * f64::from(experts);
-            let moe = Moe {
-                experts,
-                per_token,
-                expert_params_b: l * expert_params / 1e9,
-            };
-            let router = h * f64::from(experts);
-            (
-                expert_params + 3.0 * h * f64::from(shared) + router,
-                Some(moe),
-            )
-        }
+        Some(experts) => mixture(c, arch, experts, h, layers)?,
     };
     Ok(ModelProfile {
         name: name.to_string(),
@@ -83,9 +65,75 @@ pub(crate) fn parse(name: &str, text: &str) -> Result<ModelProfile, String> {
         vocab,
         max_len,
         moe,
-        bytes_per_param: bytes_per_param(c, arch)?,
+        bytes_per_param,
         repo: None,
     })
+}
+
+/// The mean MLP parameters of a layer and the experts of a mixture-of-experts model with
+/// `experts` experts per MoE layer: routed experts, a shared expert (Qwen's
+/// `shared_expert_intermediate_size`; Llama 4's of `intermediate_size`) and the router; Llama 4
+/// makes every `interleave_moe_layer_step`-th layer MoE, the others dense of
+/// `intermediate_size_mlp`.
+fn mixture(
+    c: &Map<String, Value>,
+    arch: &str,
+    experts: u32,
+    h: f64,
+    layers: u32,
+) -> Result<(f64, Option<Moe>), String> {
+    let llama4 = arch == "Llama4ForConditionalGeneration";
+    let per_token = int(c, "num_experts_per_tok")?;
+    if per_token > experts {
+        return Err(format!(
+            "field `num_experts_per_tok` ({per_token}) exceeds the {experts} experts"
+        ));
+    }
+    let expert_inter = match opt_int(c, "moe_intermediate_size")? {
+        Some(n) => n,
+        None => int(c, "intermediate_size")?,
+    };
+    let shared = match opt_int(c, "shared_expert_intermediate_size")? {
+        Some(n) => n,
+        None if llama4 => int(c, "intermediate_size")?,
+        None => 0,
+    };
+    let step = if llama4 {
+        opt_int(c, "interleave_moe_layer_step")?.unwrap_or(1)
+    } else {
+        1
+    };
+    let moe_layers = layers / step;
+    let dense_inter = match opt_int(c, "intermediate_size_mlp")? {
+        Some(n) => n,
+        None => int(c, "intermediate_size")?,
+    };
+    let expert_params = 3.0 * h * f64::from(expert_inter) * f64::from(experts);
+    let moe_layer = expert_params + 3.0 * h * f64::from(shared) + h * f64::from(experts);
+    let dense_layer = 3.0 * h * f64::from(dense_inter);
+    let mean = (f64::from(moe_layers) * moe_layer + f64::from(layers - moe_layers) * dense_layer)
+        / f64::from(layers);
+    let moe = Moe {
+        experts,
+        per_token,
+        expert_params_b: f64::from(moe_layers) * expert_params / 1e9,
+    };
+    Ok((mean, Some(moe)))
+}
+
+/// The language model's fields: `text_config` for a multimodal architecture, else `c` itself.
+fn language_model<'c>(
+    c: &'c Map<String, Value>,
+    arch: &str,
+) -> Result<&'c Map<String, Value>, String> {
+    if arch != "Llama4ForConditionalGeneration" {
+        return Ok(c);
+    }
+    c.get("text_config")
+        .and_then(Value::as_object)
+        .ok_or_else(|| {
+            format!("field `text_config` missing ({arch} keeps its language model there)")
+        })
 }
 
 fn architecture(c: &Map<String, Value>) -> Result<&str, String> {
@@ -105,7 +153,8 @@ fn architecture(c: &Map<String, Value>) -> Result<&str, String> {
     }
 }
 
-/// Bytes per weight as vLLM serves it: 16-bit for `auto` dtypes, 1 for fp8 checkpoints.
+/// Bytes per weight as vLLM serves it: 16-bit for `auto` dtypes, 1 for fp8 checkpoints (`fp8`,
+/// or FBGEMM's as Meta ships Llama 4).
 fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
     let quant = c
         .get("quantization_config")
@@ -113,7 +162,7 @@ fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
         .and_then(Value::as_str);
     match quant {
         None => {}
-        Some("fp8") => return Ok(1.0),
+        Some("fp8" | "fbgemm_fp8") => return Ok(1.0),
         Some(other) => {
             return Err(format!(
                 "field `quantization_config.quant_method`: `{other}` is not modelled for \
@@ -171,6 +220,52 @@ mod tests {
         let moe = m.moe.as_ref().unwrap();
         assert_eq!((moe.experts, moe.per_token), (8, 2));
         assert_eq!((m.kv_heads, m.head_dim), (8, 128));
+    }
+
+    /// Llama 4 Scout's published config.json, FP8 as Meta ships its FP8 checkpoints: the
+    /// language model in `text_config`, 16 experts on every layer with a shared one.
+    const LLAMA4_SCOUT_FP8: &str = r#"{"architectures": ["Llama4ForConditionalGeneration"],
+        "quantization_config": {"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0},
+        "torch_dtype": "bfloat16",
+        "text_config": {"hidden_size": 5120, "intermediate_size": 8192,
+        "intermediate_size_mlp": 16384, "num_attention_heads": 40, "num_key_value_heads": 8,
+        "head_dim": 128, "num_hidden_layers": 48, "num_local_experts": 16,
+        "num_experts_per_tok": 1, "interleave_moe_layer_step": 1, "vocab_size": 202048,
+        "max_position_embeddings": 10485760, "tie_word_embeddings": false,
+        "torch_dtype": "bfloat16"},
+        "vision_config": {"hidden_size": 1408, "num_hidden_layers": 34}}"#;
+
+    #[test]
+    fn llama4_scout_reads_its_text_config_with_a_shared_expert_in_fp8() {
+        let m = parse("Llama-4-Scout", LLAMA4_SCOUT_FP8).unwrap();
+        // Scout: 109 B parameters with its vision encoder (about 1.7 B), 17 B active.
+        assert!((m.params_b - 107.8).abs() < 1.0, "{}", m.params_b);
+        assert!(
+            (m.active_params_b() - 17.2).abs() < 0.5,
+            "{}",
+            m.active_params_b()
+        );
+        assert_eq!(m.bytes_per_param, 1.0);
+        assert_eq!((m.layers, m.kv_heads, m.head_dim), (48, 8, 128));
+        let moe = m.moe.as_ref().unwrap();
+        assert_eq!((moe.experts, moe.per_token), (16, 1));
+        // Maverick's layout: every second layer MoE (128 experts), the others dense.
+        let maverick = LLAMA4_SCOUT_FP8
+            .replace("\"num_local_experts\": 16", "\"num_local_experts\": 128")
+            .replace(
+                "\"interleave_moe_layer_step\": 1",
+                "\"interleave_moe_layer_step\": 2",
+            );
+        let m = parse("Llama-4-Maverick", &maverick).unwrap();
+        // Maverick: 400 B parameters, 17 B active.
+        assert!((m.params_b - 400.0).abs() < 10.0, "{}", m.params_b);
+        assert!(
+            (m.active_params_b() - 17.2).abs() < 1.0,
+            "{}",
+            m.active_params_b()
+        );
+        let no_text = r#"{"architectures": ["Llama4ForConditionalGeneration"]}"#;
+        assert!(parse("x", no_text).unwrap_err().contains("`text_config`"));
     }
 
     #[test]
