@@ -110,6 +110,37 @@ fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
 }
 
 #[test]
+fn ctrl_c_during_a_start_records_nothing_of_that_trial_and_the_resume_runs_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("s");
+    let space = space(SEED, 10);
+    let reference = run_study(&space, &tmp.path().join("ref"), false, true).unwrap();
+
+    let stop = StopFlag::default();
+    let mut rig = Rig::new(&space);
+    rig.launcher.cancel_start_on = Some((4, stop.clone()));
+    let mut sampler = FakeSampler { seed: SEED };
+    let mut opts = options(dir.clone(), false, true);
+    opts.stop = stop;
+    let first = infertune::study::run(&space, &mut sampler, rig.backends(), &opts).unwrap();
+    assert_eq!(first.stopped, StopReason::Interrupted);
+    let recorded = journal::read_records(&dir).unwrap();
+    assert_eq!(
+        recorded.len(),
+        3,
+        "the cancelled start was recorded: {recorded:#?}"
+    );
+
+    let done = run_study(&space, &dir, true, true).unwrap();
+    assert_eq!(&done.records[..3], &recorded[..]);
+    assert_numbers_unique(&done.records);
+    assert_eq!(
+        search_configs(&done.records),
+        search_configs(&reference.records)
+    );
+}
+
+#[test]
 fn a_resume_with_a_changed_space_or_seed_is_refused_with_the_fix() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");

@@ -190,6 +190,9 @@ impl TrialExecutor for LocalExecutor<'_> {
                         kept.display()
                     ));
                 }
+                // Ctrl-C cancelled the wait for readiness: the config is not to blame, and the
+                // trial stays in flight for the resume.
+                Err(_) if self.measurement.stop.is_raised() => return Ok(TrialRun::Interrupted),
                 Err(f) => {
                     // A start that failed for want of disk space or a writable folder is the
                     // study's failure, not the config's: it stops the study, the trial stays

@@ -214,6 +214,7 @@ impl Rig {
             launcher: FakeLauncher {
                 registry: registry.clone(),
                 stop_on_start: None,
+                cancel_start_on: None,
                 dies_above: None,
                 port_busy_on: Vec::new(),
             },

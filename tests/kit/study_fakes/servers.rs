@@ -77,6 +77,9 @@ impl Registry {
 pub struct FakeLauncher {
     pub registry: Registry,
     pub stop_on_start: Option<(usize, StopFlag)>,
+    /// The start (counted from 1) during which Ctrl-C arrives and cancels the wait for
+    /// readiness, as the real launcher's start then ends.
+    pub cancel_start_on: Option<(usize, StopFlag)>,
     /// Servers with more `max_num_seqs` than this start, serve their probe, and are found
     /// killed by SIGSEGV after it (the probe itself still reports every request).
     pub dies_above: Option<i64>,
@@ -112,6 +115,15 @@ impl Launcher for FakeLauncher {
         if let Some((at, stop)) = &self.stop_on_start {
             if n == *at {
                 stop.raise();
+            }
+        }
+        if let Some((at, stop)) = &self.cancel_start_on {
+            if n == *at {
+                stop.raise();
+                return Err(StartFailure {
+                    kind: FailureKind::Unknown,
+                    message: "start interrupted".into(),
+                });
             }
         }
         if self.port_busy_on.contains(&n) {
