@@ -7,7 +7,7 @@ use infertune::exec::{FakeExecutor, Landscape, StopFlag};
 use infertune::record::{InFlight, Params, TrialRecord};
 use infertune::sampler::Sampler;
 use infertune::space::DevicesPerTrial;
-use infertune::study::dispatch::{dispatch, DispatchSink};
+use infertune::study::dispatch::{dispatch, KeptRecords};
 use infertune::study::plan::{PlanSpec, Planner, StopReason};
 
 /// One search: its records and the best value after each.
@@ -41,7 +41,7 @@ pub(crate) fn search(
     };
     let mut planner = Planner::new(spec, sampler, &*scenario.space, Vec::new());
     let executor = FakeExecutor::new(scenario, u32::try_from(slots.max(1)).unwrap_or(1));
-    let mut kept = Kept::default();
+    let mut kept = KeptRecords::default();
     let stopped = dispatch(&mut planner, &executor, &StopFlag::default(), &mut kept)?;
     anyhow::ensure!(
         stopped == StopReason::TrialsDone,
@@ -66,22 +66,5 @@ pub(crate) fn search(
 impl Landscape for Scenario {
     fn answer(&self, trial: &InFlight) -> TrialRecord {
         self.trial(trial.id.number as usize, trial.params.clone())
-    }
-}
-
-/// The records of a search, kept in memory.
-#[derive(Default)]
-struct Kept {
-    records: Vec<TrialRecord>,
-}
-
-impl DispatchSink for Kept {
-    fn records(&self) -> &[TrialRecord] {
-        &self.records
-    }
-
-    fn append(&mut self, record: TrialRecord, _planner: &Planner<'_>) -> anyhow::Result<()> {
-        self.records.push(record);
-        Ok(())
     }
 }

@@ -44,6 +44,24 @@ pub trait DispatchSink {
     }
 }
 
+/// A sink that keeps the records in memory and tells nothing: the search benchmark's, tests'.
+#[derive(Debug, Default)]
+pub struct KeptRecords {
+    /// Every record, in the order the loop appended them (the order trials finished in).
+    pub records: Vec<TrialRecord>,
+}
+
+impl DispatchSink for KeptRecords {
+    fn records(&self) -> &[TrialRecord] {
+        &self.records
+    }
+
+    fn append(&mut self, record: TrialRecord, _planner: &Planner<'_>) -> anyhow::Result<()> {
+        self.records.push(record);
+        Ok(())
+    }
+}
+
 /// Run `planner`'s plan over `executor` until the planner stops it, or `stop` is raised and
 /// the trials in flight end; why it stopped. An error when it stopped on a failure
 /// ([`StopReason::is_failure`]) or `sink` could not keep a record; the trials in flight then

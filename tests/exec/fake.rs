@@ -4,7 +4,7 @@
 use infertune::exec::{FakeExecutor, Landscape, StopFlag};
 use infertune::record::{FailureKind, InFlight, Outcome, Params, TrialRecord, Value};
 use infertune::space::{DevicesPerTrial, StudySpec};
-use infertune::study::dispatch::{dispatch, DispatchSink};
+use infertune::study::dispatch::{dispatch, KeptRecords};
 use infertune::study::plan::{PlanSpec, Planner, StopReason};
 use std::path::Path;
 
@@ -40,22 +40,6 @@ impl Landscape for Made {
     }
 }
 
-#[derive(Default)]
-struct Kept {
-    records: Vec<TrialRecord>,
-}
-
-impl DispatchSink for Kept {
-    fn records(&self) -> &[TrialRecord] {
-        &self.records
-    }
-
-    fn append(&mut self, record: TrialRecord, _planner: &Planner<'_>) -> anyhow::Result<()> {
-        self.records.push(record);
-        Ok(())
-    }
-}
-
 fn plan(trials: u32) -> PlanSpec {
     PlanSpec {
         trials,
@@ -73,7 +57,7 @@ fn run(executor: &FakeExecutor<'_>, spec: PlanSpec) -> anyhow::Result<Vec<TrialR
     let space = space();
     let mut sampler = infertune::sampler::from_name("random", 3).unwrap();
     let mut planner = Planner::new(spec, sampler.as_mut(), &space, Vec::new());
-    let mut kept = Kept::default();
+    let mut kept = KeptRecords::default();
     let stopped = dispatch(&mut planner, executor, &StopFlag::default(), &mut kept)?;
     assert_eq!(stopped, StopReason::TrialsDone);
     Ok(kept.records)
