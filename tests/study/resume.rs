@@ -63,6 +63,22 @@ fn a_crash_with_a_torn_last_line_loses_and_duplicates_nothing() {
     );
 }
 
+/// A study of `space` in `dir` whose fakes `arm` sets up to raise its stop flag, and the fakes.
+fn run_stopped(
+    space: &infertune::space::StudySpec,
+    dir: &std::path::Path,
+    arm: impl FnOnce(&mut Rig, StopFlag),
+) -> (infertune::study::StudyResult, Rig) {
+    let stop = StopFlag::default();
+    let mut rig = Rig::new(space);
+    arm(&mut rig, stop.clone());
+    let mut sampler = FakeSampler { seed: SEED };
+    let mut opts = options(dir.to_path_buf(), false, true);
+    opts.stop = stop;
+    let first = infertune::study::run(space, &mut sampler, rig.backends(), &opts).unwrap();
+    (first, rig)
+}
+
 #[test]
 fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
     let tmp = tempfile::tempdir().unwrap();
@@ -70,13 +86,9 @@ fn ctrl_c_stops_after_teardown_and_a_resume_finishes_the_study() {
     let space = space(SEED, 10);
     let reference = run_study(&space, &tmp.path().join("ref"), false, true).unwrap();
 
-    let stop = StopFlag::default();
-    let mut rig = Rig::new(&space);
-    rig.launcher.stop_on_start = Some((4, stop.clone()));
-    let mut sampler = FakeSampler { seed: SEED };
-    let mut opts = options(dir.clone(), false, true);
-    opts.stop = stop;
-    let first = infertune::study::run(&space, &mut sampler, rig.backends(), &opts).unwrap();
+    let (first, rig) = run_stopped(&space, &dir, |rig, stop| {
+        rig.launcher.stop_on_start = Some((4, stop));
+    });
     assert_eq!(first.stopped, StopReason::Interrupted);
     assert_eq!(
         rig.launcher.registry.live(),
@@ -116,13 +128,9 @@ fn ctrl_c_during_a_start_records_nothing_of_that_trial_and_the_resume_runs_it() 
     let space = space(SEED, 10);
     let reference = run_study(&space, &tmp.path().join("ref"), false, true).unwrap();
 
-    let stop = StopFlag::default();
-    let mut rig = Rig::new(&space);
-    rig.launcher.cancel_start_on = Some((4, stop.clone()));
-    let mut sampler = FakeSampler { seed: SEED };
-    let mut opts = options(dir.clone(), false, true);
-    opts.stop = stop;
-    let first = infertune::study::run(&space, &mut sampler, rig.backends(), &opts).unwrap();
+    let (first, _) = run_stopped(&space, &dir, |rig, stop| {
+        rig.launcher.cancel_start_on = Some((4, stop));
+    });
     assert_eq!(first.stopped, StopReason::Interrupted);
     let recorded = journal::read_records(&dir).unwrap();
     assert_eq!(
