@@ -46,17 +46,23 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
             args.seed,
         ) {
             Ok(p) => predicted.push((row, p)),
-            Err(reason) => unmodelled.push(json!({
-                "experiment": row.experiment,
-                "stage": row.stage,
-                "line": row.line,
-                "reason": reason,
-            })),
+            Err(reason) => unmodelled.push(Unmodelled { row, reason }),
         }
     }
     let status = i32::from(predicted.is_empty());
     if args.json {
         let rows: Vec<_> = predicted.iter().map(|(_, p)| p).collect();
+        let unmodelled: Vec<_> = unmodelled
+            .iter()
+            .map(|u| {
+                json!({
+                    "experiment": u.row.experiment,
+                    "stage": u.row.stage,
+                    "line": u.row.line,
+                    "reason": u.reason,
+                })
+            })
+            .collect();
         println!("{}", json!({ "rows": rows, "unmodelled": unmodelled }));
         return Ok(status);
     }
@@ -67,16 +73,19 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
         rows.len(),
         unmodelled.len()
     );
-    for row in &unmodelled {
+    for u in &unmodelled {
         println!(
             "  {} stage {} (line {}): {}",
-            row["experiment"].as_str().unwrap_or_default(),
-            row["stage"],
-            row["line"],
-            row["reason"].as_str().unwrap_or_default()
+            u.row.experiment, u.row.stage, u.row.line, u.reason
         );
     }
     Ok(status)
+}
+
+/// A row the simulator cannot model, and why.
+struct Unmodelled<'r> {
+    row: &'r TruthRow,
+    reason: String,
 }
 
 /// The table of predicted against measured, the median errors and the overload agreement.
