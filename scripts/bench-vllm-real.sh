@@ -59,7 +59,7 @@ fi
 export INFERTUNE_BIN=$bin
 mkdir -p "$out"
 
-# `k=v k=v` of trial NUMBER's config in study folder DIR (the engine's own parameters).
+# The parameters (JSON) of trial NUMBER in study folder DIR.
 config_of() {
     python3 - "$1" "$2" <<'PY'
 import json, pathlib, sys
@@ -67,9 +67,21 @@ folder, number = pathlib.Path(sys.argv[1]), int(sys.argv[2])
 for line in (folder / "journal.jsonl").read_text().splitlines():
     record = json.loads(line) if line.strip() else None
     if record and record.get("number") == number:
-        print(" ".join(f"{k}={v}" for k, v in sorted(record["params"].items())))
+        print(json.dumps(record["params"]))
         break
 PY
+}
+# The JSON parameters on stdin as `k=v k=v` settings of the space file SPACE (its constants
+# left out: they cannot be set), booleans spelled as the space spells them.
+as_settings() {
+    python3 -c '
+import json, sys, yaml
+params = json.load(sys.stdin)
+space = yaml.safe_load(open(sys.argv[1]))["parameters"]
+const = {k for k, v in space.items() if v.get("type") == "const"}
+print(" ".join(f"{k}={json.dumps(v) if isinstance(v, bool) else v}"
+               for k, v in sorted(params.items()) if k not in const))
+' "$1"
 }
 winner_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trial"])' "$1/best.json"; }
 
@@ -109,16 +121,15 @@ if wants grid; then
 fi
 
 if wants compare; then
-    winner=$(config_of "$out/study" "$(winner_of "$out/study")")
-    grid_best=$(python3 - "$out/grid" <<'PY'
+    winner=$(config_of "$out/study" "$(winner_of "$out/study")" | as_settings "$space")
+    grid_best=$(python3 - "$out/grid" <<'PY' | as_settings "$space"
 import json, pathlib, statistics, sys
 runs = {}
 for journal in sorted(pathlib.Path(sys.argv[1]).glob("round-*/journal.jsonl")):
     for line in journal.read_text().splitlines():
         r = json.loads(line) if line.strip() else None
         if r and r.get("value") is not None and not r.get("violations"):
-            key = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
-            runs.setdefault(key, []).append(r["value"])
+            runs.setdefault(json.dumps(r["params"], sort_keys=True), []).append(r["value"])
 print(max(runs, key=lambda k: statistics.mean(runs[k])))
 PY
 )
