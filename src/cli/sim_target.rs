@@ -2,6 +2,7 @@
 
 use crate::record::{Params, Value};
 use crate::sim::config::Deployment;
+use crate::sim::profiles::CardScale;
 use crate::space::EngineKind;
 
 /// The simulated engine, card and model.
@@ -49,6 +50,7 @@ impl TargetArgs {
             engine,
             version: self.engine_version.clone(),
             card: self.card.clone(),
+            card_scale: CardScale::default(),
             model: self
                 .model_config
                 .clone()

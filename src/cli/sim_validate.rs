@@ -1,29 +1,18 @@
 //! `infertune sim validate`: the simulator against a file of real measurements.
 
-use crate::sim::validate::{abs_error_pct, predict, read_truth, Predicted, TruthRow, METRICS};
+use super::sim_truth::TruthArgs;
+use crate::sim::validate::{abs_error_pct, predict, Predicted, TruthRow, METRICS};
 use crate::util::stats::median;
 use serde_json::json;
-use std::path::PathBuf;
 
 /// `infertune sim validate`.
 #[derive(clap::Args, Debug)]
 pub(crate) struct ValidateArgs {
-    /// Measurements, one load stage a row (the format of shared/data/sim-truth/h100-vllm.csv).
+    #[command(flatten)]
+    truth: TruthArgs,
+    /// Only the rows of this experiment (the CSV's `experiment`).
     #[arg(long)]
-    truth: PathBuf,
-    /// Folder of Hugging Face config.json files, each named after the last component of the
-    /// CSV's `model` (`meta-llama/Llama-2-7b-hf` → `Llama-2-7b-hf.json`).
-    #[arg(long)]
-    model_configs: PathBuf,
-    /// Card profile the measurements ran on.
-    #[arg(long, default_value = "H100")]
-    card: String,
-    /// vLLM version measured (default: a current one).
-    #[arg(long)]
-    engine_version: Option<String>,
-    /// Seed of the engine noise.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    experiment: Option<String>,
     /// Print `{"rows": [{experiment, stage, overloaded, predicted}]}` instead of a table.
     #[arg(long)]
     json: bool,
@@ -34,17 +23,18 @@ pub(crate) struct ValidateArgs {
 /// listed with the reason and counted, and the rest go on. Exit status 1 when no row could be
 /// modelled.
 pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
-    let rows = read_truth(&args.truth).map_err(anyhow::Error::msg)?;
+    let mut rows = args.truth.rows()?;
+    if let Some(experiment) = &args.experiment {
+        rows.retain(|r| &r.experiment == experiment);
+        if rows.is_empty() {
+            anyhow::bail!("no row of the truth file has experiment `{experiment}`");
+        }
+    }
+    let target = args.truth.target(None);
     let mut predicted = Vec::new();
     let mut unmodelled = Vec::new();
     for row in &rows {
-        match predict(
-            row,
-            &args.model_configs,
-            &args.card,
-            args.engine_version.as_deref(),
-            args.seed,
-        ) {
+        match predict(row, &target) {
             Ok(p) => predicted.push((row, p)),
             Err(reason) => unmodelled.push(Unmodelled { row, reason }),
         }

@@ -3,7 +3,7 @@
 
 use super::knobs::Knobs;
 use super::numa::{self, NumaBinding};
-use super::profiles::{self, CardProfile, EngineProfile, ModelProfile, Scheduling};
+use super::profiles::{self, CardProfile, CardScale, EngineProfile, ModelProfile, Scheduling};
 use crate::record::{FailureKind, Params};
 use crate::space::EngineKind;
 use serde::{Deserialize, Serialize};
@@ -16,8 +16,11 @@ pub struct Deployment {
     /// Engine version; for vLLM, below 0.8 selects the V0 scheduler, 0.8 to 0.11 the V1
     /// scheduler without async scheduling. `None` = a current V1.
     pub version: Option<String>,
-    /// Card profile name, e.g. `H100`.
+    /// Card profile name, e.g. `H100`, or the path of a card profile file.
     pub card: String,
+    /// How the card differs from its profile (calibrated or perturbed); nominal by default.
+    #[serde(default, skip_serializing_if = "CardScale::is_nominal")]
+    pub card_scale: CardScale,
     /// Model profile name, e.g. `Qwen2.5-7B`.
     pub model: String,
     /// Cards used with tensor parallelism (a `tensor_parallel_size`/`worldSize` param overrides it).
@@ -32,6 +35,7 @@ impl Deployment {
             engine: EngineKind::Vllm,
             version: None,
             card: card.into(),
+            card_scale: CardScale::default(),
             model: model.into(),
             tp,
         }
@@ -71,8 +75,8 @@ impl SimFailure {
 pub struct EngineConfig {
     /// Which engine (for messages).
     pub kind: EngineKind,
-    /// Card profile.
-    pub card: &'static CardProfile,
+    /// Card profile, with the deployment's scale applied.
+    pub card: CardProfile,
     /// Model profile.
     pub model: &'static ModelProfile,
     /// Engine generation profile.
@@ -113,7 +117,9 @@ impl EngineConfig {
     /// Resolve `params` for `deployment`: read the knobs, run the engine's rule pack, fill in
     /// defaults and apply the checks that depend on the model and the card.
     pub fn resolve(deployment: &Deployment, params: &Params) -> Result<EngineConfig, SimFailure> {
-        let card = profiles::card(&deployment.card).map_err(SimFailure::invalid)?;
+        let card = deployment
+            .card_scale
+            .apply(profiles::card(&deployment.card).map_err(SimFailure::invalid)?);
         let model = profiles::model(&deployment.model).map_err(SimFailure::invalid)?;
         let engine = engine_profile(deployment)?;
         let knobs = Knobs::from_params(deployment.engine, params).map_err(SimFailure::invalid)?;

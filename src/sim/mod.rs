@@ -11,6 +11,7 @@
 //! `src/sim/MODEL.md`.
 
 pub mod cache;
+pub mod calibrate;
 pub mod chat;
 pub mod config;
 pub mod core;
@@ -29,6 +30,7 @@ mod track;
 pub mod validate;
 
 pub use config::Deployment;
+pub use profiles::CardScale;
 pub use stands_for::modelled_vllm;
 
 pub use eval::{eval, evaluate, Evaluation};

@@ -23,7 +23,7 @@ pub(crate) struct PowerModel {
 impl PowerModel {
     /// The model of `cfg`'s cards (board power from the card profile).
     pub(crate) fn of(cfg: &EngineConfig) -> PowerModel {
-        let card = cfg.card;
+        let card = &cfg.card;
         let cards = f64::from(cfg.tp);
         PowerModel {
             idle_w: IDLE_SHARE * card.board_w * cards,

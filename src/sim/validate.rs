@@ -1,14 +1,16 @@
 //! `sim validate`: every row of a measured-truth CSV (inference-perf's `shared_prefix` chat
 //! against a real vLLM, one row per load stage) simulated and compared with what was measured.
 
+use super::calibrate::Observation;
 use super::chat::eval_chat;
 use super::config::Deployment;
+use super::profiles::CardScale;
 use crate::probe::SharedPrefix;
 use crate::record::{metric, Latency, MetricMap, Params, Value};
 use crate::space::EngineKind;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The compared metrics: the CSV's column names.
@@ -176,24 +178,36 @@ impl TruthRow {
     }
 }
 
-/// Simulate `row` with its model's `config.json` from `model_configs` (named after the last
-/// component of the `model` column), on `card` with vLLM `version` (`None` = current).
-pub fn predict(
-    row: &TruthRow,
-    model_configs: &Path,
-    card: &str,
-    version: Option<&str>,
-    seed: u64,
-) -> Result<Predicted, String> {
+/// What a truth file's rows are simulated on.
+#[derive(Clone, Debug)]
+pub struct TruthTarget {
+    /// Folder of the models' `config.json` files, each named after the last component of the
+    /// row's `model`.
+    pub model_configs: PathBuf,
+    /// Card profile name or file.
+    pub card: String,
+    /// How the card differs from its profile.
+    pub card_scale: CardScale,
+    /// vLLM version (`None` = current).
+    pub version: Option<String>,
+    /// Seed of the engine noise.
+    pub seed: u64,
+    /// Simulate at most this long of each stage (`None` = the row's own duration).
+    pub longest: Option<Duration>,
+}
+
+/// Simulate `row` on `target`.
+pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String> {
     let model = row.text("model")?;
-    let file = model_configs.join(format!(
+    let file = target.model_configs.join(format!(
         "{}.json",
         model.rsplit('/').next().unwrap_or(model)
     ));
     let deployment = Deployment {
         engine: EngineKind::Vllm,
-        version: version.map(str::to_string),
-        card: card.to_string(),
+        version: target.version.clone(),
+        card: target.card.clone(),
+        card_scale: target.card_scale,
         model: file.to_string_lossy().into_owned(),
         tp: row.int("tp")?,
     };
@@ -207,8 +221,11 @@ pub fn predict(
     let rate = row
         .number("rate")?
         .ok_or_else(|| format!("{}: column `rate` is empty", row.line))?;
-    let duration = Duration::from_secs(u64::from(row.int("duration_s")?));
-    let metrics = eval_chat(&deployment, &params, &chat, rate, duration, seed)
+    let mut duration = Duration::from_secs(u64::from(row.int("duration_s")?));
+    if let Some(longest) = target.longest {
+        duration = duration.min(longest);
+    }
+    let metrics = eval_chat(&deployment, &params, &chat, rate, duration, target.seed)
         .map_err(|f| format!("{}: {} stage {}: {f}", row.line, row.experiment, row.stage))?;
     let predicted = in_csv_terms(&metrics, chat.output_len);
     Ok(Predicted {
@@ -217,6 +234,39 @@ pub fn predict(
         overloaded: predicted["failures"] > 0.0 || predicted["ttft_mean_ms"] > OVERLOADED_TTFT_MS,
         predicted,
     })
+}
+
+/// A row of the truth file as a calibration observation: the figures of [`FITTED`] on rows
+/// measured not overloaded (an overloaded stage says how long the queue grew, not how fast
+/// the card is).
+pub struct TruthObservation<'a> {
+    /// The row.
+    pub row: &'a TruthRow,
+    /// Where it is simulated; the scale is the one calibration varies.
+    pub target: &'a TruthTarget,
+}
+
+/// The figures calibration fits: what the card's speed sets.
+pub const FITTED: [&str; 4] = ["ttft_mean_ms", "tpot_mean_ms", "e2e_mean_s", "output_tok_s"];
+
+impl Observation for TruthObservation<'_> {
+    fn predict(&self, scale: CardScale) -> Result<BTreeMap<String, f64>, String> {
+        let target = TruthTarget {
+            card_scale: scale,
+            ..self.target.clone()
+        };
+        predict(self.row, &target).map(|p| p.predicted)
+    }
+
+    fn measured(&self) -> BTreeMap<String, f64> {
+        if self.row.measured_overloaded().unwrap_or(true) {
+            return BTreeMap::new();
+        }
+        FITTED
+            .iter()
+            .filter_map(|m| Some(((*m).to_string(), self.row.number(m).ok()??)))
+            .collect()
+    }
 }
 
 /// The simulator's metrics under the CSV's column names. `tpot_mean_ms` follows the source's

@@ -17,6 +17,7 @@ pub fn deployment(
         engine,
         version: version.map(str::to_string),
         card: card.into(),
+        card_scale: Default::default(),
         model: model.into(),
         tp,
     }

@@ -4,6 +4,7 @@
 mod kit;
 
 mod calibration;
+mod card_fit;
 mod cli;
 mod serve;
 mod surface;

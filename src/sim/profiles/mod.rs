@@ -1,15 +1,18 @@
 //! Hardware, model and engine profiles, kept as data files embedded in the binary.
 
 use crate::util::did_you_mean;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 mod hf;
+mod scale;
+
+pub use scale::CardScale;
 
 /// One accelerator card and the host it sits in.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardProfile {
     /// Canonical name, e.g. `H100`.
@@ -42,7 +45,7 @@ pub struct CardProfile {
 }
 
 /// The card-to-card link used by tensor-parallel all-reduces.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkProfile {
     /// Per-direction bandwidth, GB/s.
@@ -52,7 +55,7 @@ pub struct LinkProfile {
 }
 
 /// NUMA layout of the host: node count, the accelerators' node and node distances.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostNuma {
     /// Number of NUMA nodes.
@@ -62,7 +65,7 @@ pub struct HostNuma {
     /// Distance to any other node when `distances` is absent (local is 10).
     pub remote_distance: u32,
     /// Distances from the local node to each node, as `numactl --hardware` prints them.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub distances: Vec<u32>,
 }
 
@@ -324,9 +327,39 @@ pub fn models() -> &'static [ModelProfile] {
     &catalog().models
 }
 
-/// The card called `name` (or an alias), or an error listing the known cards.
+/// The card called `name` (or an alias), or an error listing the known cards. A `name`
+/// ending in `.yaml` or `.yml` is the path of a card profile file ([`card_from_file`]).
 pub fn card(name: &str) -> Result<&'static CardProfile, String> {
+    if name.ends_with(".yaml") || name.ends_with(".yml") {
+        return card_from_file(Path::new(name));
+    }
     find(cards(), name, |c| (&c.name, &c.aliases)).map_err(|hint| unknown("card", name, &hint))
+}
+
+/// The card profile in the file at `path` (one entry of `cards.yaml`'s form, as `sim
+/// calibrate` writes it); read once per path.
+pub fn card_from_file(path: &Path) -> Result<&'static CardProfile, String> {
+    static LOADED: OnceLock<Mutex<HashMap<PathBuf, &'static CardProfile>>> = OnceLock::new();
+    let mut loaded = LOADED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(profile) = loaded.get(path) {
+        return Ok(*profile);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read card profile {}: {e}", path.display()))?;
+    let profile: CardProfile = serde_saphyr::from_str(&text).map_err(|e| {
+        format!(
+            "{}: not a card profile ({e}); write the fields of an entry of cards.yaml, \
+             e.g. as `infertune sim calibrate` does",
+            path.display()
+        )
+    })?;
+    // A run reads one or two card files; keeping each for the process's life is intended.
+    let profile: &'static CardProfile = Box::leak(Box::new(profile));
+    loaded.insert(path.to_path_buf(), profile);
+    Ok(profile)
 }
 
 /// The model called `name` (or an alias; a leading `org/` is ignored), or an error listing them.
