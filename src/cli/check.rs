@@ -78,6 +78,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         println!("constraint `{}`: {}", c.name, c.expr);
     }
     println!("\n{}", expert_text(&space, &expert));
+    println!("{}", twin_text(&space));
     let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
     println!("\n{}", feasible_line(&est));
     if !est.rejected_by.is_empty() {
@@ -305,6 +306,57 @@ fn expert_text(space: &StudySpec, expert: &Result<ExpertConfig, NoExpert>) -> St
         ));
     }
     text
+}
+
+/// Whether the twin prior applies to the space, and why not; with it, the configs the twin
+/// ranks best and the parameters it does not model.
+fn twin_text(space: &StudySpec) -> String {
+    use crate::study::twin::{self, NoTwin};
+    let objective = match crate::exec::objective(space) {
+        Ok(objective) => objective,
+        Err(e) => return format!("Twin prior: cannot score the twin's runs ({e:#})"),
+    };
+    let seed = space.search.seed;
+    match twin::view(
+        space,
+        space,
+        &objective,
+        crate::sim::CardScale::default(),
+        seed,
+    ) {
+        Err(NoTwin::Off) => match twin::deployment(&twin_on(space)) {
+            Ok(_) => "Twin prior: off (search.prior: twin would apply: the twin models this \
+                      engine, card and model)"
+                .into(),
+            Err(why) => format!("Twin prior: off; it would not apply here: {why}"),
+        },
+        Err(why) => format!("Twin prior: does not apply: {why}"),
+        Ok(view) => {
+            let mut text = format!(
+                "Twin prior (search.prior: twin): {} configs evaluated, {} predicted feasible; \
+                 run first after the baseline:",
+                view.trials.len(),
+                view.trials.iter().filter(|t| t.is_feasible()).count()
+            );
+            for config in &view.first {
+                text.push_str(&format!("\n  {}", one_line(config)));
+            }
+            if !view.unmodelled.is_empty() {
+                text.push_str(&format!(
+                    "\nnot modelled by the twin (left at what the space sets): {}",
+                    view.unmodelled.join(", ")
+                ));
+            }
+            text
+        }
+    }
+}
+
+/// `space` with `search.prior: twin`.
+fn twin_on(space: &StudySpec) -> StudySpec {
+    let mut twin = space.clone();
+    twin.search.prior = crate::space::Prior::Twin;
+    twin
 }
 
 fn one_line(config: &Params) -> String {

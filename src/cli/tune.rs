@@ -151,7 +151,8 @@ fn study(
     let dir = args.results.join(&name);
     let stop = interrupt::on_sigint()?;
     let engine = crate::engine::for_kind(space.engine.kind);
-    let warm = crate::study::warm::load(&space, &dir)?;
+    let mut warm = crate::study::warm::load(&space, &dir)?;
+    let twin_first = twin_prior(&space, &mut warm.prior, observer.as_ref())?;
     for s in &warm.studies {
         observer.note(&format!(
             "warm start from {}: {} trial(s) reused, {} dropped (other parameters), {} \
@@ -177,6 +178,7 @@ fn study(
         server_stop: !args.no_server_stop,
         stop,
         warm_start: warm.studies,
+        twin_first,
     };
     if let Some(warning) = space.rules_warning() {
         observer.warning(&warning);
@@ -205,6 +207,46 @@ fn study(
         );
     }
     Ok((code, summary))
+}
+
+/// With `search.prior: twin`, the twin's view of `space`: its evaluations join the sampler's
+/// prior and its best configs are returned to run first.
+fn twin_prior(
+    space: &StudySpec,
+    prior: &mut crate::sampler::Prior,
+    observer: &dyn StudyObserver,
+) -> anyhow::Result<Vec<crate::record::Params>> {
+    use crate::study::twin::{self, NoTwin};
+    let objective = crate::exec::objective(space)?;
+    let started = std::time::Instant::now();
+    let view = match twin::view(
+        space,
+        space,
+        &objective,
+        crate::sim::CardScale::default(),
+        space.search.seed,
+    ) {
+        Ok(view) => view,
+        Err(NoTwin::Off) => return Ok(Vec::new()),
+        Err(e) => anyhow::bail!("{}: search.prior: twin cannot apply: {e}", space.origin),
+    };
+    let feasible = view.trials.iter().filter(|t| t.is_feasible()).count();
+    observer.note(&format!(
+        "twin prior: {} configs evaluated in {:.1} s ({feasible} predicted feasible); {} of its \
+         best run after the baseline{}",
+        view.trials.len(),
+        started.elapsed().as_secs_f64(),
+        view.first.len(),
+        if view.unmodelled.is_empty() {
+            String::new()
+        } else {
+            format!("; not modelled: {}", view.unmodelled.join(", "))
+        }
+    ));
+    if sampler::learns_from_prior(&space.search.sampler) {
+        prior.trials.extend(view.trials);
+    }
+    Ok(view.first)
 }
 
 /// The result of a study as `--json` prints it (docs/machine-interface.md).

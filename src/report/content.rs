@@ -24,6 +24,10 @@ pub fn blocks(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Heading(2, "Why the winner wins".into()));
         out.extend(why);
     }
+    if let Some(twin) = &view.twin {
+        out.push(Block::Heading(2, "The twin's predictions".into()));
+        out.extend(twin_blocks(twin, &spec.metric));
+    }
     if let Some(table) = super::importance::effects(view.records, &spec.metric) {
         out.push(Block::Heading(2, "What moved the objective".into()));
         out.push(Block::Para(
@@ -193,6 +197,57 @@ fn warm_start(view: &StudyView<'_>) -> Block {
             })
             .collect(),
     }
+}
+
+/// What the twin predicted for each scored trial against what it measured, and a verdict.
+fn twin_blocks(twin: &super::TwinPredictions, metric: &str) -> Vec<Block> {
+    let median = twin.median_error_pct;
+    let verdict = if median > twin.wrong_above_pct {
+        format!(
+            "The twin is wrong for this card and engine by more than {:.0}%: its ranking counts \
+             for little here (the sampler sets its prior aside once the study's own trials \
+             contradict it), so the study's own trials decide.",
+            twin.wrong_above_pct
+        )
+    } else {
+        "The twin followed this card and engine; its ranking was a fair first guess.".to_string()
+    };
+    let fitted = twin.calibrated.map_or(String::new(), |([c, b, h], after)| {
+        format!(
+            " Fitted to these trials, the card's figures read compute ×{c:.2}, bandwidth \
+             ×{b:.2}, host ×{h:.2} (`infertune sim calibrate` fits the same from a file of \
+             measurements); the twin's throughput and latencies are then off by {after:.1}% \
+             (median)."
+        )
+    });
+    vec![
+        Block::Para(format!(
+            "The digital twin ranked the space before the first trial (search.prior: twin). \
+             Its prediction of `{metric}` for each scored trial against what the trial \
+             measured: median error {median:.1}% over {} trials. {verdict}{fitted}",
+            twin.rows.len()
+        )),
+        Block::Table {
+            header: vec![
+                "trial".into(),
+                "predicted".into(),
+                "measured".into(),
+                "error %".into(),
+            ],
+            rows: twin
+                .rows
+                .iter()
+                .map(|(n, p, m)| {
+                    vec![
+                        n.to_string(),
+                        format!("{p:.1}"),
+                        format!("{m:.1}"),
+                        format!("{:+.1}", (p - m) / m * 100.0),
+                    ]
+                })
+                .collect(),
+        },
+    ]
 }
 
 fn failures(view: &StudyView<'_>) -> Block {

@@ -33,6 +33,22 @@ pub struct StudyView<'a> {
     pub partial: BTreeMap<u32, f64>,
     /// How the sampler weighs the warm start's trials against the study's own, where it has one.
     pub warm_start_trust: Option<String>,
+    /// The twin's predictions of the trials, where the study's prior is the twin.
+    pub twin: Option<TwinPredictions>,
+}
+
+/// The twin's prediction of each scored trial's objective against what the trial measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TwinPredictions {
+    /// `(trial number, predicted, measured)`, in trial order.
+    pub rows: Vec<(u32, f64, f64)>,
+    /// Median absolute error of the predictions, percent.
+    pub median_error_pct: f64,
+    /// Median error above which the report says the twin is wrong here.
+    pub wrong_above_pct: f64,
+    /// The card's speed multipliers `[compute, bandwidth, host]` fitted to the trials'
+    /// throughput and latencies, and the median error of those figures after the fit, percent.
+    pub calibrated: Option<([f64; 3], f64)>,
 }
 
 /// Write `report.md`, `report.html` and `plots/*.svg` of `view` into `dir`; returns the paths of

@@ -146,18 +146,18 @@ pub fn from_name_with_prior(
     if prior.trials.is_empty() {
         return from_name(name, seed);
     }
-    let key = name.trim().to_ascii_lowercase();
-    let key = if key == "default" {
-        DEFAULT_SAMPLER
-    } else {
-        &key
-    };
     anyhow::ensure!(
-        key == "bo",
+        learns_from_prior(name),
         "sampler `{name}` cannot learn from earlier studies; set `search.sampler: bo` for a warm \
          start"
     );
     Ok(Box::new(BoSampler::new(seed, prior)))
+}
+
+/// Whether the sampler called `name` learns from a prior's trials (only `bo` does).
+pub fn learns_from_prior(name: &str) -> bool {
+    let key = name.trim().to_ascii_lowercase();
+    key == "bo" || (key == "default" && DEFAULT_SAMPLER == "bo")
 }
 
 /// The value a pending proposal is assumed to reach: the mean score seen so far.

@@ -4,7 +4,7 @@
 
 pub mod select;
 
-use crate::record::{metric, MetricMap, Slo, Violation};
+use crate::record::{metric, FailureKind, MetricMap, Outcome, Params, Slo, TrialRecord, Violation};
 use crate::space::objective::{Direction, ObjectiveSpec};
 use anyhow::Context as _;
 
@@ -189,6 +189,35 @@ fn floats_for_int_literals(text: &str) -> String {
 
 fn is_word_or_dot(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '.'
+}
+
+/// The record of trial `number` of `params` as a study records a run of it: failed with its
+/// kind and message when it did not start, else its metrics judged by `objective`.
+pub fn record_run(
+    objective: &Objective,
+    number: u32,
+    params: Params,
+    measured: Result<MetricMap, (FailureKind, String)>,
+) -> TrialRecord {
+    let metrics = match measured {
+        Ok(metrics) => metrics,
+        Err((kind, message)) => {
+            return TrialRecord::new(number, params, Outcome::Failed { kind, message })
+        }
+    };
+    let judgement = judge_probe(objective, &metrics);
+    let outcome = if judgement.violations.is_empty() {
+        Outcome::Feasible
+    } else {
+        Outcome::Infeasible
+    };
+    TrialRecord {
+        metrics,
+        value: judgement.value,
+        score: judgement.score,
+        violations: judgement.violations,
+        ..TrialRecord::new(number, params, outcome)
+    }
 }
 
 /// The verdict on the metrics of a completed probe as a trial records it: the objective's

@@ -163,6 +163,20 @@ impl Knobs {
     }
 }
 
+/// Whether the model of `kind` accepts the parameter `name` (with or without effect).
+pub(crate) fn accepts(kind: EngineKind, name: &str) -> bool {
+    match kind {
+        EngineKind::Mindie => {
+            MINDIE_KNOBS.iter().any(|(n, _)| *n == name) || MINDIE_IGNORED.contains(&name)
+        }
+        _ => {
+            let normalized = name.trim_start_matches("--").replace('-', "_");
+            VLLM_KNOBS.iter().any(|(n, _)| *n == normalized)
+                || VLLM_IGNORED.contains(&normalized.as_str())
+        }
+    }
+}
+
 fn unrecognized(
     kind: EngineKind,
     name: &str,

@@ -236,6 +236,9 @@ pub struct SearchSettings {
 pub enum Prior {
     /// The engine's expert configs (see `engine::expert`) run first after the baseline.
     Expert,
+    /// As `Expert`, and the digital twin evaluates the space before the first trial: its best
+    /// configs run next and its predictions seed the sampler (`study::twin`).
+    Twin,
     /// Nothing: the search starts from its own initial design.
     None,
 }

@@ -8,7 +8,7 @@ use crate::engine::{Engine, Slot};
 use crate::exec::{LaunchSpec, TrialDir};
 use crate::export::{self, Baseline, Best, Format, Stat, StudyFacts};
 use crate::record::{Outcome, TrialRecord};
-use crate::report::{self, StudyView};
+use crate::report::{self, StudyView, TwinPredictions};
 use crate::score::select::{choose_winner, mean_ci95, Winner};
 use crate::score::Objective;
 use crate::space::{redact, StudySpec};
@@ -153,9 +153,18 @@ impl<'a> Exporter<'a> {
     pub(crate) fn write_report(&self, records: &[TrialRecord]) -> anyhow::Result<WrittenReport> {
         let access = self.space.file_access();
         let trust = super::warm::trust_text(self.space, self.meta, self.dir, records);
-        write_report_of(self.dir, self.meta, records, access, trust, |record| {
-            export::exec_line(&redact::launch(&self.launch(record)?, &self.space.secrets))
-        })
+        let twin = crate::exec::objective(self.space)
+            .ok()
+            .and_then(|objective| super::twin::check(self.space, &objective, records));
+        write_report_of(
+            self.dir,
+            self.meta,
+            records,
+            access,
+            trust,
+            twin,
+            |record| export::exec_line(&redact::launch(&self.launch(record)?, &self.space.secrets)),
+        )
     }
 
     /// The launch of `record`, in its trial folder.
@@ -187,7 +196,7 @@ pub(crate) fn write_report(dir: &Path) -> anyhow::Result<WrittenReport> {
             let engine = crate::engine::for_kind(space.engine.kind);
             Exporter::new(&space, engine, &meta, dir).write_report(&records)
         }
-        Err(e) => write_report_of(dir, &meta, &records, Access::Owner, None, move |_| {
+        Err(e) => write_report_of(dir, &meta, &records, Access::Owner, None, None, move |_| {
             Err(e.context("cannot load the study's space"))
         }),
     }
@@ -201,6 +210,7 @@ fn write_report_of(
     records: &[TrialRecord],
     access: Access,
     warm_start_trust: Option<String>,
+    twin: Option<TwinPredictions>,
     command: impl FnOnce(&TrialRecord) -> anyhow::Result<String>,
 ) -> anyhow::Result<WrittenReport> {
     let objective = Objective::new(&meta.objective)?;
@@ -236,6 +246,7 @@ fn write_report_of(
         secondary,
         partial,
         warm_start_trust,
+        twin,
     };
     let (markdown, html) = report::write(dir, &view, access)?;
     Ok(WrittenReport {

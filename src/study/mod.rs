@@ -19,6 +19,7 @@ pub mod plan;
 mod run;
 mod running;
 mod slots;
+pub mod twin;
 pub mod warm;
 
 pub use observer::StudyObserver;

@@ -13,7 +13,7 @@ use super::{lock, open};
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::exec::{pending, Backends, EarlyStops, StopFlag, TrialDir, TrialObserver};
 use crate::export::{self, ReusedStudy};
-use crate::record::TrialRecord;
+use crate::record::{Params, TrialRecord};
 use crate::sampler::Sampler;
 use crate::score::select::{counts_as_config, Winner};
 use crate::space::{Feasibility, StudySpec};
@@ -36,6 +36,8 @@ pub struct StudyOptions {
     pub stop: StopFlag,
     /// The earlier studies that seeded the sampler ([`super::warm::load`]); kept in `study.json`.
     pub warm_start: Vec<ReusedStudy>,
+    /// Configs the twin ranks best ([`super::twin::view`]), run after the expert settings.
+    pub twin_first: Vec<Params>,
 }
 
 /// How a study ended.
@@ -133,13 +135,14 @@ pub fn run(
     backends
         .observer
         .started(space.search.trials, originals_done);
-    let experts = match expert_config(space, backends.check, executor.slots()) {
+    let mut experts = match expert_config(space, backends.check, executor.slots()) {
         Ok(expert) => {
             backends.observer.note(&expert_note(&expert));
             vec![expert.params]
         }
         Err(_) => Vec::new(),
     };
+    experts.extend(options.twin_first.iter().cloned());
     let mut planner = Planner::new(
         PlanSpec::of(space, experts),
         sampler,

@@ -11,6 +11,7 @@ mod real_engine;
 mod report_render;
 mod secrets;
 mod sim;
+mod twin_prior;
 mod vllm;
 mod warm_start_sim;
 mod xinference;

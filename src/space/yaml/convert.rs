@@ -299,18 +299,21 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
     })
 }
 
-/// `search.prior`: `expert` (the default) or `none`.
+/// `search.prior`: `expert` (the default), `twin` or `none`.
 fn prior(raw: Option<Spanned<String>>) -> Located<Prior> {
     match raw {
         None => Ok(Prior::Expert),
         Some(p) => match p.value.as_str() {
             "expert" => Ok(Prior::Expert),
+            "twin" => Ok(Prior::Twin),
             "none" => Ok(Prior::None),
             other => Err((
                 Pos::of(&p.referenced),
                 format!(
                     "search.prior `{other}` is not a prior; write `expert` (the engine's \
-                     recommended settings run first after the baseline) or `none`"
+                     recommended settings run first after the baseline), `twin` (the simulator \
+                     ranks the space first, then the expert settings and its best configs run \
+                     first) or `none`"
                 ),
             )),
         },

@@ -248,6 +248,7 @@ pub fn options(dir: PathBuf, resume: bool, prune: bool) -> StudyOptions {
         server_stop: prune,
         stop: StopFlag::default(),
         warm_start: Vec::new(),
+        twin_first: Vec::new(),
     }
 }
 
