@@ -66,6 +66,11 @@ struct Args {
     /// every config of it (`scripts/bench-real-grid.sh`); warm-start comparisons are skipped.
     #[arg(long)]
     grid: Option<String>,
+    /// Measure each scenario on the twin perturbed away from its card (figures off by 30-50%
+    /// both ways, 2× off, the V0 scheduler) instead of as written; with `bo:twin` among the
+    /// samplers, the twin prior is computed on the nominal twin.
+    #[arg(long, conflicts_with = "grid")]
+    twin: bool,
     #[arg(long, hide = true)]
     bench: bool,
 }
@@ -78,7 +83,7 @@ fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     let scenarios = match &args.grid {
         Some(grid) => vec![grid_scenario(grid)?],
-        None => sim::scenarios(&args.scenarios)?,
+        None => sim::scenarios(&args.scenarios, args.twin)?,
     };
     let threads = args
         .threads
@@ -95,6 +100,7 @@ fn main() -> anyhow::Result<()> {
             driver: concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/bench-optuna.py").into(),
             samplers: args.optuna_samplers.clone(),
         }),
+        skip_without_optimum: args.twin,
     };
     let results = searchbench::run(&scenarios, &config)?;
     let mut order = args.samplers.clone();
@@ -154,7 +160,7 @@ fn warm_starts(
         .collect::<anyhow::Result<_>>()?;
     let priors_dir = args.scenarios.join("priors");
     let priors = if priors_dir.is_dir() {
-        sim::scenarios(&priors_dir)?
+        sim::scenarios(&priors_dir, false)?
     } else {
         Vec::new()
     };

@@ -19,7 +19,7 @@ pub(crate) struct Searched {
 }
 
 /// `trials` trials of `sampler` on `scenario`, planned by the study's planner (no baseline, no
-/// re-validation), the `expert` config first, dispatched by the study's loop over a fake
+/// re-validation), the `first` configs first, dispatched by the study's loop over a fake
 /// executor with `slots` slots: a trial takes its start-up and probe time give or take a third
 /// (drawn from its number), so trials finish out of order as on real servers, and the planner
 /// proposes with the trials in flight pending. `best[t]` follows the order trials finish in.
@@ -27,13 +27,13 @@ pub(crate) fn search(
     scenario: &Scenario,
     sampler: &mut dyn Sampler,
     trials: usize,
-    expert: Option<Params>,
+    first: Vec<Params>,
     slots: usize,
 ) -> anyhow::Result<Searched> {
     let spec = PlanSpec {
         trials: u32::try_from(trials).unwrap_or(u32::MAX),
         baseline: None,
-        enqueue: expert.into_iter().collect(),
+        enqueue: first,
         revalidate_top: 0,
         repeats: 0,
         devices_per_trial: DevicesPerTrial::Count(0),

@@ -14,14 +14,16 @@ pub mod reference;
 pub mod report;
 pub mod sim;
 pub mod table;
+pub mod twin;
 pub mod warm;
 
 use anyhow::Context;
-use infertune::record::{FailureKind, MetricMap, Outcome, Params, TrialRecord};
-use infertune::sampler::{from_name, Sampler};
-use infertune::score::judge_probe;
+use infertune::record::{FailureKind, MetricMap, Params, TrialRecord};
+use infertune::sampler::{from_name, from_name_with_prior, Prior, Sampler};
+use infertune::score::record_run;
 use infertune::score::Objective;
 use infertune::space::Feasibility;
+use infertune::study::twin::TwinView;
 use reference::Reference;
 use std::path::PathBuf;
 
@@ -57,6 +59,9 @@ pub struct Scenario {
     /// The engine's expert config in this space (`search.prior: expert`), run first as a
     /// study runs it; computed without the host's cores, so the benchmark is the same anywhere.
     pub expert: Option<Params>,
+    /// What the nominal twin predicts for the space (`search.prior: twin`); `None` where the
+    /// twin does not apply (a measured grid).
+    pub twin: Option<TwinView>,
 }
 
 /// The expert config of `space`, as a study with `search.prior: expert` runs it.
@@ -68,6 +73,19 @@ pub fn expert_of(space: &infertune::space::StudySpec) -> Option<Params> {
 
 /// A sampler name with `:none` after it runs without the expert prior (`bo:none`).
 const WITHOUT_PRIOR: &str = ":none";
+/// A sampler name with `:twin` after it runs with the twin prior (`bo:twin`).
+const WITH_TWIN: &str = ":twin";
+
+/// What a search knows before its first trial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Start {
+    /// Nothing.
+    Blind,
+    /// The expert config runs first.
+    Expert,
+    /// The expert config, then the twin's best; the twin's evaluations seed the sampler.
+    Twin,
+}
 
 /// A sampler name with `@N` after it keeps `N` trials in flight at once (`bo@4`).
 const SLOTS: char = '@';
@@ -88,29 +106,8 @@ impl Scenario {
         measured: Result<MetricMap, StartupFailure>,
     ) -> TrialRecord {
         let number = u32::try_from(number).unwrap_or(u32::MAX);
-        let metrics = match measured {
-            Ok(metrics) => metrics,
-            Err(failure) => {
-                let outcome = Outcome::Failed {
-                    kind: failure.kind,
-                    message: failure.message,
-                };
-                return TrialRecord::new(number, params, outcome);
-            }
-        };
-        let judgement = judge_probe(&self.objective, &metrics);
-        let outcome = if judgement.violations.is_empty() {
-            Outcome::Feasible
-        } else {
-            Outcome::Infeasible
-        };
-        TrialRecord {
-            metrics,
-            value: judgement.value,
-            score: judgement.score,
-            violations: judgement.violations,
-            ..TrialRecord::new(number, params, outcome)
-        }
+        let measured = measured.map_err(|f| (f.kind, f.message));
+        record_run(&self.objective, number, params, measured)
     }
 }
 
@@ -149,6 +146,9 @@ pub struct BenchConfig {
     pub threads: usize,
     /// Optuna's samplers to run as well (same seeds and trials); `None` = none.
     pub optuna: Option<optuna::OptunaConfig>,
+    /// Leave out, with a note, a scenario where no config meets the SLOs (a perturbed card
+    /// too slow for them), instead of stopping with an error.
+    pub skip_without_optimum: bool,
 }
 
 /// One search: the best feasible value after each trial.
@@ -195,42 +195,63 @@ pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<S
     for name in &config.samplers {
         from_name(variant(name)?.0, 0)?;
     }
-    scenarios
+    let mut results = Vec::with_capacity(scenarios.len());
+    for scenario in scenarios {
+        match run_one(scenario, config) {
+            Err(e) if config.skip_without_optimum && e.is::<NoOptimum>() => {
+                eprintln!("left out: {e}");
+            }
+            result => results.push(result?),
+        }
+    }
+    Ok(results)
+}
+
+/// A scenario where no config meets the SLOs.
+#[derive(Debug)]
+struct NoOptimum(String);
+
+impl std::fmt::Display for NoOptimum {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NoOptimum {}
+
+/// Every sampler × seed on `scenario`.
+fn run_one(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<ScenarioResult> {
+    let mut runs = run_scenario(scenario, config)?;
+    runs.extend(optuna_runs(scenario, config)?);
+    let found = runs
         .iter()
-        .map(|scenario| {
-            let mut runs = run_scenario(scenario, config)?;
-            runs.extend(optuna_runs(scenario, config)?);
-            let found = runs
-                .iter()
-                .filter_map(|r| r.best.last().copied().flatten())
-                .fold(f64::NEG_INFINITY, f64::max);
-            let reference = match &config.reference_cache {
-                Some(path) => {
-                    reference::cached(scenario, config.reference_draws, config.threads, path)?
-                }
-                None => reference::search(scenario, config.reference_draws, config.threads),
-            };
-            let optimum = reference.optimum.unwrap_or(f64::NEG_INFINITY).max(found);
-            let s = &reference.shares;
-            anyhow::ensure!(
-                optimum.is_finite() && optimum > 0.0,
-                "scenario `{}` has no feasible config with a positive `{}` (uniform draws: \
-                 {:.0}% broke an SLO, {:.0}% failed at start, {:.0}% were refused); relax its \
-                 SLOs or widen its parameter ranges",
-                scenario.name,
-                scenario.objective.spec().metric,
-                s.slo_broken * 100.0,
-                s.startup_failed * 100.0,
-                s.refused * 100.0
-            );
-            Ok(ScenarioResult {
-                name: scenario.name.clone(),
-                optimum,
-                reference,
-                runs,
-            })
-        })
-        .collect()
+        .filter_map(|r| r.best.last().copied().flatten())
+        .fold(f64::NEG_INFINITY, f64::max);
+    let reference = match &config.reference_cache {
+        Some(path) => reference::cached(scenario, config.reference_draws, config.threads, path)?,
+        None => reference::search(scenario, config.reference_draws, config.threads),
+    };
+    let optimum = reference.optimum.unwrap_or(f64::NEG_INFINITY).max(found);
+    let s = &reference.shares;
+    if !(optimum.is_finite() && optimum > 0.0) {
+        return Err(NoOptimum(format!(
+            "scenario `{}` has no feasible config with a positive `{}` (uniform draws: \
+                     {:.0}% broke an SLO, {:.0}% failed at start, {:.0}% were refused); relax \
+                     its SLOs or widen its parameter ranges",
+            scenario.name,
+            scenario.objective.spec().metric,
+            s.slo_broken * 100.0,
+            s.startup_failed * 100.0,
+            s.refused * 100.0
+        ))
+        .into());
+    }
+    Ok(ScenarioResult {
+        name: scenario.name.clone(),
+        optimum,
+        reference,
+        runs,
+    })
 }
 
 fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<SearchRun>> {
@@ -276,9 +297,9 @@ fn optuna_runs(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec<
     Ok(runs)
 }
 
-/// The sampler of benchmark name `name`, whether it starts from the expert config, and the
-/// trials it keeps in flight: `bo`, `bo:none` (no expert config), `bo@4`, `bo:none@4`.
-fn variant(name: &str) -> anyhow::Result<(&str, bool, usize)> {
+/// The sampler of benchmark name `name`, what it starts from, and the trials it keeps in
+/// flight: `bo`, `bo:none` (no expert config), `bo:twin` (the twin prior), `bo@4`, `bo:none@4`.
+fn variant(name: &str) -> anyhow::Result<(&str, Start, usize)> {
     let (bare, slots) = match name.split_once(SLOTS) {
         Some((bare, n)) => (
             bare,
@@ -289,18 +310,40 @@ fn variant(name: &str) -> anyhow::Result<(&str, bool, usize)> {
         ),
         None => (name, 1),
     };
-    Ok(match bare.strip_suffix(WITHOUT_PRIOR) {
-        Some(sampler) => (sampler, false, slots),
-        None => (bare, true, slots),
+    if let Some(sampler) = bare.strip_suffix(WITHOUT_PRIOR) {
+        return Ok((sampler, Start::Blind, slots));
+    }
+    Ok(match bare.strip_suffix(WITH_TWIN) {
+        Some(sampler) => (sampler, Start::Twin, slots),
+        None => (bare, Start::Expert, slots),
     })
 }
 
 /// One search of `trials` trials with sampler `name` and `seed`.
 fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::Result<SearchRun> {
-    let (sampler_name, prior, slots) = variant(name)?;
-    let expert = if prior { scenario.expert.clone() } else { None };
-    let mut sampler = from_name(sampler_name, seed)?;
-    let (best, _) = search_with(scenario, &mut *sampler, trials, expert, slots)
+    let (sampler_name, start, slots) = variant(name)?;
+    let mut first: Vec<Params> = match start {
+        Start::Blind => Vec::new(),
+        Start::Expert | Start::Twin => scenario.expert.clone().into_iter().collect(),
+    };
+    let mut sampler = match (start, &scenario.twin) {
+        (Start::Twin, Some(twin)) => {
+            first.extend(twin.first.iter().cloned());
+            let prior = Prior {
+                trials: twin.trials.clone(),
+                weight: infertune::sampler::DEFAULT_TRANSFER_WEIGHT,
+            };
+            from_name_with_prior(sampler_name, seed, prior)?
+        }
+        (Start::Twin, None) => {
+            anyhow::bail!(
+                "{}: sampler {name}: the twin does not apply here",
+                scenario.name
+            )
+        }
+        _ => from_name(sampler_name, seed)?,
+    };
+    let (best, _) = search_with(scenario, &mut *sampler, trials, first, slots)
         .with_context(|| format!("{} with sampler {name} (seed {seed})", scenario.name))?;
     Ok(SearchRun {
         sampler: name.to_string(),
@@ -315,10 +358,10 @@ pub(crate) fn search_with(
     scenario: &Scenario,
     sampler: &mut dyn Sampler,
     trials: usize,
-    expert: Option<Params>,
+    first: Vec<Params>,
     slots: usize,
 ) -> anyhow::Result<(Vec<Option<f64>>, Vec<TrialRecord>)> {
-    let searched = drive::search(scenario, sampler, trials, expert, slots)?;
+    let searched = drive::search(scenario, sampler, trials, first, slots)?;
     Ok((searched.best, searched.records))
 }
 

@@ -6,11 +6,13 @@
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
 use super::{Evaluator, Scenario, StartupFailure};
+use crate::twin::Perturbation;
 use anyhow::Context;
 use infertune::probe::WorkloadSpec;
 use infertune::record::{MetricMap, Params};
-use infertune::sim::Deployment;
-use infertune::space::{EngineKind, StudySpec, Target};
+use infertune::sim::{CardScale, Deployment};
+use infertune::space::{EngineKind, Prior, StudySpec, Target};
+use infertune::study::twin;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
@@ -31,10 +33,10 @@ pub(crate) struct SimEvaluator {
 }
 
 impl SimEvaluator {
-    /// The evaluator of `space`: its engine, card and model simulated under its probe workload.
-    pub fn of(space: &StudySpec) -> anyhow::Result<SimEvaluator> {
-        Ok(SimEvaluator {
-            deployment: deployment(space)?,
+    /// The evaluator of `space` on `deployment` under the space's probe workload.
+    pub fn on(space: &StudySpec, deployment: Deployment) -> SimEvaluator {
+        SimEvaluator {
+            deployment,
             workload: space.probe.clone(),
             passed: space
                 .parameters
@@ -43,7 +45,7 @@ impl SimEvaluator {
                 .map(|p| p.name.clone())
                 .collect(),
             memo: Mutex::new(HashMap::new()),
-        })
+        }
     }
 }
 
@@ -137,14 +139,20 @@ pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
         engine,
         version: space.engine.version.clone(),
         card,
+        card_scale: Default::default(),
         model: space.engine.model.clone(),
         tp: 1,
     })
 }
 
 /// The scenario in the space file at `path`: maximise its objective subject to its SLOs, scored
-/// as the study scores it.
-pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
+/// as the study scores it; measured on the twin `perturbed` away from the space's card, if
+/// given, and with the nominal twin's view of the space when `with_twin`.
+pub fn scenario(
+    path: &Path,
+    perturbed: Option<&Perturbation>,
+    with_twin: bool,
+) -> anyhow::Result<Scenario> {
     let space = StudySpec::load(path, infertune::engine::rule_pack)?;
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
@@ -152,19 +160,44 @@ pub fn scenario(path: &Path) -> anyhow::Result<Scenario> {
     text.hash(&mut hasher);
     env!("CARGO_PKG_VERSION").hash(&mut hasher);
     let objective = super::maximised(&space)?;
-    let evaluator = SimEvaluator::of(&space)?;
+    let nominal = deployment(&space)?;
+    let (name, measured) = match perturbed {
+        Some(p) => {
+            p.name.hash(&mut hasher);
+            (format!("{} ({})", space.name, p.name), p.apply(&nominal))
+        }
+        None => (space.name.clone(), nominal),
+    };
+    let twin = if with_twin {
+        let mut twin_space = space.clone();
+        twin_space.search.prior = Prior::Twin;
+        let view = twin::view(&twin_space, &space, &objective, CardScale::default(), 0)
+            .map_err(|e| anyhow::anyhow!("{}: the twin prior: {e}", space.origin))?;
+        Some(view)
+    } else {
+        None
+    };
     Ok(Scenario {
-        name: space.name.clone(),
+        name,
         fingerprint: format!("{:016x}", hasher.finish()),
         objective,
-        evaluator: Box::new(evaluator),
+        evaluator: Box::new(SimEvaluator::on(&space, measured)),
         expert: super::expert_of(&space),
+        twin,
         space: Box::new(space),
     })
 }
 
-/// Every scenario file (`*.yaml`) in `dir`, in name order.
-pub fn scenarios(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
+/// Whether the space file at `path` is a MindIE one (a vLLM scheduler generation does not apply).
+fn is_mindie(path: &Path) -> bool {
+    StudySpec::load(path, infertune::engine::rule_pack)
+        .is_ok_and(|space| space.engine.kind == EngineKind::Mindie)
+}
+
+/// Every scenario file (`*.yaml`) in `dir`, in name order: as written, or with `twin` each
+/// measured under every perturbation of [`crate::twin::PERTURBATIONS`] with the nominal twin's
+/// view attached.
+pub fn scenarios(dir: &Path, twin: bool) -> anyhow::Result<Vec<Scenario>> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot list scenario folder {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -176,8 +209,15 @@ pub fn scenarios(dir: &Path) -> anyhow::Result<Vec<Scenario>> {
         "no scenario files (*.yaml) in {}; pass a folder of space files with --scenarios",
         dir.display()
     );
+    let variants: Vec<Option<&Perturbation>> = if twin {
+        crate::twin::PERTURBATIONS.iter().map(Some).collect()
+    } else {
+        vec![None]
+    };
     paths
         .iter()
-        .map(|p| scenario(p).with_context(|| format!("scenario {}", p.display())))
+        .flat_map(|p| variants.iter().map(move |v| (p, *v)))
+        .filter(|(p, v)| v.is_none_or(|v| v.version.is_none() || !is_mindie(p)))
+        .map(|(p, v)| scenario(p, v, twin).with_context(|| format!("scenario {}", p.display())))
         .collect()
 }

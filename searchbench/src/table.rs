@@ -86,6 +86,7 @@ pub fn scenario(space: &Path, studies: &[PathBuf]) -> anyhow::Result<Scenario> {
         objective: super::maximised(&spec)?,
         evaluator: Box::new(grid),
         expert: super::expert_of(&spec),
+        twin: None,
         space: Box::new(spec),
     })
 }

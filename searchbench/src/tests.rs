@@ -1,5 +1,5 @@
 use super::*;
-use infertune::record::Violation;
+use infertune::record::{Outcome, Violation};
 use infertune::space::objective::ObjectiveSpec;
 use infertune::space::StudySpec;
 use std::path::Path;
@@ -34,6 +34,7 @@ pub(super) fn scenario_of(metric: &str, evaluator: Box<dyn Evaluator>) -> Scenar
         name: space.name.clone(),
         fingerprint: String::new(),
         expert: None,
+        twin: None,
         space: Box::new(space),
         evaluator,
         objective: Objective::new(&spec).unwrap(),
@@ -93,7 +94,7 @@ fn a_start_up_failure_is_a_failed_trial_without_value() {
 
 #[test]
 fn the_shipped_scenarios_load() {
-    let names: Vec<String> = sim::scenarios(Path::new(SCENARIOS))
+    let names: Vec<String> = sim::scenarios(Path::new(SCENARIOS), false)
         .unwrap()
         .into_iter()
         .map(|s| s.name)
@@ -192,7 +193,7 @@ fn the_optuna_comparison_line_bounds_censored_medians() {
 fn a_search_runs_the_trials_its_planner_numbers() {
     let scenario = scenario("output_throughput", Ok(metrics(100.0, 384.0)));
     let mut sampler = from_name("random", 4).unwrap();
-    let searched = drive::search(&scenario, &mut *sampler, 5, None, 1).unwrap();
+    let searched = drive::search(&scenario, &mut *sampler, 5, Vec::new(), 1).unwrap();
     let numbers: Vec<u32> = searched.records.iter().map(|r| r.number).collect();
     assert_eq!(numbers, [0, 1, 2, 3, 4]);
     assert_eq!(searched.best.last(), Some(&Some(900.0)));
@@ -200,8 +201,12 @@ fn a_search_runs_the_trials_its_planner_numbers() {
 
 #[test]
 fn sampler_names_carry_the_prior_and_the_trials_in_flight() {
-    assert_eq!(super::variant("bo").unwrap(), ("bo", true, 1));
-    assert_eq!(super::variant("bo:none").unwrap(), ("bo", false, 1));
-    assert_eq!(super::variant("bo:none@4").unwrap(), ("bo", false, 4));
+    assert_eq!(super::variant("bo").unwrap(), ("bo", Start::Expert, 1));
+    assert_eq!(super::variant("bo:none").unwrap(), ("bo", Start::Blind, 1));
+    assert_eq!(
+        super::variant("bo:none@4").unwrap(),
+        ("bo", Start::Blind, 4)
+    );
+    assert_eq!(super::variant("bo:twin@4").unwrap(), ("bo", Start::Twin, 4));
     assert!(super::variant("bo@0").is_err());
 }

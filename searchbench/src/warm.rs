@@ -41,17 +41,29 @@ pub fn compare(
             prior,
             &mut *source,
             config.prior_trials,
-            prior.expert.clone(),
+            prior.expert.clone().into_iter().collect(),
             1,
         )?;
         let mut cold = from_name(SAMPLER, seed)?;
-        let (cold, _) = search_with(target, &mut *cold, config.trials, target.expert.clone(), 1)?;
+        let (cold, _) = search_with(
+            target,
+            &mut *cold,
+            config.trials,
+            target.expert.clone().into_iter().collect(),
+            1,
+        )?;
         let prior = Prior {
             trials,
             weight: config.weight,
         };
         let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
-        let (warm, _) = search_with(target, &mut *warm, config.trials, target.expert.clone(), 1)?;
+        let (warm, _) = search_with(
+            target,
+            &mut *warm,
+            config.trials,
+            target.expert.clone().into_iter().collect(),
+            1,
+        )?;
         Ok(
             [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
                 sampler: format!("{SAMPLER} {label}"),
