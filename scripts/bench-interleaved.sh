@@ -55,8 +55,8 @@ measure() {
     rm -rf "$dir" && mkdir -p "$dir"
     "$bin" launch --space "$space" --workdir "$dir" "${sets[@]}" >"$dir/launch.log" 2>&1 &
     pid=$!
-    for _ in $(seq 1 600); do
-        grep -q "^ready after" "$dir/launch.log" 2>/dev/null && break
+    # `launch` gives up after the space's ready_timeout, so waiting for it is bounded.
+    until grep -q "^ready after" "$dir/launch.log" 2>/dev/null; do
         kill -0 "$pid" 2>/dev/null || die "$name did not start: $(tail -n 5 "$dir/launch.log")"
         sleep 0.2
     done
@@ -65,7 +65,12 @@ measure() {
     kill -INT "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     local value
-    value=$(grep -o '"output_throughput": *[0-9.]*' "$dir/bench.json" | head -n 1 | grep -o '[0-9.]*$')
+    # A run in which no request completed measured nothing.
+    if ! grep -q '"completed": *[1-9]' "$dir/bench.json" 2>/dev/null; then
+        value=
+    else
+        value=$(grep -o '"output_throughput": *[0-9.]*' "$dir/bench.json" | head -n 1 | grep -o '[0-9.]*$')
+    fi
     log "round $round: $name ${value:-failed} tok/s"
     echo "$name $round ${value:-nan}" >>"$out/runs.txt"
 }
