@@ -59,9 +59,17 @@ pub struct Scenario {
     /// The engine's expert config in this space (`search.prior: expert`), run first as a
     /// study runs it; computed without the host's cores, so the benchmark is the same anywhere.
     pub expert: Option<Params>,
-    /// What the nominal twin predicts for the space (`search.prior: twin`); `None` where the
-    /// twin does not apply (a measured grid).
-    pub twin: Option<TwinView>,
+    /// What the nominal twin predicts for the space (`search.prior: twin`) and how it is
+    /// recalibrated as a search measures; `None` where the twin does not apply (a measured grid).
+    pub twin: Option<TwinPrior>,
+}
+
+/// The twin prior of a scenario, as a study with `search.prior: twin` starts it.
+pub struct TwinPrior {
+    /// The nominal twin's view of the space.
+    pub view: TwinView,
+    /// Its recalibration from the search's own trials.
+    pub refresh: infertune::sampler::Refresh,
 }
 
 /// The expert config of `space`, as a study with `search.prior: expert` runs it.
@@ -328,10 +336,11 @@ fn search(scenario: &Scenario, name: &str, seed: u64, trials: usize) -> anyhow::
     };
     let mut sampler = match (start, &scenario.twin) {
         (Start::Twin, Some(twin)) => {
-            first.extend(twin.first.iter().cloned());
+            first.extend(twin.view.first.iter().cloned());
             let prior = Prior {
-                trials: twin.trials.clone(),
+                trials: twin.view.trials.clone(),
                 weight: infertune::sampler::DEFAULT_TRANSFER_WEIGHT,
+                refresh: Some(twin.refresh.clone()),
             };
             from_name_with_prior(sampler_name, seed, prior)?
         }

@@ -5,7 +5,7 @@
 //! The simulator is deterministic for a given seed, so every config is evaluated once per
 //! scenario and remembered: searches of different samplers and seeds share the evaluations.
 
-use super::{Evaluator, Scenario, StartupFailure};
+use super::{Evaluator, Scenario, StartupFailure, TwinPrior};
 use crate::twin::Perturbation;
 use anyhow::Context;
 use infertune::probe::WorkloadSpec;
@@ -173,7 +173,10 @@ pub fn scenario(
         twin_space.search.prior = Prior::Twin;
         let view = twin::view(&twin_space, &space, &objective, CardScale::default(), 0)
             .map_err(|e| anyhow::anyhow!("{}: the twin prior: {e}", space.origin))?;
-        Some(view)
+        Some(TwinPrior {
+            view,
+            refresh: twin::refresher(&twin_space, Vec::new(), 0),
+        })
     } else {
         None
     };

@@ -55,6 +55,7 @@ pub fn compare(
         let prior = Prior {
             trials,
             weight: config.weight,
+            refresh: None,
         };
         let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
         let (warm, _) = search_with(

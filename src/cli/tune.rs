@@ -244,6 +244,11 @@ fn twin_prior(
         }
     ));
     if sampler::learns_from_prior(&space.search.sampler) {
+        prior.refresh = Some(twin::refresher(
+            space,
+            prior.trials.clone(),
+            space.search.seed,
+        ));
         prior.trials.extend(view.trials);
     }
     Ok(view.first)

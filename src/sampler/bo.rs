@@ -18,7 +18,9 @@
 use super::gp::{log_cdf, log_expected_improvement, Gp};
 use super::history::{Observation, Tier};
 use super::kernel::{failure_probability, reflect, squared_distance, with_failure};
-use super::prior::{kendall_tau, Prior, PriorCheck, Source, Trust, TRUST_CHECK_TRIALS};
+use super::prior::{
+    kendall_tau, refresh_point, Prior, PriorCheck, Source, Trust, TRUST_CHECK_TRIALS,
+};
 use super::propose::{accept, call_rng, first_acceptable, Dims, Rejections, Tried, MAX_ATTEMPTS};
 use super::qmc::{check_dims, sobol_point};
 use super::Sampler;
@@ -81,6 +83,8 @@ pub(crate) struct BoSampler {
     prior: Prior,
     /// The run-to-run spread of the objective (relative), once measured.
     noise: Option<f64>,
+    /// The [`refresh_point`] the prior's trials were last recomputed at.
+    refreshed_at: Option<usize>,
 }
 
 impl BoSampler {
@@ -90,6 +94,30 @@ impl BoSampler {
             seed,
             prior,
             noise: None,
+            refreshed_at: None,
+        }
+    }
+
+    /// Recompute a refreshable prior from the measured trials of `trials` when their count
+    /// reaches the next [`refresh_point`].
+    fn refresh(&mut self, trials: &[TrialRecord]) {
+        let Some(refresh) = self.prior.refresh.clone() else {
+            return;
+        };
+        let measured: Vec<TrialRecord> = trials
+            .iter()
+            .filter(|t| t.value.is_some() && !t.metrics.is_empty())
+            .cloned()
+            .collect();
+        let Some(point) = refresh_point(measured.len()) else {
+            return;
+        };
+        if self.refreshed_at == Some(point) {
+            return;
+        }
+        self.refreshed_at = Some(point);
+        if let Some(trials) = (refresh.0)(&measured[..point]) {
+            self.prior.trials = trials;
         }
     }
 }
@@ -104,6 +132,7 @@ impl Sampler for BoSampler {
     }
 
     fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
+        self.refresh(trials);
         let dims = Dims::for_model(space);
         check_dims(dims.len())?;
         let tried = Tried::of(trials);
@@ -811,6 +840,7 @@ mod tests {
                 })
                 .collect(),
             weight: 0.5,
+            refresh: None,
         };
         let warm = blind_failures(&prior, 8);
         assert!(
@@ -840,6 +870,34 @@ mod tests {
         );
         let short: Vec<Row> = (0..10).map(|i| (vec![i as f64], 0.0, 0.0)).collect();
         assert_eq!(thinned(short, None).len(), 10);
+    }
+
+    #[test]
+    fn a_refreshable_prior_is_recomputed_at_three_six_and_ten_measured_trials() {
+        use std::sync::{Arc, Mutex};
+        let calls: Arc<Mutex<Vec<usize>>> = Arc::default();
+        let seen = calls.clone();
+        let prior = Prior {
+            trials: Vec::new(),
+            weight: 0.5,
+            refresh: Some(super::super::Refresh(Arc::new(move |measured| {
+                seen.lock().unwrap().push(measured.len());
+                Some(measured.to_vec())
+            }))),
+        };
+        let mut sampler = BoSampler::new(3, prior);
+        let space = plane();
+        let mut trials: Vec<TrialRecord> = Vec::new();
+        for i in 0..12 {
+            let mut trial = feasible(point(i as f64 / 12.0, 0.3), i as f64);
+            trial.metrics.insert("output_throughput".into(), i as f64);
+            // A proposal still pending counts for nothing.
+            let pending = crate::sampler::with_pending(&trials, &[point(0.9, 0.9)]);
+            sampler.ask(&space, &pending).unwrap();
+            trials.push(trial);
+        }
+        assert_eq!(*calls.lock().unwrap(), vec![3, 6, 10]);
+        assert_eq!(sampler.prior.trials.len(), 10);
     }
 
     #[test]
@@ -894,6 +952,7 @@ mod tests {
         let prior = |score: fn(f64) -> f64| Prior {
             trials: scored(12, score),
             weight: 0.5,
+            refresh: None,
         };
         let (alike, unlike) = (prior(|x| 300.0 + 90.0 * x), prior(|x| 400.0 - 90.0 * x));
         let kept = checked_prior(&dims, &own, &alike, &categories);

@@ -27,7 +27,7 @@ pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
 pub(crate) use prior::TRUST_CHECK_TRIALS;
 pub use prior::{
-    Prior, PriorCheck, Trust, CONFIRMED_FROM, DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
+    Prior, PriorCheck, Refresh, Trust, CONFIRMED_FROM, DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
 };
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;

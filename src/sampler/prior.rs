@@ -13,6 +13,34 @@ pub struct Prior {
     /// Transfer weight in `(0, 1]`: 1 trusts a prior trial as one of the study's own; smaller
     /// weights add noise to what it says.
     pub weight: f64,
+    /// Recomputes `trials` from the study's own measured trials as they accumulate (the twin
+    /// recalibrated on them), at the counts [`refresh_point`] names.
+    pub refresh: Option<Refresh>,
+}
+
+/// A prior's trials recomputed from the study's own measured trials (in trial order); `None`
+/// keeps the trials as they are. Deterministic in its input, so a resumed study replays it.
+#[derive(Clone)]
+pub struct Refresh(pub std::sync::Arc<RefreshFn>);
+
+/// The function a [`Refresh`] calls.
+pub type RefreshFn = dyn Fn(&[TrialRecord]) -> Option<Vec<TrialRecord>> + Send + Sync;
+
+impl std::fmt::Debug for Refresh {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Refresh(..)")
+    }
+}
+
+/// The number of the study's own measured trials a refreshable prior was last recomputed from,
+/// given `measured` of them: 3, 6, 10, then every tenth; `None` below 3.
+pub fn refresh_point(measured: usize) -> Option<usize> {
+    match measured {
+        0..=2 => None,
+        3..=5 => Some(3),
+        6..=9 => Some(6),
+        n => Some(n - n % 10),
+    }
 }
 
 pub use crate::space::DEFAULT_TRANSFER_WEIGHT;

@@ -187,6 +187,7 @@ fn only_bo_takes_a_warm_start() {
     let prior = Prior {
         trials: vec![feasible(Default::default(), 1.0)],
         weight: 0.5,
+        refresh: None,
     };
     assert!(from_name_with_prior("bo", 0, prior.clone()).is_ok());
     let err = from_name_with_prior("tpe", 0, prior)

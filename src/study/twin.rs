@@ -8,12 +8,14 @@ use crate::record::{FailureKind, MetricMap, Params, TrialRecord};
 use crate::report::TwinPredictions;
 use crate::sampler::from_name;
 use crate::sampler::propose::Dims;
+use crate::sampler::Refresh;
 use crate::score::{record_run, Objective};
-use crate::sim::calibrate::{calibrate, Observation};
+use crate::sim::calibrate::{calibrate, Calibration, Observation};
 use crate::sim::{CardScale, Deployment};
 use crate::space::{EngineKind, Feasibility, Prior, StudySpec, Target};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// Configs of the space the twin evaluates before the first trial.
 pub const DRAWS: usize = 48;
@@ -277,6 +279,26 @@ impl Observation for TrialObservation<'_> {
 
 /// The card figures fitted to the study's served trials, and the twin's error after the fit.
 fn calibrated(twin: &Twin<'_>, records: &[TrialRecord]) -> Option<([f64; 3], f64)> {
+    let fit = fit(twin, records)?;
+    Some((fit.scale.to_array(), fit.error_after_pct))
+}
+
+/// The twin prior recomputed as the study measures: the card's figures fitted to the trials
+/// measured so far, the space evaluated again on the fitted card (seeded by `seed`), after the
+/// `earlier` trials of a warm start.
+pub fn refresher(space: &StudySpec, earlier: Vec<TrialRecord>, seed: u64) -> Refresh {
+    let space = space.clone();
+    Refresh(Arc::new(move |measured: &[TrialRecord]| {
+        let objective = Objective::new(&space.objective).ok()?;
+        let twin = Twin::of(&space, deployment(&space).ok()?);
+        let scale = fit(&twin, measured)?.scale;
+        let view = view(&space, &space, &objective, scale, seed).ok()?;
+        Some(earlier.iter().cloned().chain(view.trials).collect())
+    }))
+}
+
+/// The card scale fitted to the throughput and latencies of the scored `records`.
+fn fit(twin: &Twin<'_>, records: &[TrialRecord]) -> Option<Calibration> {
     let observations: Vec<TrialObservation> = records
         .iter()
         .filter(|r| r.value.is_some())
@@ -290,8 +312,7 @@ fn calibrated(twin: &Twin<'_>, records: &[TrialRecord]) -> Option<([f64; 3], f64
         })
         .collect();
     let set: Vec<&dyn Observation> = observations.iter().map(|o| o as &dyn Observation).collect();
-    let fit = calibrate(&set, CardScale::default(), CALIBRATION_BUDGET).ok()?;
-    Some((fit.scale.to_array(), fit.error_after_pct))
+    calibrate(&set, CardScale::default(), CALIBRATION_BUDGET).ok()
 }
 
 /// [`DRAWS`] distinct configs of the space, quasi-random; fewer when the space is smaller.

@@ -38,6 +38,7 @@ pub fn load(space: &StudySpec, dir: &Path) -> anyhow::Result<WarmStart> {
         prior: Prior {
             trials: Vec::new(),
             weight,
+            refresh: None,
         },
         studies: Vec::new(),
     };
