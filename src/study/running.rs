@@ -118,6 +118,10 @@ impl RunningStudy<'_> {
             return;
         }
         self.prior_trust = Some(check.trust);
-        self.backends.observer.note(&warm::trust_note(&check));
+        let twin_only = self.space.search.prior == crate::space::Prior::Twin
+            && self.space.search.warm_start.is_empty();
+        self.backends
+            .observer
+            .note(&warm::trust_note(&check, twin_only));
     }
 }

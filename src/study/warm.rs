@@ -94,9 +94,18 @@ pub(crate) fn trust_text(
     })
 }
 
-/// The note `tune` prints when the sampler's verdict on the warm start changes to `check`'s.
-pub(crate) fn trust_note(check: &PriorCheck) -> String {
-    format!("warm start: {}", describe(check))
+/// The note `tune` prints when the sampler's verdict on the warm start changes to `check`'s;
+/// `twin_only` when the prior's trials are all the twin's predictions (`search.prior: twin`).
+pub(crate) fn trust_note(check: &PriorCheck, twin_only: bool) -> String {
+    let text = describe(check);
+    if twin_only {
+        format!(
+            "twin prior: {}",
+            text.replace("the earlier trials", "the twin's predictions")
+        )
+    } else {
+        format!("warm start: {text}")
+    }
 }
 
 /// [`trust_text`] of `check`.

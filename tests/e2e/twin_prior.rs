@@ -60,7 +60,10 @@ fn the_twins_best_configs_run_first_and_the_report_sets_its_predictions_against_
         .timeout(Duration::from_secs(180))
         .assert()
         .success()
-        .stderr(contains("twin prior: 48 configs evaluated"));
+        .stderr(contains("twin prior: 48 configs evaluated"))
+        .stderr(contains(
+            "twin prior: Checked against this study's 4 scored trials",
+        ));
 
     let space = StudySpec::load(&path, infertune::engine::rule_pack).unwrap();
     let objective = infertune::exec::objective(&space).unwrap();
