@@ -103,7 +103,7 @@ pub fn view(
     let twin = Twin::of(space, deployment);
     let configs = draws(check, seed);
     let evaluate = |params: &Params| twin.run(params);
-    let measured = in_parallel(&configs, evaluate);
+    let measured = crate::util::parallel::map(&configs, evaluate);
     let trials: Vec<TrialRecord> = configs
         .into_iter()
         .zip(measured)
@@ -333,22 +333,6 @@ fn draws(check: &dyn Feasibility, seed: u64) -> Vec<Params> {
         ));
     }
     asked.into_iter().map(|r| r.params).collect()
-}
-
-/// `f` of every config, on all cores.
-fn in_parallel<T: Send>(configs: &[Params], f: impl Fn(&Params) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = configs.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = configs
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(&f).collect::<Vec<T>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
 }
 
 /// The best feasible trials, best first, each differing from those before it by at least

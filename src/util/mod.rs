@@ -6,6 +6,7 @@ use std::time::Duration;
 
 pub mod atomic;
 pub mod files;
+pub mod parallel;
 pub mod process;
 pub mod stats;
 mod suggest;

@@ -103,26 +103,10 @@ fn log_errors(
     measured: &[BTreeMap<String, f64>],
     scale: CardScale,
 ) -> Vec<f64> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = observations.len().div_ceil(threads).max(1);
-    let per_observation: Vec<Vec<f64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = observations
-            .chunks(chunk)
-            .zip(measured.chunks(chunk))
-            .map(|(obs, meas)| {
-                scope.spawn(move || {
-                    obs.iter()
-                        .zip(meas)
-                        .map(|(o, m)| observation_errors(*o, m, scale))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
+    let pairs: Vec<(&dyn Observation, &BTreeMap<String, f64>)> =
+        observations.iter().copied().zip(measured).collect();
+    let per_observation =
+        crate::util::parallel::map(&pairs, |(o, m)| observation_errors(*o, m, scale));
     per_observation.into_iter().flatten().collect()
 }
 

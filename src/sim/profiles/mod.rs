@@ -200,22 +200,35 @@ fn shipped_model(entry: ModelEntry) -> ModelProfile {
 
 /// The model of the `config.json` at `path`, named after the file's stem; read once per path.
 pub fn model_from_file(path: &Path) -> Result<&'static ModelProfile, String> {
-    static LOADED: OnceLock<Mutex<HashMap<PathBuf, &'static ModelProfile>>> = OnceLock::new();
-    let mut loaded = LOADED
+    static LOADED: Loaded<ModelProfile> = OnceLock::new();
+    read_once(&LOADED, path, |text| {
+        let text = text.map_err(|e| format!("cannot read model config {}: {e}", path.display()))?;
+        let name = path
+            .file_stem()
+            .map_or("model".into(), |s| s.to_string_lossy().into_owned());
+        hf::parse(&name, &text).map_err(|e| format!("{}: {e}", path.display()))
+    })
+}
+
+/// Profiles read from files, by path.
+type Loaded<T> = OnceLock<Mutex<HashMap<PathBuf, &'static T>>>;
+
+/// The profile `parse` makes of the file at `path` (given its text or why it could not be
+/// read), made once per path. A run reads a handful of files; keeping each profile for the
+/// process's life is intended.
+fn read_once<T: Send + Sync + 'static>(
+    loaded: &'static Loaded<T>,
+    path: &Path,
+    parse: impl FnOnce(std::io::Result<String>) -> Result<T, String>,
+) -> Result<&'static T, String> {
+    let mut loaded = loaded
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(profile) = loaded.get(path) {
         return Ok(*profile);
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read model config {}: {e}", path.display()))?;
-    let name = path
-        .file_stem()
-        .map_or("model".into(), |s| s.to_string_lossy().into_owned());
-    let profile = hf::parse(&name, &text).map_err(|e| format!("{}: {e}", path.display()))?;
-    // A run reads a handful of configs; keeping each for the process's life is intended.
-    let profile: &'static ModelProfile = Box::leak(Box::new(profile));
+    let profile: &'static T = Box::leak(Box::new(parse(std::fs::read_to_string(path))?));
     loaded.insert(path.to_path_buf(), profile);
     Ok(profile)
 }
@@ -339,27 +352,17 @@ pub fn card(name: &str) -> Result<&'static CardProfile, String> {
 /// The card profile in the file at `path` (one entry of `cards.yaml`'s form, as `sim
 /// calibrate` writes it); read once per path.
 pub fn card_from_file(path: &Path) -> Result<&'static CardProfile, String> {
-    static LOADED: OnceLock<Mutex<HashMap<PathBuf, &'static CardProfile>>> = OnceLock::new();
-    let mut loaded = LOADED
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(profile) = loaded.get(path) {
-        return Ok(*profile);
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read card profile {}: {e}", path.display()))?;
-    let profile: CardProfile = serde_saphyr::from_str(&text).map_err(|e| {
-        format!(
-            "{}: not a card profile ({e}); write the fields of an entry of cards.yaml, \
-             e.g. as `infertune sim calibrate` does",
-            path.display()
-        )
-    })?;
-    // A run reads one or two card files; keeping each for the process's life is intended.
-    let profile: &'static CardProfile = Box::leak(Box::new(profile));
-    loaded.insert(path.to_path_buf(), profile);
-    Ok(profile)
+    static LOADED: Loaded<CardProfile> = OnceLock::new();
+    read_once(&LOADED, path, |text| {
+        let text = text.map_err(|e| format!("cannot read card profile {}: {e}", path.display()))?;
+        serde_saphyr::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not a card profile ({e}); write the fields of an entry of cards.yaml, \
+                 e.g. as `infertune sim calibrate` does",
+                path.display()
+            )
+        })
+    })
 }
 
 /// The model called `name` (or an alias; a leading `org/` is ignored), or an error listing them.
