@@ -27,7 +27,8 @@ pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
 pub(crate) use prior::TRUST_CHECK_TRIALS;
 pub use prior::{
-    Prior, PriorCheck, Refresh, Trust, CONFIRMED_FROM, DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
+    refresh_point, Prior, PriorCheck, Refresh, RefreshFn, Trust, CONFIRMED_FROM,
+    DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
 };
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;
