@@ -16,7 +16,7 @@ fn replacing_the_binary_mid_study_keeps_simulator_trials_starting() {
     std::fs::create_dir_all(&results).unwrap();
     let exe = bin.join("infertune");
     std::fs::copy(assert_cmd::cargo::cargo_bin("infertune"), &exe).unwrap();
-    let space = space_with_port(tmp.path(), 18660);
+    let space = space_with_port(tmp.path(), 18680);
     let log = tmp.path().join("tune.log");
     let mut tuner = std::process::Command::new(&exe)
         .args(["tune", "--space"])
