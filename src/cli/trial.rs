@@ -37,7 +37,7 @@ pub(crate) struct TrialRunArgs {
 pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
     let TrialCommand::Run(args) = command;
     let (space, _notes) = StudySpec::load_for_host(&args.space, crate::engine::rule_pack)?;
-    let stop = interrupt::on_sigint_or_sigterm()?;
+    let stop = interrupt::on_stop_signal()?;
     let engine = crate::engine::for_kind(space.engine.kind);
     let prober = HttpProber::new()?;
     let launcher = ProcessLauncher::new(crate::engine::log_patterns());

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Exit status of a study stopped by Ctrl-C (resumable).
+/// Exit status of a study stopped by Ctrl-C or SIGTERM (resumable).
 const EXIT_INTERRUPTED: i32 = 130;
 /// Exit status of a study in which no config met every SLO.
 const EXIT_NO_WINNER: i32 = 1;
@@ -149,7 +149,7 @@ fn study(
     }
     let name = args.study.clone().unwrap_or_else(|| space.name.clone());
     let dir = args.results.join(&name);
-    let stop = interrupt::on_sigint()?;
+    let stop = interrupt::on_stop_signal()?;
     let engine = crate::engine::for_kind(space.engine.kind);
     let mut warm = crate::study::warm::load(&space, &dir)?;
     let twin_first = twin_prior(&space, &mut warm.prior, observer.as_ref())?;

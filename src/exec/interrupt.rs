@@ -1,6 +1,6 @@
-//! Ctrl-C handling: SIGINT raises a flag the loop polls between steps (and the probe's hook polls
-//! during a run), so the current teardown finishes and the journal stays consistent; the study
-//! then exits resumable. A second Ctrl-C changes nothing: the teardown still finishes.
+//! Ctrl-C handling: SIGINT or SIGTERM raises a flag the loop polls between steps (and the probe's
+//! hook polls during a run), so the current teardown finishes and the journal stays consistent;
+//! the study then exits resumable. A second signal changes nothing: the teardown still finishes.
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,14 +24,9 @@ impl StopFlag {
     }
 }
 
-/// A flag that SIGINT (Ctrl-C) raises.
-pub(crate) fn on_sigint() -> anyhow::Result<StopFlag> {
-    raised_by(&[(SIGINT, "Ctrl-C")])
-}
-
-/// A flag that SIGINT or SIGTERM raises: for a trial run as a Slurm job, which `scancel`
-/// stops with SIGTERM, so its server is torn down as after Ctrl-C.
-pub(crate) fn on_sigint_or_sigterm() -> anyhow::Result<StopFlag> {
+/// A flag that SIGINT (Ctrl-C) or SIGTERM (`kill`, systemd, `scancel` of a Slurm job) raises, so
+/// a server in flight is torn down either way.
+pub(crate) fn on_stop_signal() -> anyhow::Result<StopFlag> {
     raised_by(&[(SIGINT, "Ctrl-C"), (SIGTERM, "SIGTERM")])
 }
 

@@ -14,6 +14,7 @@ mod resume;
 mod slurm;
 mod slurm_faults;
 mod start_gate;
+mod terminate;
 mod tune_loop;
 mod upgrade;
 mod warm_start;

@@ -32,7 +32,7 @@ pub enum StopReason {
         /// Its root-cause line.
         message: String,
     },
-    /// A stop was requested (Ctrl-C): the study is resumable.
+    /// A stop was requested (Ctrl-C or SIGTERM): the study is resumable.
     Interrupted,
 }
 
