@@ -6,8 +6,8 @@
 #   study      `infertune tune` on the space: the winner against the defaults, both
 #              re-validated (OUT/study/report.html, best.json).
 #   seed-case  the source documents' own case: a space of just their four knobs
-#              (scripts/real-grid/vllm-cpu-seed-case.yaml), searched by `--sampler random` and by
-#              the default sampler with its priors, the same number of trials each; summary
+#              (scripts/real-grid/vllm-cpu-seed-case.yaml), searched by `--sampler random` with
+#              no prior (as the seed did) and by the default sampler with its priors, the same number of trials each; summary
 #              of refused launches, the best found and the trial that found it.
 #   grid       a measured grid of the knobs the study found most important (--grid FILE, all
 #              parameters choices), through scripts/bench-real-grid.sh (two rounds by default).
@@ -93,9 +93,18 @@ if wants study; then
 fi
 
 if wants seed-case; then
+    # The seed's random search knows no expert config: its space runs with `search.prior: none`.
+    python3 -c '
+import sys, yaml
+space = yaml.safe_load(open(sys.argv[1]))
+space["search"]["prior"] = "none"
+yaml.safe_dump(space, open(sys.argv[2], "w"), sort_keys=False)
+' "$seed_case" "$out/seed-case-random.yaml"
     for sampler in random bo; do
+        space_of=$seed_case
+        [[ $sampler == random ]] && space_of=$out/seed-case-random.yaml
         log "seed case: --sampler $sampler, $trials trials"
-        "$bin" tune --space "$seed_case" --sampler "$sampler" --seed "$seed" --trials "$trials" \
+        "$bin" tune --space "$space_of" --sampler "$sampler" --seed "$seed" --trials "$trials" \
             --results "$out" --study "seed-case-$sampler"
     done
     python3 - "$out" <<'PY' | tee "$out/seed-case.md"
