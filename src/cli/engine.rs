@@ -70,7 +70,7 @@ fn in_folder(path: &Path, catalogue: &Catalogue, extension: &str) -> PathBuf {
     if !path.is_dir() {
         return path.to_path_buf();
     }
-    let engine = catalogue::engine_name(catalogue.engine);
+    let engine = catalogue.engine.to_string();
     path.join(format!("{engine}-{}.{extension}", catalogue.version))
 }
 
@@ -84,7 +84,7 @@ fn installed(space: &Path, args: &FlagsArgs) -> anyhow::Result<Catalogue> {
         let chosen = catalogue::choose(kind, space.engine.version.as_deref())?
             .context("no catalogue of this engine is shipped")?;
         println!(
-            "{kind:?} has no --help; its catalogue is the shipped {}",
+            "{kind} has no --help; its catalogue is the shipped {}",
             chosen.describe()
         );
         return Ok(chosen.catalogue);

@@ -176,7 +176,7 @@ impl<'a> Server<'a> {
             bail!(
                 "the winner's launch `{}` does not start with {}'s own command `{}`",
                 words.join(" "),
-                engine_name(engine),
+                engine,
                 command.join(" ")
             );
         }
@@ -234,7 +234,7 @@ impl<'a> Server<'a> {
     pub fn image(&self) -> anyhow::Result<(String, &'static str)> {
         let engine = self.best.space.engine.kind;
         let Some(image) = image_for(engine, self.best.space.rules.platform.as_deref()) else {
-            bail!("{} has no usual container image", engine_name(engine));
+            bail!("{} has no usual container image", engine);
         };
         let tag = (image.tag)(self.best.version);
         Ok((format!("{}:{tag}", image.repository), image.program))
@@ -283,7 +283,7 @@ pub(crate) fn header(best: &Best<'_>) -> Vec<String> {
     let mut lines = vec![format!(
         "Winner of the infertune study `{}` ({}{version}, model {}): trial {}",
         best.study.name,
-        engine_name(space.engine.kind),
+        space.engine.kind.to_string(),
         space.engine.model,
         w.record.number
     )];
@@ -312,11 +312,6 @@ pub(crate) fn header(best: &Best<'_>) -> Vec<String> {
         lines.push(format!("Subject to: {}", slos.join(", ")));
     }
     lines
-}
-
-/// The engine's name as spaces spell it (`vllm`, `sglang`, …).
-pub(crate) fn engine_name(engine: EngineKind) -> String {
-    format!("{engine:?}").to_ascii_lowercase()
 }
 
 /// `value` as compact JSON, for the header.

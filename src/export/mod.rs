@@ -206,7 +206,7 @@ pub(crate) fn write_deploy(
         anyhow::bail!(
             "--format {} does not apply to a {} study; formats that do: {}",
             format.name(),
-            deploy::engine_name(engine),
+            engine,
             if fitting.is_empty() {
                 "none".to_string()
             } else {

@@ -51,6 +51,21 @@ pub enum EngineKind {
     Sim,
 }
 
+impl std::fmt::Display for EngineKind {
+    /// The kind as a space spells it (`engine.kind`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EngineKind::Vllm => "vllm",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Mindie => "mindie",
+            EngineKind::Llamacpp => "llamacpp",
+            EngineKind::Xinference => "xinference",
+            EngineKind::Custom => "custom",
+            EngineKind::Sim => "sim",
+        })
+    }
+}
+
 /// A loaded, validated search space.
 #[derive(Clone, Debug)]
 pub struct StudySpec {

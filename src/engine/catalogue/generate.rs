@@ -2,7 +2,7 @@
 //! its flags; or read a help text captured earlier.
 
 use super::select::cache_dir;
-use super::{engine_name, help, Catalogue};
+use super::{help, Catalogue};
 use crate::engine::assemble::program_and_leading;
 use crate::space::{rules, EngineKind, StudySpec};
 use crate::util::process::run_with_timeout;
@@ -37,7 +37,7 @@ fn help_command(kind: EngineKind) -> anyhow::Result<(&'static [&'static str], &'
              scripts/gen-xinference-catalogue.py into src/engine/xinference/xinference-*.json"
         ),
         EngineKind::Custom | EngineKind::Sim => {
-            bail!("{} engines have no flag list to read", engine_name(kind))
+            bail!("{} engines have no flag list to read", kind)
         }
     })
 }
@@ -70,8 +70,7 @@ pub fn from_installed(space: &StudySpec) -> anyhow::Result<(Catalogue, HelpSourc
         .with_context(|| {
             format!(
                 "{} did not report its version; set `engine.version` in {}",
-                engine_name(kind),
-                space.origin
+                kind, space.origin
             )
         })?;
     let source = HelpSource {
@@ -117,7 +116,7 @@ pub fn write_cache(catalogue: &Catalogue) -> anyhow::Result<PathBuf> {
             }
         })
         .collect();
-    let path = dir.join(format!("{}-{safe}.json", engine_name(catalogue.engine)));
+    let path = dir.join(format!("{}-{safe}.json", catalogue.engine));
     let text = serde_json::to_string_pretty(catalogue)?;
     std::fs::write(&path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
     Ok(path)

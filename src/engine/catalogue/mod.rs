@@ -107,13 +107,8 @@ impl Catalogue {
 
     /// `vllm 0.32.0`.
     pub fn label(&self) -> String {
-        format!("{} {}", engine_name(self.engine), self.version)
+        format!("{} {}", self.engine, self.version)
     }
-}
-
-/// The engine's lowercase name, as in file names (`vllm`, `llamacpp`).
-pub fn engine_name(kind: EngineKind) -> String {
-    format!("{kind:?}").to_lowercase()
 }
 
 /// The catalogues shipped with infertune, from every engine's folder (`src/engine/<name>/`).
@@ -141,8 +136,7 @@ mod tests {
         for catalogue in shipped() {
             let help = fixtures.join(format!(
                 "{}-{}.help.txt",
-                engine_name(catalogue.engine),
-                catalogue.version
+                catalogue.engine, catalogue.version
             ));
             if matches!(
                 catalogue.engine,

@@ -1,7 +1,7 @@
 //! Which catalogue applies to an engine version: one generated for it (cached per version) or
 //! shipped for it, else the nearest version's, with a notice saying so.
 
-use super::{engine_name, shipped, Catalogue};
+use super::{shipped, Catalogue};
 use crate::space::version::Version;
 use crate::space::EngineKind;
 use crate::util::files::read_limited;
@@ -77,7 +77,7 @@ fn pick(all: &[(Catalogue, String)], kind: EngineKind, version: Option<&str>) ->
         .max_by_key(|(c, _)| parsed(c));
     let nearest = below.or_else(|| all.iter().min_by_key(|(c, _)| parsed(c)));
     nearest.map(|(c, origin)| {
-        let name = engine_name(kind);
+        let name = kind.to_string();
         let wanted = match version {
             Some(v) => format!("{name} {v}"),
             None => format!("the installed {name} (its version is unknown)"),
@@ -97,7 +97,7 @@ fn pick(all: &[(Catalogue, String)], kind: EngineKind, version: Option<&str>) ->
 
 /// The catalogues generated for `kind` in [`cache_dir`].
 fn cached(kind: EngineKind) -> anyhow::Result<Vec<(Catalogue, String)>> {
-    let prefix = format!("{}-", engine_name(kind));
+    let prefix = format!("{}-", kind);
     let Ok(dir) = std::fs::read_dir(cache_dir()) else {
         return Ok(Vec::new());
     };

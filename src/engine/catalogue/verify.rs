@@ -4,7 +4,7 @@
 
 use super::select::{choose, Chosen};
 use super::values::{check_choices, check_numeric, default_for, describe_kind, domain_is_bool};
-use super::{engine_name, Catalogue, Entry, Takes, ValueType};
+use super::{Catalogue, Entry, Takes, ValueType};
 use crate::engine::render::flag_for;
 use crate::record::Value;
 use crate::space::error::SpaceError;
@@ -33,7 +33,7 @@ impl Verdict {
         match &self.chosen {
             Some(c) => format!("{}, {} entries", c.describe(), c.catalogue.entries.len()),
             None if kind == EngineKind::Sim => "none (infertune's own simulator)".into(),
-            None => format!("none ({} engines publish no flag list)", engine_name(kind)),
+            None => format!("none ({} engines publish no flag list)", kind),
         }
     }
 }
@@ -153,7 +153,7 @@ impl Checker<'_> {
         if let Some(r) = removed {
             return Err(format!(
                 "{what}, which {} removed in {r} ({label} said: {}); drop the parameter",
-                engine_name(self.catalogue.engine),
+                self.catalogue.engine,
                 entry.deprecated.as_deref().unwrap_or("deprecated")
             ));
         }
