@@ -4,9 +4,10 @@
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::engine::{self, Slot};
 use crate::record::Params;
+use crate::sim::CardScale;
 use crate::space::error::thousands;
 use crate::space::sample::{self, Estimate};
-use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, Prior, StudySpec, Target};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::path::PathBuf;
 
@@ -57,7 +58,10 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
             &warnings,
             &est,
             &examples,
-            &expert,
+            super::check_json::Priors {
+                expert: &expert,
+                twin: &twin_check(&space),
+            },
         );
         println!("{}", serde_json::to_string_pretty(&result)?);
         return Ok(if est.feasible == 0 { 1 } else { 0 });
@@ -78,7 +82,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
         println!("constraint `{}`: {}", c.name, c.expr);
     }
     println!("\n{}", expert_text(&space, &expert));
-    println!("{}", twin_text(&space));
+    println!("{}", twin_text(&twin_check(&space)));
     let est = sample::estimate(&space.parameters, args.samples, seed, |s| space.resolve(s));
     println!("\n{}", feasible_line(&est));
     if !est.rejected_by.is_empty() {
@@ -109,7 +113,7 @@ pub fn run(args: CheckArgs) -> anyhow::Result<i32> {
 
 fn header(space: &StudySpec, version: Option<&str>) -> String {
     let e = &space.engine;
-    let engine = format!("{:?}", e.kind).to_lowercase();
+    let engine = e.kind.to_string();
     // Version and platform only choose rules: say so where there are none to choose.
     let rules = if space.rule_pack.rules.is_empty() {
         format!("{} (no rule pack)", version.unwrap_or_default())
@@ -308,54 +312,73 @@ fn expert_text(space: &StudySpec, expert: &Result<ExpertConfig, NoExpert>) -> St
     text
 }
 
-/// Whether the twin prior applies to the space, and why not; with it, the configs the twin
-/// ranks best and the parameters it does not model.
-fn twin_text(space: &StudySpec) -> String {
+/// The twin prior as `check` reports it: what it says in one line, and its view of the space
+/// when it applies.
+pub(crate) struct TwinCheck {
+    pub line: String,
+    pub view: Option<crate::study::twin::TwinView>,
+}
+
+/// Whether the twin prior applies to `space` and why not; when it does, its evaluation.
+pub(crate) fn twin_check(space: &StudySpec) -> TwinCheck {
     use crate::study::twin::{self, NoTwin};
+    let said = |line: String| TwinCheck { line, view: None };
     let objective = match crate::exec::objective(space) {
         Ok(objective) => objective,
-        Err(e) => return format!("Twin prior: cannot score the twin's runs ({e:#})"),
+        Err(e) => return said(format!("Twin prior: cannot score the twin's runs ({e:#})")),
     };
     let seed = space.search.seed;
-    match twin::view(
-        space,
-        space,
-        &objective,
-        crate::sim::CardScale::default(),
-        seed,
-    ) {
-        Err(NoTwin::Off) => match twin::deployment(&twin_on(space)) {
+    match twin::view(space, space, &objective, CardScale::default(), seed) {
+        Err(NoTwin::Off) => said(match twin::deployment(&twin_on(space)) {
             Ok(_) => "Twin prior: off (search.prior: twin would apply: the twin models this \
                       engine, card and model)"
                 .into(),
             Err(why) => format!("Twin prior: off; it would not apply here: {why}"),
-        },
-        Err(why) => format!("Twin prior: does not apply: {why}"),
-        Ok(view) => {
-            let mut text = format!(
-                "Twin prior (search.prior: twin): {} configs evaluated, {} predicted feasible; \
-                 run first after the baseline:",
+        }),
+        Err(why) if space.search.prior == Prior::Default => said(format!(
+            "Twin prior: not by default here ({why}); the expert prior runs"
+        )),
+        Err(why) => said(format!("Twin prior: does not apply: {why}")),
+        Ok(view) => TwinCheck {
+            line: format!(
+                "Twin prior ({}): {} configs evaluated, {} predicted feasible",
+                if space.search.prior == Prior::Default {
+                    "the default here"
+                } else {
+                    "search.prior: twin"
+                },
                 view.trials.len(),
                 view.trials.iter().filter(|t| t.is_feasible()).count()
-            );
-            for config in &view.first {
-                text.push_str(&format!("\n  {}", one_line(config)));
-            }
-            if !view.unmodelled.is_empty() {
-                text.push_str(&format!(
-                    "\nnot modelled by the twin (left at what the space sets): {}",
-                    view.unmodelled.join(", ")
-                ));
-            }
-            text
-        }
+            ),
+            view: Some(view),
+        },
     }
+}
+
+/// [`twin_check`] as text: its line, and with a view the configs to run first and the
+/// parameters the twin does not model.
+fn twin_text(check: &TwinCheck) -> String {
+    let mut text = check.line.clone();
+    let Some(view) = &check.view else {
+        return text;
+    };
+    text.push_str("; run first after the baseline:");
+    for config in &view.first {
+        text.push_str(&format!("\n  {}", one_line(config)));
+    }
+    if !view.unmodelled.is_empty() {
+        text.push_str(&format!(
+            "\nnot modelled by the twin (left at what the space sets): {}",
+            view.unmodelled.join(", ")
+        ));
+    }
+    text
 }
 
 /// `space` with `search.prior: twin`.
 fn twin_on(space: &StudySpec) -> StudySpec {
     let mut twin = space.clone();
-    twin.search.prior = crate::space::Prior::Twin;
+    twin.search.prior = Prior::Twin;
     twin
 }
 

@@ -1,14 +1,22 @@
 //! `infertune check --json`: the check of a space as one JSON object (schema:
 //! docs/machine-interface.md).
 
+use super::check::TwinCheck;
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::record::Params;
 use crate::space::sample::Estimate;
 use crate::space::StudySpec;
 use serde_json::{json, Value as Json};
 
-/// The result of checking `space`: its identity, parameters, the feasibility estimate `est`
-/// and the example configs with their launch commands (secrets masked).
+/// What a study of the space knows before its first trial.
+pub(crate) struct Priors<'a> {
+    pub expert: &'a Result<ExpertConfig, NoExpert>,
+    pub twin: &'a TwinCheck,
+}
+
+/// The result of checking `space`: its identity, parameters, the feasibility estimate `est`,
+/// the example configs with their launch commands (secrets masked), the expert config and the
+/// twin prior.
 pub(crate) fn result(
     space: &StudySpec,
     version: Option<&str>,
@@ -16,8 +24,9 @@ pub(crate) fn result(
     warnings: &[String],
     est: &Estimate,
     examples: &[(&Params, String)],
-    expert: &Result<ExpertConfig, NoExpert>,
+    priors: Priors<'_>,
 ) -> Json {
+    let Priors { expert, twin } = priors;
     let expert = match expert {
         Ok(e) => json!({
             "params": e.params,
@@ -26,6 +35,14 @@ pub(crate) fn result(
         }),
         Err(why) => json!({"none": why.to_string()}),
     };
+    let twin = json!({
+        "applies": twin.view.is_some(),
+        "says": twin.line,
+        "evaluated": twin.view.as_ref().map(|v| v.trials.len()),
+        "predicted_feasible": twin.view.as_ref().map(|v| v.trials.iter().filter(|t| t.is_feasible()).count()),
+        "first": twin.view.as_ref().map(|v| &v.first),
+        "unmodelled": twin.view.as_ref().map(|v| &v.unmodelled),
+    });
     let feasible = est.feasible > 0;
     json!({
         "exit_code": if feasible { 0 } else { 1 },
@@ -46,6 +63,7 @@ pub(crate) fn result(
             "rejected_by": est.rejected_by,
         },
         "expert": expert,
+        "twin": twin,
         "examples": examples.iter().map(|(params, command)| json!({"params": params, "command": command})).collect::<Vec<_>>(),
         "notes": notes,
         "warnings": warnings,

@@ -209,8 +209,8 @@ fn study(
     Ok((code, summary))
 }
 
-/// With `search.prior: twin`, the twin's view of `space`: its evaluations join the sampler's
-/// prior and its best configs are returned to run first.
+/// With `search.prior: twin` (or unset, where the twin applies), the twin's view of `space`: its
+/// evaluations join the sampler's prior and its best configs are returned to run first.
 fn twin_prior(
     space: &StudySpec,
     prior: &mut crate::sampler::Prior,
@@ -228,6 +228,10 @@ fn twin_prior(
     ) {
         Ok(view) => view,
         Err(NoTwin::Off) => return Ok(Vec::new()),
+        Err(e) if space.search.prior == crate::space::Prior::Default => {
+            observer.note(&format!("twin prior: not by default here: {e}"));
+            return Ok(Vec::new());
+        }
         Err(e) => anyhow::bail!("{}: search.prior: twin cannot apply: {e}", space.origin),
     };
     let feasible = view.trials.iter().filter(|t| t.is_feasible()).count();

@@ -249,6 +249,9 @@ pub struct SearchSettings {
 /// What a study knows before its first trial (`search.prior`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prior {
+    /// `search.prior` unset: `Twin` where the twin applies to a real engine (one it models,
+    /// with a card and a model it can build), `Expert` elsewhere (`study::twin::deployment`).
+    Default,
     /// The engine's expert configs (see `engine::expert`) run first after the baseline.
     Expert,
     /// As `Expert`, and the digital twin evaluates the space before the first trial: its best

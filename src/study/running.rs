@@ -118,8 +118,10 @@ impl RunningStudy<'_> {
             return;
         }
         self.prior_trust = Some(check.trust);
-        let twin_only = self.space.search.prior == crate::space::Prior::Twin
-            && self.space.search.warm_start.is_empty();
+        let twin_only = matches!(
+            self.space.search.prior,
+            crate::space::Prior::Twin | crate::space::Prior::Default
+        ) && self.space.search.warm_start.is_empty();
         self.backends
             .observer
             .note(&warm::trust_note(&check, twin_only));

@@ -27,11 +27,17 @@ const SPREAD: f64 = 0.2;
 /// Why a study has no twin prior.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum NoTwin {
-    /// `search.prior` is not `twin`.
+    /// `search.prior` is `expert` or `none`.
     #[error("search.prior is not `twin`")]
     Off,
+    /// The default prior on a study of the simulator, which is the twin itself.
+    #[error(
+        "the engine is the simulator, the twin itself; `search.prior: twin` has it rank its own \
+         landscape"
+    )]
+    Simulated,
     /// The twin models vLLM and MindIE only.
-    #[error("the twin models vLLM and MindIE, not {0:?}")]
+    #[error("the twin models vLLM and MindIE, not {0}")]
     Engine(EngineKind),
     /// The space names no card.
     #[error("the space names no card for the twin; set engine.card (e.g. `card: H100`)")]
@@ -55,8 +61,11 @@ pub struct TwinView {
 /// The deployment the twin simulates for `space`: its engine, `engine.card` and model (a
 /// profile name, a `config.json`, or a model folder holding one).
 pub fn deployment(space: &StudySpec) -> Result<Deployment, NoTwin> {
-    if space.search.prior != Prior::Twin {
-        return Err(NoTwin::Off);
+    match space.search.prior {
+        Prior::Twin => {}
+        Prior::Default if space.engine.kind == EngineKind::Sim => return Err(NoTwin::Simulated),
+        Prior::Default => {}
+        Prior::Expert | Prior::None => return Err(NoTwin::Off),
     }
     let engine = match space.engine.kind {
         EngineKind::Vllm | EngineKind::Sim => EngineKind::Vllm,

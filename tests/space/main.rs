@@ -11,4 +11,5 @@ mod hostile;
 mod llamacpp_rules;
 mod resolve;
 mod seed004;
+mod twin_default;
 mod warm_start;

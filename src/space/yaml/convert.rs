@@ -299,10 +299,10 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
     })
 }
 
-/// `search.prior`: `expert` (the default), `twin` or `none`.
+/// `search.prior`: `expert`, `twin` or `none`; unset, the twin where it applies.
 fn prior(raw: Option<Spanned<String>>) -> Located<Prior> {
     match raw {
-        None => Ok(Prior::Expert),
+        None => Ok(Prior::Default),
         Some(p) => match p.value.as_str() {
             "expert" => Ok(Prior::Expert),
             "twin" => Ok(Prior::Twin),
