@@ -196,9 +196,34 @@ pub struct TruthTarget {
     pub longest: Option<Duration>,
 }
 
-/// Simulate `row` on `target`.
+/// Simulate `row` on `target`. Optional columns are read where present:
+/// `gpu_memory_utilization`; `dp` or `data_parallel_size` (replicas, each simulated at its share
+/// of the rate, their throughputs added); a `cpu_offload_gb` or `cpu_offload` above 0 is an
+/// error, as the simulator does not model weights offloaded to the host.
 pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String> {
     let model = row.text("model")?;
+    let at = |what: String| {
+        format!(
+            "{}: {} stage {}: {what}",
+            row.line, row.experiment, row.stage
+        )
+    };
+    for column in ["cpu_offload_gb", "cpu_offload"] {
+        if let Some(gb) = row.number(column)?.filter(|gb| *gb > 0.0) {
+            return Err(at(format!(
+                "`{column}` {gb}: the simulator does not model weights offloaded to the host"
+            )));
+        }
+    }
+    let replicas = match (row.number("dp")?, row.number("data_parallel_size")?) {
+        (Some(n), _) | (None, Some(n)) if n >= 1.0 && n.fract() == 0.0 => n,
+        (None, None) => 1.0,
+        (Some(n), _) | (None, Some(n)) => {
+            return Err(at(format!(
+                "data-parallel size {n} is not a whole number of at least 1"
+            )))
+        }
+    };
     let file = target.model_configs.join(format!(
         "{}.json",
         model.rsplit('/').next().unwrap_or(model)
@@ -217,6 +242,9 @@ pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String
     }
     params.insert("enable_prefix_caching".into(), Value::Bool(true));
     params.insert("enable_chunked_prefill".into(), Value::Bool(true));
+    if let Some(share) = row.number("gpu_memory_utilization")? {
+        params.insert("gpu_memory_utilization".into(), Value::Float(share));
+    }
     let chat = row.chat()?;
     let rate = row
         .number("rate")?
@@ -225,9 +253,21 @@ pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String
     if let Some(longest) = target.longest {
         duration = duration.min(longest);
     }
-    let metrics = eval_chat(&deployment, &params, &chat, rate, duration, target.seed)
-        .map_err(|f| format!("{}: {} stage {}: {f}", row.line, row.experiment, row.stage))?;
-    let predicted = in_csv_terms(&metrics, chat.output_len);
+    let metrics = eval_chat(
+        &deployment,
+        &params,
+        &chat,
+        rate / replicas,
+        duration,
+        target.seed,
+    )
+    .map_err(|f| at(f.to_string()))?;
+    let mut predicted = in_csv_terms(&metrics, chat.output_len);
+    for counted in ["output_tok_s", "request_s", "requests", "failures"] {
+        if let Some(v) = predicted.get_mut(counted) {
+            *v *= replicas;
+        }
+    }
     Ok(Predicted {
         experiment: row.experiment.clone(),
         stage: row.stage,

@@ -155,3 +155,80 @@ fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
     );
     assert!(text.contains("made-up stage 0 (line 2): "), "{text}");
 }
+
+#[test]
+fn memory_share_data_parallel_and_cpu_offload_columns_are_read_where_present() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = dir.path().join("configs");
+    std::fs::create_dir(&configs).unwrap();
+    let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models");
+    std::fs::copy(
+        shipped.join("Qwen2.5-0.5B.json"),
+        configs.join("Qwen2.5-0.5B.json"),
+    )
+    .unwrap();
+    let truth = dir.path().join("truth.csv");
+    let header = "experiment,stage,model,tp,dp,gpu_memory_utilization,cpu_offload_gb,\
+                  max_model_len,max_num_batched_tokens,max_num_seqs,system_prompt_len,\
+                  question_len,output_len,num_groups,prompts_per_group,multi_turn,rate,\
+                  duration_s,ttft_mean_ms,output_tok_s";
+    // One replica serving one request at a time at 1 request/s; two at 2 (each sees 1, where
+    // one alone would queue); a memory share below the weights'; weights offloaded to the host.
+    let rows = [
+        ("one", "1", "0.9", "0", "1.0"),
+        ("two", "2", "0.9", "", "2.0"),
+        ("starved", "1", "0.001", "0", "1.0"),
+        ("offload", "1", "0.9", "4", "1.0"),
+    ]
+    .map(|(experiment, dp, share, offload, rate)| {
+        format!(
+            "{experiment},0,Qwen/Qwen2.5-0.5B,1,{dp},{share},{offload},4096,2048,1,100,200,500,\
+             4,4,True,{rate},30,50.0,100.0"
+        )
+    });
+    std::fs::write(&truth, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    let out = Command::cargo_bin("infertune")
+        .unwrap()
+        .args(["sim", "validate", "--json", "--truth"])
+        .arg(&truth)
+        .arg("--model-configs")
+        .arg(&configs)
+        .output()
+        .unwrap();
+    let v = json_of(&out);
+    let predicted = |experiment: &str, column: &str| {
+        v["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["experiment"] == experiment)
+            .unwrap_or_else(|| panic!("{experiment} not predicted: {v}"))["predicted"][column]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = predicted("two", "output_tok_s") / predicted("one", "output_tok_s");
+    assert!((ratio - 2.0).abs() < 0.3, "two replicas: ×{ratio:.2}");
+    let (ttft_one, ttft_two) = (
+        predicted("one", "ttft_mean_ms"),
+        predicted("two", "ttft_mean_ms"),
+    );
+    assert!(
+        ttft_two < 1.5 * ttft_one,
+        "two replicas queue as one would: TTFT {ttft_two:.0} ms against {ttft_one:.0} ms"
+    );
+    let reason = |experiment: &str| {
+        v["unmodelled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["experiment"] == experiment)
+            .unwrap_or_else(|| panic!("{experiment} not listed as unmodelled: {v}"))["reason"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let starved = reason("starved");
+    assert!(starved.contains("gpu_memory_utilization"), "{starved}");
+    let offload = reason("offload");
+    assert!(offload.contains("cpu_offload_gb"), "{offload}");
+}
