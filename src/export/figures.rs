@@ -17,9 +17,43 @@ pub fn gain_text(gain_pct: f64, ci95: Option<f64>) -> String {
     }
 }
 
+/// What the gain means, in words, when tuning did not help: the defaults themselves won, or
+/// the winner's gain is within its 95% confidence interval of zero. `None` when the gain is
+/// real or, measured once each, cannot be judged.
+pub fn no_gain_text(winner_is_baseline: bool, gain_pct: f64, ci95: Option<f64>) -> Option<String> {
+    if winner_is_baseline {
+        return Some("Tuning did not help here: no config measured beat the defaults.".into());
+    }
+    let ci = ci95?;
+    (gain_pct.abs() <= ci).then(|| {
+        format!(
+            "Tuning did not help here: the defaults are within the run-to-run noise of the best \
+             config measured (gain {gain_pct:+.1}%, its 95% CI of ±{ci:.1}% includes zero)."
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gain_within_its_interval_or_the_defaults_winning_is_no_gain() {
+        let said = no_gain_text(false, 6.5, Some(28.0)).unwrap();
+        assert!(
+            said.contains("did not help") && said.contains("+6.5%"),
+            "{said}"
+        );
+        assert!(no_gain_text(true, 0.0, None)
+            .unwrap()
+            .contains("beat the defaults"));
+        assert_eq!(no_gain_text(false, 12.2, Some(4.5)), None);
+        assert_eq!(
+            no_gain_text(false, 3.0, None),
+            None,
+            "one run each: no verdict"
+        );
+    }
 
     #[test]
     fn a_single_run_is_shown_as_n_1_never_with_a_zero_interval() {

@@ -28,8 +28,8 @@ mod vllm_config;
 pub(crate) use best_sh::exec_line;
 pub use deploy::{Format, Pinning, WinnerLaunch};
 pub(crate) use document::Block;
-pub use figures::gain_text;
 pub(crate) use figures::mean_text;
+pub use figures::{gain_text, no_gain_text};
 pub(crate) use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 

@@ -2,7 +2,7 @@
 //! and every trial.
 
 use super::{plots, StudyView};
-use crate::export::{detail, gain_text, mean_text, status, Block, Chart};
+use crate::export::{detail, gain_text, mean_text, no_gain_text, status, Block, Chart};
 use crate::record::Outcome;
 use std::collections::BTreeMap;
 
@@ -130,12 +130,17 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
         mean_text(w.mean, w.ci95, w.runs)
     );
     match (&w.baseline, w.gain_pct) {
-        (Some(b), Some(g)) => text.push_str(&format!(
-            " Gain over the baseline (trial {}, {}): {}.",
-            b.trial,
-            mean_text(b.mean, b.ci95, b.runs),
-            gain_text(g, w.gain_ci95)
-        )),
+        (Some(b), Some(g)) => {
+            text.push_str(&format!(
+                " Gain over the baseline (trial {}, {}): {}.",
+                b.trial,
+                mean_text(b.mean, b.ci95, b.runs),
+                gain_text(g, w.gain_ci95)
+            ));
+            if let Some(said) = no_gain_text(b.trial == w.record.number, g, w.gain_ci95) {
+                text.push_str(&format!(" {said}"));
+            }
+        }
         _ => text.push_str(" No feasible baseline to compare with."),
     }
     let mut out = vec![

@@ -7,6 +7,7 @@ mod cli;
 mod crash;
 mod disk;
 mod engine_version;
+mod no_gain;
 mod numa_study;
 mod numa_study_launch;
 mod parallel;
