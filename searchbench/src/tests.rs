@@ -58,7 +58,7 @@ pub(super) fn metrics(ttft_ms: f64, completed: f64) -> MetricMap {
 #[test]
 fn trials_are_judged_by_the_study_objective() {
     let met = scenario("output_throughput / 2", Ok(metrics(1000.0, 384.0))).trial(3, Params::new());
-    assert_eq!(met.number, 3);
+    assert_eq!(met.id.number, 3);
     assert_eq!(met.outcome, Outcome::Feasible);
     assert_eq!((met.value, met.score), (Some(450.0), Some(450.0)));
     assert!(met.violations.is_empty());
@@ -194,7 +194,7 @@ fn a_search_runs_the_trials_its_planner_numbers() {
     let scenario = scenario("output_throughput", Ok(metrics(100.0, 384.0)));
     let mut sampler = from_name("random", 4).unwrap();
     let searched = drive::search(&scenario, &mut *sampler, 5, Vec::new(), 1).unwrap();
-    let numbers: Vec<u32> = searched.records.iter().map(|r| r.number).collect();
+    let numbers: Vec<u32> = searched.records.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers, [0, 1, 2, 3, 4]);
     assert_eq!(searched.best.last(), Some(&Some(900.0)));
 }

@@ -76,7 +76,7 @@ impl StudyObserver for TuneEvents {
         };
         self.emit(json!({
             "event": event,
-            "trial": TrialId { number: r.number, kind: r.kind },
+            "trial": r.id,
             "params": r.params,
             "outcome": r.outcome,
             "value": r.value,

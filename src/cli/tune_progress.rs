@@ -101,7 +101,7 @@ impl StudyObserver for TuneProgress {
 fn describe(progress: &TrialProgress<'_>) -> String {
     let (r, metric) = (progress.record, progress.metric);
     let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut head = format!("trial {}", r.number);
+    let mut head = format!("trial {}", r.id.number);
     if r.is_baseline() {
         head.push_str(" (baseline)");
     }

@@ -149,7 +149,7 @@ impl TrialExecutor for FakeExecutor<'_> {
         record.wall_s = cost;
         record.slot = Some(assignment.slot);
         record.devices = assignment.devices.clone();
-        record.kind = in_flight.id.kind;
+        record.id.kind = in_flight.id.kind;
         Ok(TrialRun::Done(Box::new(record)))
     }
 

@@ -15,7 +15,7 @@ pub fn render(best: &Best<'_>) -> Json {
     json!({
         "study": best.study.name,
         "warm_start": best.study.warm_start,
-        "trial": w.record.number,
+        "trial": w.record.id.number,
         "params": w.record.params,
         "objective": {
             "direction": o.direction,
@@ -32,7 +32,7 @@ pub fn render(best: &Best<'_>) -> Json {
         })),
         "metrics": w.record.metrics,
         "metrics_source": {
-            "trial": w.record.number,
+            "trial": w.record.id.number,
             "runs": 1,
             "note": "`metrics`: this trial's run alone; `revalidated`: means and 95% CIs over all runs",
         },

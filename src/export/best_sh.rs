@@ -102,7 +102,7 @@ fn headline(best: &Best<'_>) -> String {
         o.direction.as_str(),
         o.metric,
         mean_text(w.mean, w.ci95, w.runs),
-        w.record.number
+        w.record.id.number
     );
     if let (Some(b), Some(g)) = (&w.baseline, w.gain_pct) {
         line.push_str(&format!(

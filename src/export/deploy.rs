@@ -285,7 +285,7 @@ pub(crate) fn header(best: &Best<'_>) -> Vec<String> {
         best.study.name,
         space.engine.kind.to_string(),
         space.engine.model,
-        w.record.number
+        w.record.id.number
     )];
     lines.extend(best.tuned_on.map(str::to_string));
     let mut measured = format!(

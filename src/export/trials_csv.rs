@@ -61,7 +61,7 @@ pub fn render(records: &[TrialRecord]) -> anyhow::Result<String> {
     w.write_record(&header)?;
     for r in records {
         let mut row = vec![
-            r.number.to_string(),
+            r.id.number.to_string(),
             status(&r.outcome).to_string(),
             r.is_baseline().to_string(),
             opt(r.repeat_of()),
@@ -91,7 +91,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{TrialKind, Value};
+    use crate::record::{TrialId, TrialKind, Value};
 
     #[test]
     fn columns_are_the_union_in_name_order() {
@@ -99,7 +99,10 @@ mod tests {
             metrics: [("output_throughput".to_string(), 10.5)].into(),
             value: Some(10.5),
             score: Some(10.5),
-            kind: TrialKind::Baseline,
+            id: TrialId {
+                number: 0,
+                kind: TrialKind::Baseline,
+            },
             ready_s: Some(1.0),
             wall_s: 2.0,
             ..TrialRecord::new(
@@ -109,7 +112,7 @@ mod tests {
             )
         };
         let mut b = a.clone();
-        b.number = 1;
+        b.id.number = 1;
         b.params.insert("a".into(), Value::Str("x,y".into()));
         b.outcome = Outcome::Rejected {
             rule: "r".into(),

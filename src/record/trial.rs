@@ -58,8 +58,9 @@ pub struct InFlight {
 /// A trial, as appended to `journal.jsonl`. Self-contained so it can come back from another machine.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrialRecord {
-    /// Trial number, from 0, unique within a study.
-    pub number: u32,
+    /// Which trial: its number, unique within a study, and its role.
+    #[serde(flatten)]
+    pub id: TrialId,
     /// The resolved config.
     pub params: Params,
     /// What happened.
@@ -80,9 +81,6 @@ pub struct TrialRecord {
     /// Why a probed trial is not feasible: the SLOs it broke, with what was measured.
     #[serde(default)]
     pub violations: Vec<Violation>,
-    /// Its role: baseline, search or re-validation repeat.
-    #[serde(flatten)]
-    pub kind: TrialKind,
     /// Seconds from spawn to ready (launched trials only).
     #[serde(default)]
     pub ready_s: Option<f64>,
@@ -162,8 +160,7 @@ impl TrialRecord {
     pub fn of(id: TrialId, params: Params, outcome: Outcome) -> TrialRecord {
         TrialRecord {
             stages: Vec::new(),
-            number: id.number,
-            kind: id.kind,
+            id,
             params,
             outcome,
             metrics: MetricMap::new(),
@@ -180,22 +177,14 @@ impl TrialRecord {
         }
     }
 
-    /// Which trial this is.
-    pub fn id(&self) -> TrialId {
-        TrialId {
-            number: self.number,
-            kind: self.kind,
-        }
-    }
-
     /// True for the engine-default baseline.
     pub fn is_baseline(&self) -> bool {
-        self.kind.is_baseline()
+        self.id.kind.is_baseline()
     }
 
     /// The trial a re-validation repeat runs again; `None` for the others.
     pub fn repeat_of(&self) -> Option<u32> {
-        self.kind.repeat_of()
+        self.id.kind.repeat_of()
     }
 
     /// The violations as reports and CSV show them, separated by `; `.

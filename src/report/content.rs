@@ -125,7 +125,7 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
     };
     let mut text = format!(
         "Trial {}: {} = {}.",
-        w.record.number,
+        w.record.id.number,
         view.study.objective.metric,
         mean_text(w.mean, w.ci95, w.runs)
     );
@@ -137,7 +137,7 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
                 mean_text(b.mean, b.ci95, b.runs),
                 gain_text(g, w.gain_ci95)
             ));
-            if let Some(said) = no_gain_text(b.trial == w.record.number, g, w.gain_ci95) {
+            if let Some(said) = no_gain_text(b.trial == w.record.id.number, g, w.gain_ci95) {
                 text.push_str(&format!(" {said}"));
             }
         }
@@ -170,7 +170,7 @@ fn why_it_wins(view: &StudyView<'_>) -> Option<Vec<Block>> {
     let finalists: Vec<&crate::record::TrialRecord> = view
         .records
         .iter()
-        .filter(|r| revalidated.contains(&r.number))
+        .filter(|r| revalidated.contains(&r.id.number))
         .collect();
     super::why::blocks(winner, baseline, &finalists)
 }
@@ -304,7 +304,7 @@ fn trials(view: &StudyView<'_>) -> Block {
                 let params: Vec<String> =
                     r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 vec![
-                    r.number.to_string(),
+                    r.id.number.to_string(),
                     status(&r.outcome).to_string(),
                     r.value.map(|v| format!("{v:.2}")).unwrap_or_default(),
                     note,

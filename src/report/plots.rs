@@ -43,7 +43,7 @@ fn measured<'r>(
         .filter_map(|r| {
             let ending = ending(r)?;
             let value = match ending {
-                Ending::Pruned => partial.get(&r.number).copied(),
+                Ending::Pruned => partial.get(&r.id.number).copied(),
                 Ending::Feasible | Ending::Broken => r.value,
             }?;
             Some((r, ending, value))
@@ -84,18 +84,18 @@ pub(crate) fn best_so_far(
     let measured = measured(records, partial);
     let mut next = measured.iter().peekable();
     for r in records.iter().filter(|r| r.repeat_of().is_none()) {
-        if let Some((_, Ending::Feasible, v)) = next.next_if(|(m, ..)| m.number == r.number) {
+        if let Some((_, Ending::Feasible, v)) = next.next_if(|(m, ..)| m.id.number == r.id.number) {
             if best.is_none_or(|b| spec.direction.orient(*v) > spec.direction.orient(b)) {
                 best = Some(*v);
             }
         }
         if let Some(b) = best {
-            line.push((f64::from(r.number), b));
+            line.push((f64::from(r.id.number), b));
         }
     }
     let points: Vec<(Ending, (f64, f64))> = measured
         .iter()
-        .map(|(r, e, v)| (*e, (f64::from(r.number), *v)))
+        .map(|(r, e, v)| (*e, (f64::from(r.id.number), *v)))
         .collect();
     let mut series = vec![series("best so far", BEST, line, true)];
     series.extend(scatter(&points));
@@ -203,7 +203,7 @@ pub(crate) fn pareto(
     let points: Vec<(f64, f64)> = records
         .iter()
         .filter(|r| r.repeat_of().is_none() && r.is_feasible())
-        .filter_map(|r| Some((r.value?, *secondary.get(&r.number)?)))
+        .filter_map(|r| Some((r.value?, *secondary.get(&r.id.number)?)))
         .collect();
     let oriented: Vec<(f64, f64)> = points
         .iter()

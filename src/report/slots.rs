@@ -14,7 +14,7 @@ pub fn spread(records: &[TrialRecord]) -> Option<Block> {
     }
     let mut runs: BTreeMap<u32, Vec<&TrialRecord>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.value.is_some()) {
-        runs.entry(r.repeat_of().unwrap_or(r.number))
+        runs.entry(r.repeat_of().unwrap_or(r.id.number))
             .or_default()
             .push(r);
     }
@@ -69,11 +69,14 @@ pub fn spread(records: &[TrialRecord]) -> Option<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Outcome, TrialKind};
+    use crate::record::{Outcome, TrialId, TrialKind};
 
     fn run(number: u32, repeat_of: Option<u32>, slot: u32, value: f64) -> TrialRecord {
         TrialRecord {
-            kind: repeat_of.map_or(TrialKind::Search, |of| TrialKind::Repeat { of }),
+            id: TrialId {
+                number,
+                kind: repeat_of.map_or(TrialKind::Search, |of| TrialKind::Repeat { of }),
+            },
             slot: Some(slot),
             devices: vec![slot],
             value: Some(value),

@@ -49,17 +49,16 @@ pub(crate) fn blocks(
     baseline: Option<&TrialRecord>,
     finalists: &[&TrialRecord],
 ) -> Option<Vec<Block>> {
-    let baseline = baseline.filter(|b| b.number != winner.number);
+    let baseline = baseline.filter(|b| b.id.number != winner.id.number);
     let mut columns: Vec<(String, &TrialRecord)> =
-        vec![(format!("winner (trial {})", winner.number), winner)];
+        vec![(format!("winner (trial {})", winner.id.number), winner)];
     if let Some(b) = baseline {
-        columns.push((format!("baseline (trial {})", b.number), b));
+        columns.push((format!("baseline (trial {})", b.id.number), b));
     }
-    for f in finalists
-        .iter()
-        .filter(|f| f.number != winner.number && Some(f.number) != baseline.map(|b| b.number))
-    {
-        columns.push((format!("finalist (trial {})", f.number), f));
+    for f in finalists.iter().filter(|f| {
+        f.id.number != winner.id.number && Some(f.id.number) != baseline.map(|b| b.id.number)
+    }) {
+        columns.push((format!("finalist (trial {})", f.id.number), f));
     }
     if columns.iter().all(|(_, r)| r.server.is_none()) {
         return None;

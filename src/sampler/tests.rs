@@ -116,7 +116,7 @@ fn check_baseline_record(name: &str) {
     defaults.insert("max_num_seqs".into(), Value::Int(256));
     defaults.insert("engine_only_flag".into(), Value::Str("x".into()));
     let mut base = record(defaults, Outcome::Feasible, Some(5.0));
-    base.kind = crate::record::TrialKind::Baseline;
+    base.id.kind = crate::record::TrialKind::Baseline;
     let mut trials = vec![base];
     trials.extend(run(name, 3, 9));
     let mut sampler = from_name(name, 3).unwrap();

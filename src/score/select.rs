@@ -68,7 +68,7 @@ pub fn ranked(records: &[TrialRecord]) -> Vec<&TrialRecord> {
         b.score
             .partial_cmp(&a.score)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.number.cmp(&b.number))
+            .then(a.id.number.cmp(&b.id.number))
     });
     v
 }
@@ -83,14 +83,14 @@ pub(crate) fn summarize(
         .chain(
             records
                 .iter()
-                .filter(|r| r.repeat_of() == Some(original.number)),
+                .filter(|r| r.repeat_of() == Some(original.id.number)),
         )
         .collect();
     let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
     let (mean, ci95) = mean_ci95(&values);
     let oriented_mean = direction.orient(mean);
     ConfigSummary {
-        number: original.number,
+        number: original.id.number,
         params: original.params.clone(),
         mean,
         ci95,
@@ -150,7 +150,7 @@ pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
             .chain(
                 records
                     .iter()
-                    .filter(|r| r.repeat_of() == Some(original.number)),
+                    .filter(|r| r.repeat_of() == Some(original.id.number)),
             )
             .filter_map(|r| r.score.filter(|_| r.is_feasible()))
             .collect();
@@ -158,15 +158,15 @@ pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
     };
     let mut pooled: Vec<(f64, u32)> = ranked(records)
         .iter()
-        .map(|r| (mean_score(r), r.number))
+        .map(|r| (mean_score(r), r.id.number))
         .collect();
     pooled.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut numbers: Vec<u32> = pooled.iter().take(top).map(|(_, n)| *n).collect();
     let baseline = records
         .iter()
         .find(|r| r.is_baseline() && r.repeat_of().is_none() && r.is_feasible());
-    if let Some(b) = baseline.filter(|b| !numbers.contains(&b.number)) {
-        numbers.push(b.number);
+    if let Some(b) = baseline.filter(|b| !numbers.contains(&b.id.number)) {
+        numbers.push(b.id.number);
     }
     numbers
 }
@@ -224,16 +224,19 @@ fn t975(df: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::TrialKind;
+    use crate::record::{TrialId, TrialKind};
 
     fn rec(number: u32, value: f64, outcome: Outcome, repeat_of: Option<u32>) -> TrialRecord {
         TrialRecord {
             value: Some(value),
             score: Some(value),
-            kind: match repeat_of {
-                Some(of) => TrialKind::Repeat { of },
-                None if number == 0 => TrialKind::Baseline,
-                None => TrialKind::Search,
+            id: TrialId {
+                number,
+                kind: match repeat_of {
+                    Some(of) => TrialKind::Repeat { of },
+                    None if number == 0 => TrialKind::Baseline,
+                    None => TrialKind::Search,
+                },
             },
             wall_s: 1.0,
             ..TrialRecord::new(number, Params::new(), outcome)

@@ -38,7 +38,7 @@ pub(crate) fn deployment(
     };
     let launch = engine
         .launch_spec(&own, &params, &slot)
-        .with_context(|| format!("cannot rebuild the launch of trial {}", record.number))?;
+        .with_context(|| format!("cannot rebuild the launch of trial {}", record.id.number))?;
     let pinning = match binding {
         Some(numactl) => {
             let sets = crate::topo::host_cpusets(&numactl).with_context(|| {

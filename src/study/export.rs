@@ -91,7 +91,7 @@ impl<'a> Exporter<'a> {
             tuned_on,
             records,
             |record| {
-                let workdir = TrialDir::of(self.dir, record.number).absolute()?.path();
+                let workdir = TrialDir::of(self.dir, record.id.number).absolute()?.path();
                 let mut own = record.clone();
                 if tuned_on.is_some() {
                     // What the modelled engine's space leaves out (a modelled NUMA binding).
@@ -169,7 +169,7 @@ impl<'a> Exporter<'a> {
 
     /// The launch of `record`, in its trial folder.
     fn launch(&self, record: &TrialRecord) -> anyhow::Result<LaunchSpec> {
-        let number = record.number;
+        let number = record.id.number;
         let workdir = TrialDir::of(self.dir, number).absolute()?.path();
         let slot = Slot {
             port: self.space.launch.port,
@@ -228,14 +228,14 @@ fn write_report_of(
     });
     let secondary = records
         .iter()
-        .filter_map(|r| Some((r.number, objective.secondary_value(&r.metrics)?)))
+        .filter_map(|r| Some((r.id.number, objective.secondary_value(&r.metrics)?)))
         .collect();
     let partial = records
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Pruned { .. }))
         .filter_map(|r| {
             let metrics = crate::score::judged_metrics(&objective, &r.metrics, &r.stages);
-            Some((r.number, objective.judge(metrics).value?))
+            Some((r.id.number, objective.judge(metrics).value?))
         })
         .collect();
     let view = StudyView {
@@ -286,7 +286,7 @@ fn winner_of<'r>(
     let s = &chosen.summary;
     let record = records
         .iter()
-        .find(|r| r.number == s.number)
+        .find(|r| r.id.number == s.number)
         .context("the winner is missing from the journal")?;
     let runs: Vec<&TrialRecord> = std::iter::once(record)
         .chain(records.iter().filter(|r| r.repeat_of() == Some(s.number)))
@@ -297,7 +297,7 @@ fn winner_of<'r>(
         runs: s.runs,
         mean: s.mean,
         ci95: s.ci95,
-        trials: runs.iter().map(|r| r.number).collect(),
+        trials: runs.iter().map(|r| r.id.number).collect(),
         metrics: metric_stats(&runs),
         baseline: chosen.baseline.as_ref().map(|b| Baseline {
             trial: b.number,

@@ -320,12 +320,10 @@ mod tests {
             (Some("repeat"), Some(3))
         );
         let back: TrialRecord = serde_json::from_value(json).unwrap();
-        assert_eq!(back.id(), id);
-        let baseline = serde_json::to_value(TrialRecord {
-            kind: TrialKind::Baseline,
-            ..record(0)
-        })
-        .unwrap();
+        assert_eq!(back.id, id);
+        let mut baseline = record(0);
+        baseline.id.kind = TrialKind::Baseline;
+        let baseline = serde_json::to_value(baseline).unwrap();
         assert_eq!(baseline["kind"], "baseline");
         assert!(baseline.get("of").is_none());
     }

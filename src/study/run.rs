@@ -122,7 +122,7 @@ pub fn run(
         backends.observer,
     )?;
     let earlier = records.len();
-    let journaled: Vec<u32> = records.iter().map(|r| r.number).collect();
+    let journaled: Vec<u32> = records.iter().map(|r| r.id.number).collect();
     // Search trials in flight when an earlier run stopped run again first, as they were; a
     // re-validation repeat is counted again instead.
     let (reruns, repeats): (Vec<_>, Vec<_>) = pending::left_in_flight(&options.dir, &journaled)

@@ -44,7 +44,7 @@ impl DispatchSink for RunningStudy<'_> {
     fn append(&mut self, record: TrialRecord, planner: &Planner<'_>) -> anyhow::Result<()> {
         let secrets = &self.space.secrets;
         let record = redact::record(record, secrets);
-        let trial = TrialDir::of(self.dir, record.number);
+        let trial = TrialDir::of(self.dir, record.id.number);
         redact::server_log(&trial.server_log(), secrets)?;
         let stored = self.journal.append(&record)?;
         pending::clear(&trial);

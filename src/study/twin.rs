@@ -239,7 +239,7 @@ pub fn check(
             crate::score::judge_probe(objective, &metrics).value
         });
         if let Some(value) = value {
-            rows.push((record.number, value, measured));
+            rows.push((record.id.number, value, measured));
         }
     }
     if rows.is_empty() {

@@ -47,7 +47,7 @@ fn an_energy_per_token_slo_checks_and_tunes_on_the_simulator() {
         assert!(
             energy > 0.0 && power > 0.0,
             "trial {}: {energy} J/token, {power} W",
-            r.number
+            r.id.number
         );
         // In the modelled engine's terms: an H100 draws at most its 700 W board power, though
         // the simulator runs ten times faster than the engine it models.
@@ -59,7 +59,7 @@ fn an_energy_per_token_slo_checks_and_tunes_on_the_simulator() {
         assert!(
             power <= 700.0 * cards,
             "trial {}: {power} W on {cards} H100",
-            r.number
+            r.id.number
         );
         let server = r.server.as_ref().expect("a server section");
         assert_eq!(
@@ -70,6 +70,11 @@ fn an_energy_per_token_slo_checks_and_tunes_on_the_simulator() {
             .violations
             .iter()
             .any(|v| matches!(v, Violation::Slo { slo, .. } if slo.metric == "energy_per_token"));
-        assert_eq!(broken, energy > 0.5, "trial {}: {energy} J/token", r.number);
+        assert_eq!(
+            broken,
+            energy > 0.5,
+            "trial {}: {energy} J/token",
+            r.id.number
+        );
     }
 }

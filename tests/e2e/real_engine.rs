@@ -236,7 +236,7 @@ fn launch_port(launch_json: &Path) -> u16 {
 /// counter says it generated over the probe (warm-up included), and whose server section
 /// (scraped before, during and after the probe) holds that same count.
 fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
-    let n = record.number;
+    let n = record.id.number;
     let metric = |name: &str| metric(record, name);
     let measured = assert_probed(record, output_len) * output_len;
     let probed = measured + metric("warmup_output_tokens");
@@ -278,7 +278,7 @@ fn assert_served(record: &TrialRecord, study: &Path, output_len: f64) {
 /// Checks that `record` started and was probed to the end with no failed request, every
 /// request producing `output_len` tokens (ignore_eos); returns the requests completed.
 pub fn assert_probed(record: &TrialRecord, output_len: f64) -> f64 {
-    let n = record.number;
+    let n = record.id.number;
     assert!(
         matches!(record.outcome, Outcome::Feasible | Outcome::Infeasible),
         "trial {n} must be served and probed: {:?}",
@@ -299,7 +299,7 @@ fn metric(record: &TrialRecord, name: &str) -> f64 {
     *record.metrics.get(name).unwrap_or_else(|| {
         panic!(
             "trial {} has no `{name}`: {:?}",
-            record.number, record.metrics
+            record.id.number, record.metrics
         )
     })
 }
@@ -309,7 +309,7 @@ pub fn print_trials(records: &[TrialRecord]) {
     for r in records {
         eprintln!(
             "trial {}: {:?}, ready after {:?} s, {:.1} s in all",
-            r.number, r.outcome, r.ready_s, r.wall_s
+            r.id.number, r.outcome, r.ready_s, r.wall_s
         );
     }
 }

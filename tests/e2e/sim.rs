@@ -102,7 +102,7 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
     let best = read_best(dir);
     let number = best["trial"].as_u64().expect("best.json names its trial") as u32;
     let mean = best["objective"]["mean"].as_f64().unwrap();
-    let record = all.iter().find(|r| r.number == number).unwrap();
+    let record = all.iter().find(|r| r.id.number == number).unwrap();
     assert!(record.is_feasible(), "{record:?}");
     assert_eq!(
         best["params"],
@@ -110,7 +110,7 @@ fn assert_views_agree(dir: &Path, all: &[TrialRecord]) -> u32 {
     );
     let runs: Vec<f64> = all
         .iter()
-        .filter(|r| r.number == number || r.repeat_of() == Some(number))
+        .filter(|r| r.id.number == number || r.repeat_of() == Some(number))
         .map(|r| r.value.unwrap())
         .collect();
     let journal_mean = runs.iter().sum::<f64>() / runs.len() as f64;

@@ -155,7 +155,7 @@ fn misspelt_setting_is_refused_by_the_catalogue(dir: &Path, space: &str, env: &[
 /// loading would be one), each request the probe's full output length (ignore_eos), every
 /// request's count taken from the server's `usage`.
 fn assert_served(record: &TrialRecord, study: &Path) {
-    let n = record.number;
+    let n = record.id.number;
     if let Outcome::Failed { .. } = record.outcome {
         let log = std::fs::read_to_string(study.join(format!("trial-{n}/server.log")))
             .unwrap_or_default();

@@ -74,7 +74,7 @@ fn four_slots_run_four_trials_at_once_in_virtual_time() {
     assert_eq!(records.len(), 8);
     for record in &records {
         let cost = if record.is_feasible() { 180.0 } else { 60.0 };
-        assert_eq!(record.wall_s, cost, "trial {}", record.number);
+        assert_eq!(record.wall_s, cost, "trial {}", record.id.number);
     }
     let at_zero = records.iter().filter(|r| r.started_unix == 0.0).count();
     assert_eq!(at_zero, 4, "four trials start at once: {records:?}");
@@ -99,7 +99,7 @@ fn trials_finish_in_the_order_of_their_virtual_ends_the_same_every_run() {
         let records = run(&executor, plan(12)).unwrap();
         records
             .iter()
-            .map(|r| (r.number, r.params.clone(), r.started_unix, r.wall_s))
+            .map(|r| (r.id.number, r.params.clone(), r.started_unix, r.wall_s))
             .collect::<Vec<(u32, Params, f64, f64)>>()
     };
     let first = order(());

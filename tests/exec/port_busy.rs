@@ -48,7 +48,7 @@ fn a_start_that_finds_a_port_taken_is_started_again_and_its_log_kept() {
     let twice: Vec<u32> = result
         .records
         .iter()
-        .map(|r| r.number)
+        .map(|r| r.id.number)
         .filter(|&n| kept(n, 1) && kept(n, 2))
         .collect();
     assert_eq!(twice.len(), 1, "one trial started three times: {twice:?}");

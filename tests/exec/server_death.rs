@@ -110,7 +110,7 @@ fn a_fake_server_found_dead_after_its_probe_is_crashed_whatever_the_probe_measur
     assert!(!died.is_empty(), "no config died: {:#?}", result.records);
     for r in died {
         let Outcome::Crashed { exit, message } = &r.outcome else {
-            panic!("trial {} is {:?}, not crashed", r.number, r.outcome);
+            panic!("trial {} is {:?}, not crashed", r.id.number, r.outcome);
         };
         assert_eq!(exit, "killed by SIGSEGV (11)");
         assert_eq!(message, DEATH_CAUSE);

@@ -79,7 +79,7 @@ fn killing_the_tuner_anywhere_loses_nothing_and_resumes_to_the_uninterrupted_con
 
     let done = strictly_parsed(&dir);
     assert_extends(&kept, &done);
-    let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
+    let numbers: Vec<u32> = done.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
     assert_eq!(
         search_configs(&done).len(),
@@ -150,7 +150,7 @@ fn assert_extends(before: &[TrialRecord], now: &[TrialRecord]) -> Vec<TrialRecor
     assert!(now.len() >= before.len(), "records were lost");
     assert_eq!(&now[..before.len()], before, "a completed trial changed");
     assert!(
-        now.windows(2).all(|w| w[0].number < w[1].number),
+        now.windows(2).all(|w| w[0].id.number < w[1].id.number),
         "trial numbers must rise without repeats"
     );
     now.to_vec()

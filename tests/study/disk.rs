@@ -197,7 +197,7 @@ fn disk_fails_mid_study(port: u16, fail: impl FnOnce(&Tmpfs) -> Box<dyn FnOnce(&
         blamed.is_empty(),
         "the disk's fault was recorded: {blamed:#?}"
     );
-    let numbers: Vec<u32> = done.iter().map(|r| r.number).collect();
+    let numbers: Vec<u32> = done.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers, (0..done.len() as u32).collect::<Vec<_>>());
     assert_eq!(
         search_configs(&done).len(),

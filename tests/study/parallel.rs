@@ -62,17 +62,17 @@ fn trials_in_flight_each_see_only_their_own_devices_and_port() {
     assert!(launched.len() >= 6, "{all:#?}");
     let mut ports = Vec::new();
     for r in &launched {
-        assert_eq!(r.devices.len(), 2, "trial {}: {:?}", r.number, r.devices);
+        assert_eq!(r.devices.len(), 2, "trial {}: {:?}", r.id.number, r.devices);
         assert!(r.devices.iter().all(|d| *d < 4), "{:?}", r.devices);
-        let echo = echoed_slot(&study, r.number);
+        let echo = echoed_slot(&study, r.id.number);
         let seen: Vec<String> = r.devices.iter().map(u32::to_string).collect();
         assert_eq!(
             echo["visible_devices"],
             serde_json::json!({"CUDA_VISIBLE_DEVICES": seen.join(",")}),
             "trial {}",
-            r.number
+            r.id.number
         );
-        ports.push((r.number, echo["port"].as_u64().unwrap()));
+        ports.push((r.id.number, echo["port"].as_u64().unwrap()));
     }
     let port_of = |n: u32| ports.iter().find(|(m, _)| *m == n).unwrap().1;
     let mut overlapping = 0;
@@ -83,12 +83,12 @@ fn trials_in_flight_each_see_only_their_own_devices_and_port() {
                 assert!(
                     a.devices.iter().all(|d| !b.devices.contains(d)),
                     "trials {} and {} shared a device: {:?} {:?}",
-                    a.number,
-                    b.number,
+                    a.id.number,
+                    b.id.number,
                     a.devices,
                     b.devices
                 );
-                assert_ne!(port_of(a.number), port_of(b.number));
+                assert_ne!(port_of(a.id.number), port_of(b.id.number));
                 assert_ne!(a.slot, b.slot);
             }
         }
@@ -97,12 +97,12 @@ fn trials_in_flight_each_see_only_their_own_devices_and_port() {
     for repeat in all.iter().filter(|r| r.repeat_of().is_some()) {
         let original = all
             .iter()
-            .find(|r| Some(r.number) == repeat.repeat_of())
+            .find(|r| Some(r.id.number) == repeat.repeat_of())
             .unwrap();
         assert_ne!(
             repeat.slot, original.slot,
             "repeat {} ran on its original's slot",
-            repeat.number
+            repeat.id.number
         );
     }
     assert_views_agree(&study, &all);
@@ -113,7 +113,7 @@ fn trials_in_flight_each_see_only_their_own_devices_and_port() {
 /// trials.csv holds one row per record, and best.json's trial is a feasible record that
 /// best.sh names.
 fn assert_views_agree(study: &Path, all: &[TrialRecord]) {
-    let numbers: BTreeSet<u32> = all.iter().map(|r| r.number).collect();
+    let numbers: BTreeSet<u32> = all.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers.len(), all.len(), "a trial number repeats");
     let mut csv = csv::Reader::from_path(study.join("trials.csv")).unwrap();
     let column = csv.headers().unwrap().iter().position(|h| h == "number");
@@ -125,7 +125,7 @@ fn assert_views_agree(study: &Path, all: &[TrialRecord]) {
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(study.join("best.json")).unwrap()).unwrap();
     let winner = best["trial"].as_u64().unwrap() as u32;
-    let record = all.iter().find(|r| r.number == winner).unwrap();
+    let record = all.iter().find(|r| r.id.number == winner).unwrap();
     assert!(record.is_feasible(), "{record:?}");
     assert_eq!(
         best["params"],

@@ -13,7 +13,7 @@ use study_fakes::*;
 const SEED: u64 = 11;
 
 fn assert_numbers_unique(records: &[infertune::record::TrialRecord]) {
-    let numbers: BTreeSet<u32> = records.iter().map(|r| r.number).collect();
+    let numbers: BTreeSet<u32> = records.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers.len(), records.len(), "duplicated trial numbers");
     assert_eq!(
         numbers.iter().copied().collect::<Vec<_>>(),

@@ -65,9 +65,9 @@ fn assert_jobs_saw_their_own_devices(study: &Path, all: &[TrialRecord]) {
         .collect();
     assert_eq!(jobs.len(), launched.len(), "two trials share a job id");
     for r in &launched {
-        assert_eq!(r.devices.len(), 1, "trial {}: {:?}", r.number, r.devices);
-        let log =
-            std::fs::read_to_string(study.join(format!("trial-{}/server.log", r.number))).unwrap();
+        assert_eq!(r.devices.len(), 1, "trial {}: {:?}", r.id.number, r.devices);
+        let log = std::fs::read_to_string(study.join(format!("trial-{}/server.log", r.id.number)))
+            .unwrap();
         let echo: serde_json::Value = serde_json::from_str(
             log.lines()
                 .find_map(|l| l.split_once("INFO: slot: ").map(|(_, j)| j))
@@ -78,7 +78,7 @@ fn assert_jobs_saw_their_own_devices(study: &Path, all: &[TrialRecord]) {
             echo["visible_devices"]["CUDA_VISIBLE_DEVICES"],
             r.devices[0].to_string(),
             "trial {}",
-            r.number
+            r.id.number
         );
     }
     for (i, a) in launched.iter().enumerate() {
@@ -88,8 +88,8 @@ fn assert_jobs_saw_their_own_devices(study: &Path, all: &[TrialRecord]) {
             assert!(
                 !at_once || a.devices != b.devices,
                 "trials {} and {} ran at once on {:?}",
-                a.number,
-                b.number,
+                a.id.number,
+                b.id.number,
                 a.devices
             );
         }
@@ -116,12 +116,12 @@ fn a_slurm_study_runs_each_trial_as_a_job_on_its_own_gpu_and_leaves_nothing() {
     let all = records(&study);
     assert_eq!(search_configs(&all).len(), 7);
     assert_jobs_saw_their_own_devices(&study, &all);
-    let numbers: BTreeSet<u32> = all.iter().map(|r| r.number).collect();
+    let numbers: BTreeSet<u32> = all.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers.len(), all.len());
     let best: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(study.join("best.json")).unwrap()).unwrap();
     let winner = best["trial"].as_u64().unwrap() as u32;
-    assert!(all.iter().any(|r| r.number == winner && r.is_feasible()));
+    assert!(all.iter().any(|r| r.id.number == winner && r.is_feasible()));
     let script = std::fs::read_to_string(study.join("best.sh")).unwrap();
     assert!(script.contains(&format!("(trial {winner})")), "{script}");
     assert_eq!(jobs_left(&study), Vec::<String>::new());
@@ -178,7 +178,7 @@ fn an_interrupted_or_killed_slurm_study_resumes_without_losing_a_trial_or_leavin
     let done = records(&study);
     assert_eq!(done[..kept.len()], kept[..], "a completed trial changed");
     assert_eq!(search_configs(&done).len(), 8, "{done:#?}");
-    let numbers: BTreeSet<u32> = done.iter().map(|r| r.number).collect();
+    let numbers: BTreeSet<u32> = done.iter().map(|r| r.id.number).collect();
     assert_eq!(numbers.len(), done.len(), "a trial number repeats");
     assert_eq!(jobs_left(&study), Vec::<String>::new());
     assert_eq!(wait_no_processes_under(tmp.path(), 10.0), Vec::<i32>::new());

@@ -113,7 +113,7 @@ impl Study {
         assert!(!said.contains(LOST), "a trial's jobs were given up: {said}");
         let done = records(&self.dir);
         assert_eq!(search_configs(&done).len(), TRIALS, "{said}\n{done:#?}");
-        let numbers: BTreeSet<u32> = done.iter().map(|r| r.number).collect();
+        let numbers: BTreeSet<u32> = done.iter().map(|r| r.id.number).collect();
         assert_eq!(numbers.len(), done.len(), "a trial was journaled twice");
         let blamed: Vec<&TrialRecord> = done
             .iter()

@@ -79,7 +79,7 @@ fn a_tuner_killed_between_fork_and_record_leaves_no_server() {
     assert_eq!(processes_under(&results), Vec::<i32>::new());
     let done = records(&results.join(STUDY));
     assert!(
-        done.iter().any(|r| r.number == 0
+        done.iter().any(|r| r.id.number == 0
             && !matches!(r.outcome, Outcome::Failed { .. } | Outcome::Crashed { .. })),
         "the trial in flight was not run again: {done:?}"
     );

@@ -79,7 +79,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
     let rows: Vec<csv::StringRecord> = csv.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), records.len());
     for (row, r) in rows.iter().zip(&records) {
-        assert_eq!(row[0], r.number.to_string());
+        assert_eq!(row[0], r.id.number.to_string());
         assert_eq!(row[1], *infertune::export::status(&r.outcome));
     }
 
@@ -90,7 +90,7 @@ fn a_study_records_every_outcome_and_its_views_agree() {
     assert_eq!(best["trial"], winner.summary.number);
     let original = records
         .iter()
-        .find(|r| r.number == winner.summary.number)
+        .find(|r| r.id.number == winner.summary.number)
         .unwrap();
     assert!(original.is_feasible() && !original.is_baseline());
     assert_eq!(
@@ -326,7 +326,7 @@ fn a_load_search_scores_each_trial_by_the_highest_concurrency_meeting_the_slos()
             r.value,
             Some(capacity),
             "trial {}: {:?}",
-            r.number,
+            r.id.number,
             r.metrics
         );
         assert_eq!(r.metrics["load_search_value"], capacity);
@@ -349,7 +349,7 @@ fn the_baseline_is_re_validated_like_the_finalists_and_the_gain_has_its_interval
     let top: Vec<u32> = infertune::score::select::ranked(&originals)
         .iter()
         .take(2)
-        .map(|r| r.number)
+        .map(|r| r.id.number)
         .collect();
     assert!(!top.contains(&0), "{top:?}");
     let baseline_repeats = result
@@ -458,7 +458,7 @@ fn a_load_search_never_counts_a_load_at_which_a_request_failed() {
     assert!(probed.len() >= 2, "{:#?}", result.records);
     for r in probed {
         let capacity = (24_000.0 / model(&r.params).1).floor().min(10.0);
-        assert_eq!(r.value, Some(capacity), "trial {}", r.number);
-        assert_eq!(r.metrics["error_rate"], 0.0, "trial {}", r.number);
+        assert_eq!(r.value, Some(capacity), "trial {}", r.id.number);
+        assert_eq!(r.metrics["error_rate"], 0.0, "trial {}", r.id.number);
     }
 }

@@ -32,10 +32,10 @@ impl Runs {
 fn configs(records: &[TrialRecord]) -> Vec<Runs> {
     let mut by_original: BTreeMap<u32, (bool, Vec<Option<f64>>)> = BTreeMap::new();
     for r in records.iter().filter(|r| r.repeat_of().is_none()) {
-        by_original.insert(r.number, (r.is_baseline(), Vec::new()));
+        by_original.insert(r.id.number, (r.is_baseline(), Vec::new()));
     }
     for r in records {
-        let of = r.repeat_of().unwrap_or(r.number);
+        let of = r.repeat_of().unwrap_or(r.id.number);
         if let Some((_, runs)) = by_original.get_mut(&of) {
             runs.push(r.score.filter(|s| s.is_finite() && r.is_feasible()));
         }

@@ -367,7 +367,7 @@ impl<'a> Planner<'a> {
             self.stage = Stage::Finished;
             return Decision::Ended(EarlyEnd::BudgetSpent(Phase::Revalidation));
         }
-        let original_of = |number: u32| now.records.iter().find(|r| r.number == number);
+        let original_of = |number: u32| now.records.iter().find(|r| r.id.number == number);
         let picked = now
             .free_slots
             .iter()
@@ -394,7 +394,7 @@ impl<'a> Planner<'a> {
     /// A run of the config of original trial `of`, on `slot` when given, away from the
     /// original's accelerators.
     fn repeat(&self, of: u32, slot: Option<u32>, now: &StudyState<'_>) -> Decision {
-        let Some(original) = now.records.iter().find(|r| r.number == of) else {
+        let Some(original) = now.records.iter().find(|r| r.id.number == of) else {
             return Decision::Wait;
         };
         let id = TrialId {
@@ -459,7 +459,7 @@ impl<'a> Planner<'a> {
 
     /// The lowest number no journaled, in-flight or left-in-flight trial has.
     fn next_number(&self, now: &StudyState<'_>) -> u32 {
-        let journaled = now.records.iter().map(|r| r.number);
+        let journaled = now.records.iter().map(|r| r.id.number);
         let flying = now.in_flight.iter().map(|f| f.id.number);
         let reruns = self.reruns.iter().map(|r| r.id.number);
         journaled
