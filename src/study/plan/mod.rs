@@ -280,7 +280,11 @@ impl<'a> Planner<'a> {
         if searching.iter().any(|f| f.id.kind.is_baseline()) {
             return Decision::Wait;
         }
-        let configs = self.spec.revalidate_top + u32::from(self.spec.baseline.is_some());
+        // The re-validation to come, the baseline's repeats included; none without it.
+        let configs = match self.spec.revalidate_top {
+            0 => 0,
+            top => top + u32::from(self.spec.baseline.is_some()),
+        };
         let reserve = mean_launched_wall(now.records) * f64::from(configs * self.spec.repeats)
             / f64::from(now.slots.max(1));
         if now.budget_left.is_some_and(|left| left <= reserve) {

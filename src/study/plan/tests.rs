@@ -331,3 +331,30 @@ fn an_interrupt_ends_the_plan_at_once_and_the_study_stops_interrupted() {
     assert_eq!(planner.stop_reason(), StopReason::Interrupted);
     assert!(!StopReason::Interrupted.is_failure());
 }
+
+#[test]
+fn without_revalidation_no_budget_is_kept_back_for_it() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(
+        PlanSpec {
+            revalidate_top: 0,
+            ..spec(5)
+        },
+        &mut sampler,
+        &check,
+        Vec::new(),
+    );
+    let baseline = planned(planner.next(&situation(&[], &[])));
+    let records = vec![TrialRecord {
+        ready_s: Some(1.0),
+        wall_s: 100.0,
+        ..done(baseline.trial.id, 0, 10.0)
+    }];
+    let short = StudyState {
+        budget_left: Some(150.0),
+        ..situation(&records, &[])
+    };
+    let next = planned(planner.next(&short));
+    assert_eq!(next.trial.id.kind, TrialKind::Search, "{next:?}");
+}
