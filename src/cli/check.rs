@@ -1,13 +1,13 @@
 //! `infertune check`: validate a space, show its parameters and rules, estimate the feasible
 //! share by sampling, and print example configs with their launch commands (nothing is spawned).
 
+use super::check_twin::{twin_check, TwinCheck};
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::engine::{self, Slot};
 use crate::record::Params;
-use crate::sim::CardScale;
 use crate::space::error::thousands;
 use crate::space::sample::{self, Estimate};
-use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, Prior, StudySpec, Target};
+use crate::space::{Feasibility, NumaCandidates, ParamDef, ParamKind, StudySpec, Target};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use std::path::PathBuf;
 
@@ -312,49 +312,6 @@ fn expert_text(space: &StudySpec, expert: &Result<ExpertConfig, NoExpert>) -> St
     text
 }
 
-/// The twin prior as `check` reports it: what it says in one line, and its view of the space
-/// when it applies.
-pub(crate) struct TwinCheck {
-    pub line: String,
-    pub view: Option<crate::study::twin::TwinView>,
-}
-
-/// Whether the twin prior applies to `space` and why not; when it does, its evaluation.
-pub(crate) fn twin_check(space: &StudySpec) -> TwinCheck {
-    use crate::study::twin::{self, NoTwin};
-    let said = |line: String| TwinCheck { line, view: None };
-    let objective = match crate::exec::objective(space) {
-        Ok(objective) => objective,
-        Err(e) => return said(format!("Twin prior: cannot score the twin's runs ({e:#})")),
-    };
-    let seed = space.search.seed;
-    match twin::view(space, space, &objective, CardScale::default(), seed) {
-        Err(NoTwin::Off) => said(match twin::deployment(&twin_on(space)) {
-            Ok(_) => "Twin prior: off (search.prior: twin would apply: the twin models this \
-                      engine, card and model)"
-                .into(),
-            Err(why) => format!("Twin prior: off; it would not apply here: {why}"),
-        }),
-        Err(why) if space.search.prior == Prior::Default => said(format!(
-            "Twin prior: not by default here ({why}); the expert prior runs"
-        )),
-        Err(why) => said(format!("Twin prior: does not apply: {why}")),
-        Ok(view) => TwinCheck {
-            line: format!(
-                "Twin prior ({}): {} configs evaluated, {} predicted feasible",
-                if space.search.prior == Prior::Default {
-                    "the default here"
-                } else {
-                    "search.prior: twin"
-                },
-                view.trials.len(),
-                view.trials.iter().filter(|t| t.is_feasible()).count()
-            ),
-            view: Some(view),
-        },
-    }
-}
-
 /// [`twin_check`] as text: its line, and with a view the configs to run first and the
 /// parameters the twin does not model.
 fn twin_text(check: &TwinCheck) -> String {
@@ -373,13 +330,6 @@ fn twin_text(check: &TwinCheck) -> String {
         ));
     }
     text
-}
-
-/// `space` with `search.prior: twin`.
-fn twin_on(space: &StudySpec) -> StudySpec {
-    let mut twin = space.clone();
-    twin.search.prior = Prior::Twin;
-    twin
 }
 
 fn one_line(config: &Params) -> String {

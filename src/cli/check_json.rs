@@ -1,7 +1,7 @@
 //! `infertune check --json`: the check of a space as one JSON object (schema:
 //! docs/machine-interface.md).
 
-use super::check::TwinCheck;
+use super::check_twin::TwinCheck;
 use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::record::Params;
 use crate::space::sample::Estimate;

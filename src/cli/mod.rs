@@ -8,6 +8,7 @@ mod bench_session;
 mod bench_sweep;
 mod check;
 mod check_json;
+mod check_twin;
 mod compare;
 mod engine;
 mod export;
