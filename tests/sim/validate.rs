@@ -94,10 +94,9 @@ fn a_model_config_file_runs_and_a_bad_one_names_the_field() {
     assert!(message.contains("num_attention_heads"), "{message}");
 }
 
-#[test]
-fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
-    let dir = tempfile::tempdir().unwrap();
-    let configs = dir.path().join("configs");
+/// A model-config folder under `dir` holding the shipped Qwen2.5-0.5B config.
+fn qwen_configs(dir: &std::path::Path) -> PathBuf {
+    let configs = dir.join("configs");
     std::fs::create_dir(&configs).unwrap();
     let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models");
     std::fs::copy(
@@ -105,6 +104,13 @@ fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
         configs.join("Qwen2.5-0.5B.json"),
     )
     .unwrap();
+    configs
+}
+
+#[test]
+fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
+    let dir = tempfile::tempdir().unwrap();
+    let configs = qwen_configs(dir.path());
     std::fs::write(
         configs.join("Made-Up-1B.json"),
         r#"{"architectures": ["MadeUpForCausalLM"], "hidden_size": 1024}"#,
@@ -159,14 +165,7 @@ fn a_row_the_simulator_cannot_model_is_listed_and_the_rest_are_predicted() {
 #[test]
 fn memory_share_data_parallel_and_cpu_offload_columns_are_read_where_present() {
     let dir = tempfile::tempdir().unwrap();
-    let configs = dir.path().join("configs");
-    std::fs::create_dir(&configs).unwrap();
-    let shipped = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/sim/profiles/models");
-    std::fs::copy(
-        shipped.join("Qwen2.5-0.5B.json"),
-        configs.join("Qwen2.5-0.5B.json"),
-    )
-    .unwrap();
+    let configs = qwen_configs(dir.path());
     let truth = dir.path().join("truth.csv");
     let header = "experiment,stage,model,tp,dp,gpu_memory_utilization,cpu_offload_gb,\
                   max_model_len,max_num_batched_tokens,max_num_seqs,system_prompt_len,\
