@@ -351,8 +351,9 @@ fn without_revalidation_no_budget_is_kept_back_for_it() {
         wall_s: 100.0,
         ..done(baseline.trial.id, 0, 10.0)
     }];
+    // Less than the baseline's two repeats of 100 s on two slots would need.
     let short = StudyState {
-        budget_left: Some(150.0),
+        budget_left: Some(90.0),
         ..situation(&records, &[])
     };
     let next = planned(planner.next(&short));
