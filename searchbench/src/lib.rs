@@ -9,7 +9,6 @@
 mod drive;
 pub mod optuna;
 pub mod plot;
-mod pool;
 pub mod reference;
 pub mod report;
 pub mod sim;
@@ -268,7 +267,7 @@ fn run_scenario(scenario: &Scenario, config: &BenchConfig) -> anyhow::Result<Vec
         .iter()
         .flat_map(|s| (0..config.seeds).map(move |seed| (s, seed)))
         .collect();
-    pool::map(&jobs, config.threads, |&(sampler, seed)| {
+    infertune::util::parallel::map_on(&jobs, config.threads, |&(sampler, seed)| {
         search(scenario, sampler, seed, config.trials)
     })
     .into_iter()

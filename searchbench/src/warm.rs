@@ -2,7 +2,7 @@
 //! of a search on a prior scenario (another card of the same family, or an unrelated model),
 //! seed by seed, reported as two rows of the usual summary.
 
-use super::{pool, search_with, ScenarioResult, SearchRun};
+use super::{search_with, ScenarioResult, SearchRun};
 use crate::Scenario;
 use infertune::sampler::{from_name, from_name_with_prior, Prior};
 
@@ -35,44 +35,45 @@ pub fn compare(
     config: &WarmConfig,
 ) -> anyhow::Result<ScenarioResult> {
     let seeds: Vec<u64> = (0..config.seeds).collect();
-    let pairs = pool::map(&seeds, config.threads, |&seed| -> anyhow::Result<_> {
-        let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
-        let (_, trials) = search_with(
-            prior,
-            &mut *source,
-            config.prior_trials,
-            prior.expert.clone().into_iter().collect(),
-            1,
-        )?;
-        let mut cold = from_name(SAMPLER, seed)?;
-        let (cold, _) = search_with(
-            target,
-            &mut *cold,
-            config.trials,
-            target.expert.clone().into_iter().collect(),
-            1,
-        )?;
-        let prior = Prior {
-            trials,
-            weight: config.weight,
-            refresh: None,
-        };
-        let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
-        let (warm, _) = search_with(
-            target,
-            &mut *warm,
-            config.trials,
-            target.expert.clone().into_iter().collect(),
-            1,
-        )?;
-        Ok(
-            [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
-                sampler: format!("{SAMPLER} {label}"),
-                seed,
-                best,
-            }),
-        )
-    });
+    let pairs =
+        infertune::util::parallel::map_on(&seeds, config.threads, |&seed| -> anyhow::Result<_> {
+            let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
+            let (_, trials) = search_with(
+                prior,
+                &mut *source,
+                config.prior_trials,
+                prior.expert.clone().into_iter().collect(),
+                1,
+            )?;
+            let mut cold = from_name(SAMPLER, seed)?;
+            let (cold, _) = search_with(
+                target,
+                &mut *cold,
+                config.trials,
+                target.expert.clone().into_iter().collect(),
+                1,
+            )?;
+            let prior = Prior {
+                trials,
+                weight: config.weight,
+                refresh: None,
+            };
+            let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
+            let (warm, _) = search_with(
+                target,
+                &mut *warm,
+                config.trials,
+                target.expert.clone().into_iter().collect(),
+                1,
+            )?;
+            Ok(
+                [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
+                    sampler: format!("{SAMPLER} {label}"),
+                    seed,
+                    best,
+                }),
+            )
+        });
     let mut runs = Vec::with_capacity(seeds.len() * 2);
     for pair in pairs {
         runs.extend(pair?);
