@@ -6,6 +6,7 @@ use crate::engine::expert::{ExpertConfig, NoExpert};
 use crate::record::Params;
 use crate::space::sample::Estimate;
 use crate::space::StudySpec;
+use crate::study::twin::TwinView;
 use serde_json::{json, Value as Json};
 
 /// What a study of the space knows before its first trial.
@@ -39,7 +40,7 @@ pub(crate) fn result(
         "applies": twin.view.is_some(),
         "says": twin.line,
         "evaluated": twin.view.as_ref().map(|v| v.trials.len()),
-        "predicted_feasible": twin.view.as_ref().map(|v| v.trials.iter().filter(|t| t.is_feasible()).count()),
+        "predicted_feasible": twin.view.as_ref().map(TwinView::predicted_feasible),
         "first": twin.view.as_ref().map(|v| &v.first),
         "unmodelled": twin.view.as_ref().map(|v| &v.unmodelled),
     });

@@ -40,7 +40,7 @@ pub(crate) fn twin_check(space: &StudySpec) -> TwinCheck {
                     "search.prior: twin"
                 },
                 view.trials.len(),
-                view.trials.iter().filter(|t| t.is_feasible()).count()
+                view.predicted_feasible()
             ),
             view: Some(view),
         },

@@ -234,7 +234,7 @@ fn twin_prior(
         }
         Err(e) => anyhow::bail!("{}: search.prior: twin cannot apply: {e}", space.origin),
     };
-    let feasible = view.trials.iter().filter(|t| t.is_feasible()).count();
+    let feasible = view.predicted_feasible();
     observer.note(&format!(
         "twin prior: {} configs evaluated in {:.1} s ({feasible} predicted feasible); {} of its \
          best run after the baseline{}",

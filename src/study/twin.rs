@@ -58,6 +58,13 @@ pub struct TwinView {
     pub unmodelled: Vec<String>,
 }
 
+impl TwinView {
+    /// How many of the evaluated configs the twin predicts feasible.
+    pub fn predicted_feasible(&self) -> usize {
+        self.trials.iter().filter(|t| t.is_feasible()).count()
+    }
+}
+
 /// The deployment the twin simulates for `space`: its engine, `engine.card` and model (a
 /// profile name, a `config.json`, or a model folder holding one).
 pub fn deployment(space: &StudySpec) -> Result<Deployment, NoTwin> {
