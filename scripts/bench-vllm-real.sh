@@ -7,8 +7,9 @@
 #              re-validated (OUT/study/report.html, best.json).
 #   seed-case  the source documents' own case: a space of just their four knobs
 #              (scripts/real-grid/vllm-cpu-seed-case.yaml), searched by `--sampler random` with
-#              no prior (as the seed did) and by the default sampler with its priors, the same number of trials each; summary
-#              of refused launches, the best found and the trial that found it.
+#              no prior (as the seed did) and by the default sampler with its priors, the same
+#              number of trials each; summary of refused launches, the best found and the trial
+#              that found it.
 #   grid       a measured grid of the knobs the study found most important (--grid FILE, all
 #              parameters choices), through scripts/bench-real-grid.sh (two rounds by default).
 #   compare    the study's winner, the grid's best and the defaults interleaved
