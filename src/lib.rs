@@ -9,6 +9,7 @@ pub mod engine;
 pub mod exec;
 pub mod export;
 pub mod launch;
+pub mod prior;
 pub mod probe;
 pub mod record;
 pub mod report;

@@ -17,12 +17,12 @@ pub mod twin;
 pub mod warm;
 
 use anyhow::Context;
+use infertune::prior::twin::TwinView;
 use infertune::record::{FailureKind, MetricMap, Params, TrialRecord};
 use infertune::sampler::{from_name, from_name_with_prior, Prior, Sampler};
 use infertune::score::record_run;
 use infertune::score::Objective;
 use infertune::space::Feasibility;
-use infertune::study::twin::TwinView;
 use reference::Reference;
 use std::path::PathBuf;
 

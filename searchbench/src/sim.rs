@@ -8,11 +8,11 @@
 use super::{Evaluator, Scenario, StartupFailure, TwinPrior};
 use crate::twin::Perturbation;
 use anyhow::Context;
+use infertune::prior::twin;
 use infertune::probe::WorkloadSpec;
 use infertune::record::{MetricMap, Params};
 use infertune::sim::{CardScale, Deployment};
 use infertune::space::{EngineKind, Prior, StudySpec, Target};
-use infertune::study::twin;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;

@@ -3,10 +3,10 @@
 
 use super::check_twin::TwinCheck;
 use crate::engine::expert::{ExpertConfig, NoExpert};
+use crate::prior::twin::TwinView;
 use crate::record::Params;
 use crate::space::sample::Estimate;
 use crate::space::StudySpec;
-use crate::study::twin::TwinView;
 use serde_json::{json, Value as Json};
 
 /// What a study of the space knows before its first trial.

@@ -8,12 +8,12 @@ use crate::space::{Prior, StudySpec};
 /// when it applies.
 pub(crate) struct TwinCheck {
     pub line: String,
-    pub view: Option<crate::study::twin::TwinView>,
+    pub view: Option<crate::prior::twin::TwinView>,
 }
 
 /// Whether the twin prior applies to `space` and why not; when it does, its evaluation.
 pub(crate) fn twin_check(space: &StudySpec) -> TwinCheck {
-    use crate::study::twin::{self, NoTwin};
+    use crate::prior::twin::{self, NoTwin};
     let said = |line: String| TwinCheck { line, view: None };
     let objective = match crate::exec::objective(space) {
         Ok(objective) => objective,

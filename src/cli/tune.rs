@@ -216,7 +216,7 @@ fn twin_prior(
     prior: &mut crate::sampler::Prior,
     observer: &dyn StudyObserver,
 ) -> anyhow::Result<Vec<crate::record::Params>> {
-    use crate::study::twin::{self, NoTwin};
+    use crate::prior::twin::{self, NoTwin};
     let objective = crate::exec::objective(space)?;
     let started = std::time::Instant::now();
     let view = match twin::view(

@@ -15,6 +15,7 @@ mod local;
 mod objective;
 pub(crate) mod pending;
 mod prober;
+mod slots;
 pub mod slurm;
 mod trial_dir;
 
@@ -28,6 +29,7 @@ pub use local::{free_port, not_run, EarlyStops, LocalExecutor};
 pub use objective::objective;
 pub(crate) use prober::HttpProber;
 pub use prober::Prober;
+pub(crate) use slots::{Finished, Slots};
 pub use slurm::{run_in_job, SlurmExecutor};
 pub use trial_dir::{TrialDir, SERVER_LOG};
 

@@ -25,10 +25,8 @@ mod tpe;
 pub use bo::check_prior;
 pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
-pub(crate) use prior::TRUST_CHECK_TRIALS;
 pub use prior::{
-    refresh_point, Prior, PriorCheck, Refresh, RefreshFn, Trust, CONFIRMED_FROM,
-    DEFAULT_TRANSFER_WEIGHT, SET_ASIDE_BELOW,
+    refresh_point, Prior, PriorCheck, Refresh, RefreshFn, Trust, DEFAULT_TRANSFER_WEIGHT,
 };
 pub(crate) use pso::PsoSampler;
 pub(crate) use qmc::QmcSampler;

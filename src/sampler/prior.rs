@@ -117,6 +117,51 @@ pub struct PriorCheck {
     pub trust: Trust,
 }
 
+/// The verdict in words, as the report and `tune`'s notes give it.
+impl std::fmt::Display for PriorCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tau = match (self.trust, self.tau) {
+            (Trust::Unchecked, _) | (_, None) if self.own_trials >= TRUST_CHECK_TRIALS => {
+                return f.write_str(
+                    "The earlier trials are not checked against this study's own: none of them \
+                     was scored, so no model of them can rank this study's trials. They count at \
+                     the transfer weight.",
+                )
+            }
+            (Trust::Unchecked, _) | (_, None) => {
+                return write!(
+                    f,
+                    "The earlier trials are not checked against this study's own yet: that takes \
+                     {TRUST_CHECK_TRIALS} scored trials of its own, and it has {}. Until then they \
+                     count at the transfer weight.",
+                    self.own_trials
+                )
+            }
+            (_, Some(tau)) => tau,
+        };
+        let verdict = match self.trust {
+            Trust::SetAside => format!(
+                "below {SET_ASIDE_BELOW} they are set aside: the search goes on from this study's \
+                 own trials alone"
+            ),
+            Trust::Confirmed => format!(
+                "from {CONFIRMED_FROM} they are confirmed: they count almost as this study's own"
+            ),
+            _ => {
+                format!(
+                    "from {SET_ASIDE_BELOW} to {CONFIRMED_FROM} they count at the transfer weight"
+                )
+            }
+        };
+        write!(
+            f,
+            "Checked against this study's {} scored trials: a model of the earlier trials alone \
+             ranks them with Kendall's τ = {tau:.2}; {verdict}.",
+            self.own_trials
+        )
+    }
+}
+
 /// Kendall's τ between `predicted` and `actual` (pairs tied in either count for neither side);
 /// 0 without an untied pair.
 pub(crate) fn kendall_tau(predicted: &[f64], actual: &[f64]) -> f64 {
@@ -181,5 +226,42 @@ mod tests {
         assert_eq!(checked_noise(1.0, 0.8), Some(CONFIRMED_NOISE));
         assert_eq!(checked_noise(0.0, 0.8), Some(0.0), "a weight of 1 stays");
         assert_eq!(Trust::Unchecked.noise(0.7), Some(0.7));
+    }
+
+    #[test]
+    fn the_report_says_whether_the_earlier_trials_were_set_aside_kept_or_confirmed() {
+        let said = |trust, tau| {
+            PriorCheck {
+                own_trials: 9,
+                tau,
+                trust,
+            }
+            .to_string()
+        };
+        let set_aside = said(Trust::SetAside, Some(0.05));
+        assert!(
+            set_aside.contains("this study's 9 scored trials")
+                && set_aside.contains("τ = 0.05; below 0.2 they are set aside"),
+            "{set_aside}"
+        );
+        let kept = said(Trust::Kept, Some(0.31));
+        assert!(kept.contains("count at the transfer weight"), "{kept}");
+        let confirmed = said(Trust::Confirmed, Some(0.8));
+        assert!(
+            confirmed.contains("from 0.5 they are confirmed"),
+            "{confirmed}"
+        );
+        let unscored = said(Trust::Unchecked, None);
+        assert!(unscored.contains("none of them was scored"), "{unscored}");
+        let early = PriorCheck {
+            own_trials: 2,
+            tau: None,
+            trust: Trust::Unchecked,
+        }
+        .to_string();
+        assert!(
+            early.contains("takes 4 scored trials of its own, and it has 2"),
+            "{early}"
+        );
     }
 }

@@ -250,12 +250,12 @@ pub struct SearchSettings {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prior {
     /// `search.prior` unset: `Twin` where the twin applies to a real engine (one it models,
-    /// with a card and a model it can build), `Expert` elsewhere (`study::twin::deployment`).
+    /// with a card and a model it can build), `Expert` elsewhere (`prior::twin::deployment`).
     Default,
     /// The engine's expert configs (see `engine::expert`) run first after the baseline.
     Expert,
     /// As `Expert`, and the digital twin evaluates the space before the first trial: its best
-    /// configs run next and its predictions seed the sampler (`study::twin`).
+    /// configs run next and its predictions seed the sampler (`prior::twin`).
     Twin,
     /// Nothing: the search starts from its own initial design.
     None,

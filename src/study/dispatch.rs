@@ -5,8 +5,8 @@
 
 use super::observer::EarlyEnd;
 use super::plan::{Decision, Planned, Planner, StopReason, StudyState};
-use super::slots::{Finished, Slots};
 use crate::exec::{not_run, StopFlag, TrialExecutor, TrialRun};
+use crate::exec::{Finished, Slots};
 use crate::record::{FailureKind, InFlight, Outcome, TrialId, TrialRecord};
 use std::thread::Scope;
 

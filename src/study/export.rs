@@ -155,7 +155,7 @@ impl<'a> Exporter<'a> {
         let trust = super::warm::trust_text(self.space, self.meta, self.dir, records);
         let twin = crate::exec::objective(self.space)
             .ok()
-            .and_then(|objective| super::twin::check(self.space, &objective, records));
+            .and_then(|objective| crate::prior::twin::check(self.space, &objective, records));
         write_report_of(
             self.dir,
             self.meta,

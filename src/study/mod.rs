@@ -18,8 +18,6 @@ mod open;
 pub mod plan;
 mod run;
 mod running;
-mod slots;
-pub mod twin;
 pub mod warm;
 
 pub use observer::StudyObserver;

@@ -36,7 +36,7 @@ pub struct StudyOptions {
     pub stop: StopFlag,
     /// The earlier studies that seeded the sampler ([`super::warm::load`]); kept in `study.json`.
     pub warm_start: Vec<ReusedStudy>,
-    /// Configs the twin ranks best ([`super::twin::view`]), run after the expert settings.
+    /// Configs the twin ranks best ([`crate::prior::twin::view`]), run after the expert settings.
     pub twin_first: Vec<Params>,
 }
 

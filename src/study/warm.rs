@@ -9,9 +9,7 @@
 use super::journal::{self, StudyMeta, META_FILE};
 use crate::export::ReusedStudy;
 use crate::record::TrialRecord;
-use crate::sampler::{
-    check_prior, Prior, PriorCheck, Trust, CONFIRMED_FROM, SET_ASIDE_BELOW, TRUST_CHECK_TRIALS,
-};
+use crate::sampler::{check_prior, Prior, PriorCheck};
 use crate::space::error::Pos;
 use crate::space::{ParamDef, ParamKind, StudySpec, WarmStartEntry};
 use anyhow::bail;
@@ -86,7 +84,7 @@ pub(crate) fn trust_text(
         })
         .collect();
     Some(match load(&reread, dir) {
-        Ok(warm) => describe(&check_prior(&reread, records, &warm.prior)),
+        Ok(warm) => check_prior(&reread, records, &warm.prior).to_string(),
         Err(e) => format!(
             "The earlier trials could not be read again to check them against this study's: \
              {e:#}."
@@ -97,7 +95,7 @@ pub(crate) fn trust_text(
 /// The note `tune` prints when the sampler's verdict on the warm start changes to `check`'s;
 /// `twin_only` when the prior's trials are all the twin's predictions (`search.prior: twin`).
 pub(crate) fn trust_note(check: &PriorCheck, twin_only: bool) -> String {
-    let text = describe(check);
+    let text = check.to_string();
     if twin_only {
         format!(
             "twin prior: {}",
@@ -106,44 +104,6 @@ pub(crate) fn trust_note(check: &PriorCheck, twin_only: bool) -> String {
     } else {
         format!("warm start: {text}")
     }
-}
-
-/// [`trust_text`] of `check`.
-fn describe(check: &PriorCheck) -> String {
-    let tau = match (check.trust, check.tau) {
-        (Trust::Unchecked, _) | (_, None) if check.own_trials >= TRUST_CHECK_TRIALS => {
-            return "The earlier trials are not checked against this study's own: none of them \
-                    was scored, so no model of them can rank this study's trials. They count at \
-                    the transfer weight."
-                .to_string()
-        }
-        (Trust::Unchecked, _) | (_, None) => {
-            return format!(
-                "The earlier trials are not checked against this study's own yet: that takes \
-                 {TRUST_CHECK_TRIALS} scored trials of its own, and it has {}. Until then they \
-                 count at the transfer weight.",
-                check.own_trials
-            )
-        }
-        (_, Some(tau)) => tau,
-    };
-    let verdict = match check.trust {
-        Trust::SetAside => format!(
-            "below {SET_ASIDE_BELOW} they are set aside: the search goes on from this study's \
-             own trials alone"
-        ),
-        Trust::Confirmed => format!(
-            "from {CONFIRMED_FROM} they are confirmed: they count almost as this study's own"
-        ),
-        _ => {
-            format!("from {SET_ASIDE_BELOW} to {CONFIRMED_FROM} they count at the transfer weight")
-        }
-    };
-    format!(
-        "Checked against this study's {} scored trials: a model of the earlier trials alone \
-         ranks them with Kendall's τ = {tau:.2}; {verdict}.",
-        check.own_trials
-    )
 }
 
 /// The records of the earlier study `entry`, refused with where the space names it when the
@@ -220,9 +180,8 @@ fn matched(params: &[ParamDef], mut record: TrialRecord) -> Option<TrialRecord> 
 
 #[cfg(test)]
 mod tests {
-    use super::{describe, matched};
+    use super::matched;
     use crate::record::{Outcome, Params, TrialRecord, Value};
-    use crate::sampler::{PriorCheck, Trust};
     use crate::space::{ParamDef, ParamKind};
 
     fn record(params: &[(&str, i64)]) -> TrialRecord {
@@ -267,40 +226,5 @@ mod tests {
         assert!(matched(&space(), record(&[("other", 1)])).is_none());
         // Conditional, fixed and derived parameters may be missing.
         assert!(matched(&space(), record(&[("seqs", 1)])).is_some());
-    }
-
-    #[test]
-    fn the_report_says_whether_the_earlier_trials_were_set_aside_kept_or_confirmed() {
-        let said = |trust, tau| {
-            describe(&PriorCheck {
-                own_trials: 9,
-                tau,
-                trust,
-            })
-        };
-        let set_aside = said(Trust::SetAside, Some(0.05));
-        assert!(
-            set_aside.contains("this study's 9 scored trials")
-                && set_aside.contains("τ = 0.05; below 0.2 they are set aside"),
-            "{set_aside}"
-        );
-        let kept = said(Trust::Kept, Some(0.31));
-        assert!(kept.contains("count at the transfer weight"), "{kept}");
-        let confirmed = said(Trust::Confirmed, Some(0.8));
-        assert!(
-            confirmed.contains("from 0.5 they are confirmed"),
-            "{confirmed}"
-        );
-        let unscored = said(Trust::Unchecked, None);
-        assert!(unscored.contains("none of them was scored"), "{unscored}");
-        let early = describe(&PriorCheck {
-            own_trials: 2,
-            tau: None,
-            trust: Trust::Unchecked,
-        });
-        assert!(
-            early.contains("takes 4 scored trials of its own, and it has 2"),
-            "{early}"
-        );
     }
 }

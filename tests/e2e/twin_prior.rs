@@ -68,7 +68,7 @@ fn the_twins_best_configs_run_first_and_the_report_sets_its_predictions_against_
     let space = StudySpec::load(&path, infertune::engine::rule_pack).unwrap();
     let objective = infertune::exec::objective(&space).unwrap();
     let view =
-        infertune::study::twin::view(&space, &space, &objective, CardScale::default(), 4).unwrap();
+        infertune::prior::twin::view(&space, &space, &objective, CardScale::default(), 4).unwrap();
     assert!(!view.first.is_empty(), "the twin found no feasible config");
     let run: Vec<Params> = records(&results.join("twin-prior"))
         .into_iter()

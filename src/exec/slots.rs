@@ -2,7 +2,7 @@
 //! them. The study's thread dispatches and journals; each trial runs on a thread of its own,
 //! through the study's executor.
 
-use crate::exec::{Assignment, DevicePool, TrialExecutor, TrialRun};
+use super::{Assignment, DevicePool, TrialExecutor, TrialRun};
 use crate::record::{InFlight, TrialId};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::Scope;
