@@ -2,7 +2,7 @@
 //! caps the tokens of one engine step, and how many clients the probe keeps in flight. Model-based
 //! samplers derive inputs from these (a batch cap above the client count never fills).
 
-use super::{EngineKind, ParamKind, StudySpec};
+use super::{ParamKind, StudySpec};
 
 /// The batching parameters of a space and the probe's client count.
 #[derive(Clone, Debug, PartialEq)]
@@ -16,20 +16,14 @@ pub struct Batching {
     pub clients: u32,
 }
 
-/// Batch-cap parameter names each engine reads, and whether its step token budget is shared
-/// between decodes and prefill chunks.
-fn batch_caps(kind: EngineKind) -> &'static [(&'static str, Option<&'static str>)] {
-    const VLLM: (&str, Option<&str>) = ("max_num_seqs", Some("max_num_batched_tokens"));
-    match kind {
-        EngineKind::Vllm => &[VLLM],
-        EngineKind::Sglang => &[("max_running_requests", None)],
-        EngineKind::Mindie => &[("maxBatchSize", None)],
-        EngineKind::Llamacpp => &[("parallel", None)],
-        // The simulator reads vLLM's names and MindIE's.
-        EngineKind::Sim => &[VLLM, ("maxBatchSize", None)],
-        // n_parallel is per replica, and XInference caps each replica's requests itself.
-        EngineKind::Custom | EngineKind::Xinference => &[],
-    }
+/// A parameter an engine caps its running batch with, as its rule pack names it.
+#[derive(Debug)]
+pub struct BatchCap {
+    /// The batch cap (`max_num_seqs`, `maxBatchSize`).
+    pub cap: &'static str,
+    /// The step token budget that decodes and prefill chunks share (vLLM's
+    /// `max_num_batched_tokens`); `None` where prefill runs in batches of its own.
+    pub step_tokens: Option<&'static str>,
 }
 
 /// The batching parameters `spec` searches, when it searches a batch cap as an `int` and its
@@ -41,12 +35,17 @@ pub(super) fn of(spec: &StudySpec) -> Option<Batching> {
             .iter()
             .any(|p| p.name == name && matches!(p.kind, ParamKind::Int { low, .. } if low >= 1))
     };
-    let (cap, step) = batch_caps(spec.engine.kind)
+    let found = spec
+        .rule_pack
+        .batch_caps
         .iter()
-        .find(|(cap, _)| searched_int(cap))?;
+        .find(|b| searched_int(b.cap))?;
     Some(Batching {
-        batch_cap: (*cap).to_string(),
-        step_tokens: step.filter(|s| searched_int(s)).map(str::to_string),
+        batch_cap: found.cap.to_string(),
+        step_tokens: found
+            .step_tokens
+            .filter(|s| searched_int(s))
+            .map(str::to_string),
         clients,
     })
 }
@@ -98,7 +97,7 @@ mod tests {
         }
         assert_eq!(of(&open).map(|b| b.clients), Some(32));
         let mut custom = scenario("qwen2.5-7b-h100-chat.yaml");
-        custom.engine.kind = EngineKind::Custom;
+        custom.rule_pack = crate::engine::rule_pack(crate::space::EngineKind::Custom);
         assert_eq!(of(&custom), None);
         let mut fixed = scenario("qwen2.5-7b-h100-chat.yaml");
         fixed.parameters.retain(|p| p.name != "max_num_seqs");

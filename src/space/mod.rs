@@ -19,7 +19,7 @@ pub mod secrets;
 pub mod version;
 mod yaml;
 
-pub use batching::Batching;
+pub use batching::{BatchCap, Batching};
 pub use error::SpaceError;
 pub use param::{NumaCandidates, ParamDef, ParamKind, Target};
 

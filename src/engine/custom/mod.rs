@@ -128,6 +128,7 @@ static NO_RULES: RulePack = RulePack {
     rules: &[],
     platform: "cuda",
     version_query: None,
+    batch_caps: &[],
 };
 
 /// What marks a failure in the log: None of its own: a custom command's log is read with every engine's patterns.

@@ -7,7 +7,7 @@
 
 use crate::space::rules::{Ctx, Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
-use crate::space::EngineKind;
+use crate::space::{BatchCap, EngineKind};
 
 /// KV cache types that are not quantized.
 const PLAIN_CACHE_TYPES: [&str; 3] = ["f32", "f16", "bf16"];
@@ -24,6 +24,11 @@ pub(crate) static PACK: RulePack = RulePack {
         binary: "llama-server",
         args: &["--version"],
     }),
+    // One slot per request in flight.
+    batch_caps: &[BatchCap {
+        cap: "parallel",
+        step_tokens: None,
+    }],
 };
 
 /// llama.cpp's rules.

@@ -4,6 +4,8 @@ pub(crate) mod expert;
 mod json_path;
 mod rules;
 
+pub(crate) use rules::BATCH;
+
 use crate::engine::assemble::{finish, program_and_leading, Invocation};
 use crate::engine::render::{render_params, BoolStyle, DefaultTarget, Rendered};
 use crate::engine::Description;

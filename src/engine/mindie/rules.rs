@@ -6,7 +6,7 @@
 use crate::record::Value;
 use crate::space::rules::{Rule, RulePack};
 use crate::space::version::VersionRange;
-use crate::space::EngineKind;
+use crate::space::{BatchCap, EngineKind};
 
 /// Documented value ranges: (parameter, lowest, highest).
 const RANGES: [(&str, i64, i64); 7] = [
@@ -25,6 +25,13 @@ pub(crate) static PACK: RulePack = RulePack {
     rules: RULES,
     platform: "npu",
     version_query: None,
+    batch_caps: &[BATCH],
+};
+
+/// The running batch's cap; prefill runs in batches of its own (`maxPrefillBatchSize`).
+pub(crate) const BATCH: BatchCap = BatchCap {
+    cap: "maxBatchSize",
+    step_tokens: None,
 };
 
 /// The rule `$id` that `$small` lies in `[1, $big]`, repaired by lowering `$small` to `$big`.

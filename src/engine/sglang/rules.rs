@@ -3,7 +3,7 @@
 use crate::record::Value;
 use crate::space::rules::{Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
-use crate::space::EngineKind;
+use crate::space::{BatchCap, EngineKind};
 
 const SCHEDULE_POLICIES: [&str; 5] = ["lpm", "random", "fcfs", "dfs-weight", "lof"];
 
@@ -16,6 +16,10 @@ pub(crate) static PACK: RulePack = RulePack {
         binary: "python3",
         args: &["-c", "import sglang; print(sglang.__version__)"],
     }),
+    batch_caps: &[BatchCap {
+        cap: "max_running_requests",
+        step_tokens: None,
+    }],
 };
 
 /// SGLang's rules.

@@ -82,6 +82,8 @@ static NO_RULES: RulePack = RulePack {
     rules: &[],
     platform: "cuda",
     version_query: None,
+    // The simulator reads vLLM's names and MindIE's.
+    batch_caps: &[super::vllm::BATCH, super::mindie::BATCH],
 };
 
 /// What marks a failure in the log: The simulator's argument parser (clap); its start-up failures quote the simulated engine's texts.

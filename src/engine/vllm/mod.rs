@@ -3,6 +3,8 @@
 pub(crate) mod expert;
 mod rules;
 
+pub(crate) use rules::BATCH;
+
 use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;

@@ -9,7 +9,7 @@
 use crate::record::{Params, Value};
 use crate::space::rules::{nearest, Ctx, Rule, RulePack, VersionQuery};
 use crate::space::version::VersionRange;
-use crate::space::EngineKind;
+use crate::space::{BatchCap, EngineKind};
 
 const V1_ENGINE: &str = "0.8.0";
 const V0_REMOVED: &str = "0.11.0";
@@ -40,6 +40,13 @@ pub(crate) static PACK: RulePack = RulePack {
         binary: "vllm",
         args: &["--version"],
     }),
+    batch_caps: &[BATCH],
+};
+
+/// The running batch's cap and the step token budget decodes and prefill chunks share.
+pub(crate) const BATCH: BatchCap = BatchCap {
+    cap: "max_num_seqs",
+    step_tokens: Some("max_num_batched_tokens"),
 };
 
 /// vLLM's rules, in the order vLLM meets them (argument parsing first, then config checks).

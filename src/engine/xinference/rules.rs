@@ -19,6 +19,8 @@ pub(crate) static PACK: RulePack = RulePack {
     rules: RULES,
     platform: "cuda",
     version_query: None,
+    // n_parallel is per replica, and XInference caps each replica's requests itself.
+    batch_caps: &[],
 };
 
 static RULES: &[Rule] = &[

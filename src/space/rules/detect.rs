@@ -101,6 +101,7 @@ mod tests {
         rules: &[],
         platform: "cuda",
         version_query: None,
+        batch_caps: &[],
     };
 
     #[test]

@@ -12,7 +12,7 @@ mod detect;
 pub(crate) use detect::{effective_version, version_warning};
 
 use super::version::{Version, VersionRange};
-use super::{EngineKind, Rejection};
+use super::{BatchCap, EngineKind, Rejection};
 use crate::record::{Params, Value};
 
 /// The rule pack of each engine kind, supplied by the engine layer (`engine::rule_pack`).
@@ -30,6 +30,9 @@ pub struct RulePack {
     /// How to ask the installed engine its version without starting a server; `None` for
     /// engines never run for it.
     pub version_query: Option<VersionQuery>,
+    /// The parameters that cap its running batch, the first one a space searches counting;
+    /// empty where the probe's clients do not bound a batch the engine forms.
+    pub batch_caps: &'static [BatchCap],
 }
 
 /// A command that prints an engine's version: `binary args…`.
