@@ -4,7 +4,7 @@
 use super::assemble::{device_env, finish, program_and_leading, Invocation};
 use super::render::{render_params, BoolStyle, DefaultTarget};
 use super::{Engine, Slot};
-use crate::launch::LaunchSpec;
+use crate::launch::{ContainerImage, LaunchSpec};
 use crate::record::Params;
 use crate::space::StudySpec;
 
@@ -36,6 +36,8 @@ pub(crate) struct CliShape {
     pub bools: BoolStyle,
     /// The Prometheus counter of generated tokens, when the engine has one.
     pub output_token_counter: Option<&'static str>,
+    /// Its usual container image on a platform (`rules.platform`).
+    pub image: fn(Option<&str>) -> Option<ContainerImage>,
 }
 
 impl Engine for CliShape {
@@ -50,6 +52,14 @@ impl Engine for CliShape {
 
     fn output_token_counter(&self) -> Option<&'static str> {
         self.output_token_counter
+    }
+
+    fn own_command(&self) -> &'static [&'static str] {
+        self.default_command
+    }
+
+    fn image(&self, platform: Option<&str>) -> Option<ContainerImage> {
+        (self.image)(platform)
     }
 }
 

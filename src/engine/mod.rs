@@ -20,7 +20,7 @@ mod vllm;
 mod xinference;
 
 use crate::launch::classify::LogPatterns;
-use crate::launch::LaunchSpec;
+use crate::launch::{ContainerImage, LaunchSpec};
 use crate::record::Params;
 use crate::space::rules::RulePack;
 use crate::space::{EngineKind, StudySpec};
@@ -60,6 +60,17 @@ pub trait Engine: Sync {
     /// Ports the server needs besides its serving port, so trials in flight never share one.
     fn extra_ports(&self) -> usize {
         0
+    }
+
+    /// The engine's own program and leading arguments (`vllm serve`), as the deployment
+    /// exports start it; empty for an engine without one.
+    fn own_command(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Its usual container image on `platform` (`rules.platform`), when it has one.
+    fn image(&self, _platform: Option<&str>) -> Option<ContainerImage> {
+        None
     }
 }
 
@@ -136,4 +147,47 @@ pub fn expert_config(
 /// The adapter for an engine kind.
 pub fn for_kind(kind: EngineKind) -> &'static dyn Engine {
     describe(kind).launch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_engine_names_its_image_and_own_command_for_the_exports() {
+        let image = |kind, platform, version| {
+            describe(kind)
+                .launch
+                .image(platform)
+                .map(|i| i.reference(version))
+        };
+        assert_eq!(
+            image(EngineKind::Vllm, None, Some("0.32.0+cpu")).as_deref(),
+            Some("vllm/vllm-openai:v0.32.0")
+        );
+        assert_eq!(
+            image(EngineKind::Vllm, Some("npu"), None).as_deref(),
+            Some("quay.io/ascend/vllm-ascend:latest")
+        );
+        assert_eq!(
+            image(EngineKind::Llamacpp, None, Some("b4000")).as_deref(),
+            Some("ghcr.io/ggml-org/llama.cpp:server")
+        );
+        assert_eq!(
+            image(EngineKind::Sglang, None, Some("0.5.2")).as_deref(),
+            Some("lmsysorg/sglang:v0.5.2")
+        );
+        for kind in [
+            EngineKind::Mindie,
+            EngineKind::Xinference,
+            EngineKind::Custom,
+        ] {
+            assert!(image(kind, None, None).is_none(), "{kind}");
+            assert!(describe(kind).launch.own_command().is_empty(), "{kind}");
+        }
+        assert_eq!(
+            describe(EngineKind::Vllm).launch.own_command(),
+            ["vllm", "serve"]
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! and the Kubernetes manifests are built from, and which of them apply to which engine.
 
 use super::{gain_text, mean_text, Best};
-use crate::launch::LaunchSpec;
+use crate::launch::{ContainerImage, LaunchSpec};
 use crate::space::secrets::{Piece, Secrets};
 use crate::space::EngineKind;
 use anyhow::bail;
@@ -19,6 +19,10 @@ pub struct WinnerLaunch {
     pub devices: Vec<u32>,
     /// The winner's NUMA binding, when it had one.
     pub pinning: Option<Pinning>,
+    /// The engine's own program and leading arguments (`vllm serve`); empty when it has none.
+    pub own_command: &'static [&'static str],
+    /// The engine's usual container image on the study's platform, when it has one.
+    pub image: Option<ContainerImage>,
 }
 
 /// A numactl binding as cgroup cpusets (`docker run --cpuset-cpus/--cpuset-mems`).
@@ -54,12 +58,13 @@ impl Format {
         Format::Sglang,
     ];
 
-    /// True when the format can express a launch of `engine`.
-    pub fn applies_to(self, engine: EngineKind) -> bool {
+    /// True when the format can express a launch of `engine`, which has a usual container
+    /// image or not (`has_image`).
+    pub fn applies_to(self, engine: EngineKind, has_image: bool) -> bool {
         match self {
             Format::VllmConfig => engine == EngineKind::Vllm,
             Format::Sglang => engine == EngineKind::Sglang,
-            Format::Docker | Format::Kubernetes => image_of(engine).is_some(),
+            Format::Docker | Format::Kubernetes => has_image,
         }
     }
 
@@ -71,71 +76,6 @@ impl Format {
             Format::Kubernetes => "kubernetes",
             Format::Sglang => "sglang",
         }
-    }
-}
-
-/// An engine's usual container image (without tag) and the program it runs the server with.
-pub(crate) struct Image {
-    /// Repository, e.g. `vllm/vllm-openai`.
-    pub repository: &'static str,
-    /// Tag for `version` (`None`: unknown, the image's `latest`).
-    pub tag: fn(Option<&str>) -> String,
-    /// The server's program inside the image.
-    pub program: &'static str,
-}
-
-fn v_tag(version: Option<&str>) -> String {
-    version.map_or_else(|| "latest".into(), |v| format!("v{}", plain_version(v)))
-}
-
-fn llamacpp_tag(_: Option<&str>) -> String {
-    "server".into()
-}
-
-/// `0.32.0+cpu` → `0.32.0`: the image tag of a local build's version.
-fn plain_version(version: &str) -> &str {
-    version.split('+').next().unwrap_or(version)
-}
-
-/// The image of `engine` on `platform` (`rules.platform`), when it has a usual one.
-pub(crate) fn image_for(engine: EngineKind, platform: Option<&str>) -> Option<Image> {
-    let ascend = platform == Some("npu");
-    match engine {
-        EngineKind::Vllm if ascend => Some(Image {
-            repository: "quay.io/ascend/vllm-ascend",
-            tag: v_tag,
-            program: "vllm",
-        }),
-        EngineKind::Vllm => Some(Image {
-            repository: "vllm/vllm-openai",
-            tag: v_tag,
-            program: "vllm",
-        }),
-        EngineKind::Sglang => Some(Image {
-            repository: "lmsysorg/sglang",
-            tag: v_tag,
-            program: "python3",
-        }),
-        EngineKind::Llamacpp => Some(Image {
-            repository: "ghcr.io/ggml-org/llama.cpp",
-            tag: llamacpp_tag,
-            program: "/app/llama-server",
-        }),
-        EngineKind::Mindie | EngineKind::Xinference | EngineKind::Custom | EngineKind::Sim => None,
-    }
-}
-
-fn image_of(engine: EngineKind) -> Option<Image> {
-    image_for(engine, None)
-}
-
-/// The engine's own program and leading arguments, as its adapter starts it by default.
-fn default_command(engine: EngineKind) -> &'static [&'static str] {
-    match engine {
-        EngineKind::Vllm => &["vllm", "serve"],
-        EngineKind::Sglang => &["python3", "-m", "sglang.launch_server"],
-        EngineKind::Llamacpp => &["llama-server"],
-        EngineKind::Mindie | EngineKind::Xinference | EngineKind::Custom | EngineKind::Sim => &[],
     }
 }
 
@@ -167,7 +107,7 @@ impl<'a> Server<'a> {
     /// own command.
     pub fn new(best: &'a Best<'a>, deployment: &'a WinnerLaunch) -> anyhow::Result<Server<'a>> {
         let engine = best.space.engine.kind;
-        let command = default_command(engine);
+        let command = deployment.own_command;
         let launch = &deployment.launch;
         let words: Vec<&str> = std::iter::once(launch.program.as_str())
             .chain(launch.args.iter().map(String::as_str))
@@ -232,12 +172,13 @@ impl<'a> Server<'a> {
 
     /// The engine's image reference, e.g. `vllm/vllm-openai:v0.32.0`, and its server program.
     pub fn image(&self) -> anyhow::Result<(String, &'static str)> {
-        let engine = self.best.space.engine.kind;
-        let Some(image) = image_for(engine, self.best.space.rules.platform.as_deref()) else {
-            bail!("{} has no usual container image", engine);
+        let Some(image) = self.deployment.image else {
+            bail!(
+                "{} has no usual container image",
+                self.best.space.engine.kind
+            );
         };
-        let tag = (image.tag)(self.best.version);
-        Ok((format!("{}:{tag}", image.repository), image.program))
+        Ok((image.reference(self.best.version), image.program))
     }
 
     /// The model, when it is a path on this host (to mount into a container).

@@ -197,10 +197,11 @@ pub(crate) fn write_deploy(
     formats: &[Format],
 ) -> anyhow::Result<Vec<PathBuf>> {
     let engine = best.space.engine.kind;
-    if let Some(format) = formats.iter().find(|f| !f.applies_to(engine)) {
+    let has_image = deployment.image.is_some();
+    if let Some(format) = formats.iter().find(|f| !f.applies_to(engine, has_image)) {
         let fitting: Vec<&str> = Format::ALL
             .iter()
-            .filter(|f| f.applies_to(engine))
+            .filter(|f| f.applies_to(engine, has_image))
             .map(|f| f.name())
             .collect();
         anyhow::bail!(

@@ -6,6 +6,7 @@ mod command_line;
 mod gate;
 
 pub mod group;
+mod image;
 pub mod leftover;
 
 pub mod port;
@@ -22,6 +23,7 @@ pub use command_line::{command_line, quote};
 
 pub(crate) use command_line::command_line_with;
 
+pub use image::{v_tag, ContainerImage};
 pub use process::ProcessLauncher;
 pub use spec::{FileToWrite, LaunchSpec, Readiness, ReadyRequest};
 

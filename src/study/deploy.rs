@@ -56,5 +56,7 @@ pub(crate) fn deployment(
         launch,
         devices: record.devices.clone(),
         pinning,
+        own_command: engine.own_command(),
+        image: engine.image(space.rules.platform.as_deref()),
     })
 }

@@ -75,9 +75,10 @@ impl<'a> Exporter<'a> {
             None => (self.space, self.engine, None),
         };
         let kind = space.engine.kind;
+        let has_image = engine.image(space.rules.platform.as_deref()).is_some();
         let applying: Vec<Format> = Format::ALL
             .into_iter()
-            .filter(|f| f.applies_to(kind))
+            .filter(|f| f.applies_to(kind, has_image))
             .collect();
         let formats = formats.unwrap_or(&applying);
         if formats.is_empty() {

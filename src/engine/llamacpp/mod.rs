@@ -7,6 +7,7 @@ use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
 use crate::launch::classify::LogPatterns;
+use crate::launch::ContainerImage;
 
 /// The llama.cpp server adapter. The served name always goes in `--alias` (without it
 /// `/v1/models` lists the GGUF's own name); `--metrics` is always on, so trials can read
@@ -22,6 +23,14 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     required_flags: &["--metrics"],
     bools: BoolStyle::StoreTrue,
     output_token_counter: Some("llamacpp:tokens_predicted_total"),
+    // The server image has one tag; the version is in its build.
+    image: |_| {
+        Some(ContainerImage {
+            repository: "ghcr.io/ggml-org/llama.cpp",
+            tag: |_| "server".into(),
+            program: "/app/llama-server",
+        })
+    },
 };
 
 /// What marks a failure in the log: llama.cpp's: its allocator, its own argument parser and its context-parameter checks.

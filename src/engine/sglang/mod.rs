@@ -7,6 +7,7 @@ use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
 use crate::launch::classify::LogPatterns;
+use crate::launch::{v_tag, ContainerImage};
 
 /// The SGLang adapter. Booleans are `store_true` flags: true → `--x`, false → omitted.
 pub(crate) const LAUNCH: CliShape = CliShape {
@@ -18,6 +19,13 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     required_flags: &[],
     bools: BoolStyle::StoreTrue,
     output_token_counter: None,
+    image: |_| {
+        Some(ContainerImage {
+            repository: "lmsysorg/sglang",
+            tag: v_tag,
+            program: "python3",
+        })
+    },
 };
 
 /// What marks a failure in the log: SGLang's (PyTorch's).

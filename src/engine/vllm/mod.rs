@@ -9,6 +9,7 @@ use crate::engine::flag_cli::{CliShape, ModelArg};
 use crate::engine::render::BoolStyle;
 use crate::engine::Description;
 use crate::launch::classify::LogPatterns;
+use crate::launch::{v_tag, ContainerImage};
 
 /// vLLM's counter of generated tokens on `/metrics`.
 pub(crate) const OUTPUT_TOKENS: &str = "vllm:generation_tokens_total";
@@ -25,7 +26,22 @@ pub(crate) const LAUNCH: CliShape = CliShape {
     required_flags: &[],
     bools: BoolStyle::Negatable,
     output_token_counter: Some(OUTPUT_TOKENS),
+    image,
 };
+
+/// vLLM's image, or vLLM Ascend's on NPUs.
+fn image(platform: Option<&str>) -> Option<ContainerImage> {
+    let repository = if platform == Some("npu") {
+        "quay.io/ascend/vllm-ascend"
+    } else {
+        "vllm/vllm-openai"
+    };
+    Some(ContainerImage {
+        repository,
+        tag: v_tag,
+        program: "vllm",
+    })
+}
 
 /// What marks a failure in the log: vLLM's (PyTorch's, its KV-cache sizing's).
 static LOG: LogPatterns = LogPatterns {
