@@ -4,9 +4,10 @@
 # which bundles the Kubernetes API's JSON schemas and validates manifests offline.
 #
 # Idempotent: the venv holds a stamp naming its pin once it is complete; a later run reuses it
-# and rebuilds a half-done or differently pinned one. Needs the uv that
-# scripts/provision-vllm-cpu.sh installs (INFERTUNE_CACHE/uv-<version>; set INFERTUNE_UV to use
-# another uv). Prints `INFERTUNE_KUBERNETES_VALIDATE=<path of the validator>` on its last line.
+# and rebuilds a half-done or differently pinned one. Needs only the host's Python (3.10 or
+# later, with its venv module; INFERTUNE_PYTHON names another): it runs beside the engines'
+# provisioning in scripts/test.sh and must not wait for it. Prints
+# `INFERTUNE_KUBERNETES_VALIDATE=<path of the validator>` on its last line.
 set -euo pipefail
 
 # shellcheck source=scripts/vllm-env.sh
@@ -31,17 +32,10 @@ fi
 want="kubernetes-validate==$VERSION"
 stamp="$VENV/.complete"
 if ! [[ -f "$stamp" && "$(cat "$stamp")" == "$want" && -x "$VENV/bin/kubernetes-validate" ]]; then
-    UV="${INFERTUNE_UV:-$INFERTUNE_UV_DIR/bin/uv}"
-    [[ -x "$UV" ]] || die "no uv at $UV: run scripts/provision-vllm-cpu.sh or set INFERTUNE_UV"
     [[ -e "$VENV" ]] && log "$VENV is incomplete or from another pin; rebuilding it"
     rm -rf "$VENV"
-    export UV_CACHE_DIR="${UV_CACHE_DIR:-$INFERTUNE_CACHE/uv-cache}"
-    if [[ -n "${PIP_INDEX_URL:-}" && -z "${UV_DEFAULT_INDEX:-}${UV_INDEX_URL:-}" ]]; then
-        export UV_DEFAULT_INDEX="$PIP_INDEX_URL"
-    fi
-    "$UV" venv --quiet --no-python-downloads --python "${INFERTUNE_PYTHON:-python3}" "$VENV" \
-        || die "creating the venv $VENV failed"
-    "$UV" pip install --quiet --python "$VENV/bin/python" "$want" \
+    "${INFERTUNE_PYTHON:-python3}" -m venv "$VENV" || die "creating the venv $VENV failed"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$want" \
         || die "installing $want into $VENV failed (is the Python package index reachable?)"
     printf '%s' "$want" >"$stamp"
     log "kubernetes-validate $VERSION: ready in $VENV"
