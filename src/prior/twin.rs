@@ -301,16 +301,54 @@ fn calibrated(twin: &Twin<'_>, records: &[TrialRecord]) -> Option<([f64; 3], f64
 
 /// The twin prior recomputed as the study measures: the card's figures fitted to the trials
 /// measured so far, the space evaluated again on the fitted card (seeded by `seed`), after the
-/// `earlier` trials of a warm start.
+/// `earlier` trials of a warm start. The prior stays as first computed unless the fitted twin
+/// orders the measured trials better than the nominal one ([`orders_better`]).
 pub fn refresher(space: &StudySpec, earlier: Vec<TrialRecord>, seed: u64) -> Refresh {
     let space = space.clone();
     Refresh(Arc::new(move |measured: &[TrialRecord]| {
         let objective = Objective::new(&space.objective).ok()?;
         let twin = Twin::of(&space, deployment(&space).ok()?);
         let scale = fit(&twin, measured)?.scale;
+        let ranks = |scale| ranked(&twin, &objective, measured, scale);
+        if !orders_better(&ranks(twin.deployment.card_scale), &ranks(scale)) {
+            return None;
+        }
         let view = view(&space, &space, &objective, scale, seed).ok()?;
         Some(earlier.iter().cloned().chain(view.trials).collect())
     }))
+}
+
+/// (predicted, measured) objective values of the scored `records` on the card scaled by
+/// `scale`, where the twin predicts a value.
+fn ranked(
+    twin: &Twin<'_>,
+    objective: &Objective,
+    records: &[TrialRecord],
+    scale: CardScale,
+) -> Vec<(f64, f64)> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let metrics = twin.run_scaled(&r.params, scale).ok()?;
+            Some((
+                crate::score::judge_probe(objective, &metrics).value?,
+                r.value?,
+            ))
+        })
+        .collect()
+}
+
+/// True when the fitted twin's (predicted, measured) pairs `after` agree in order (Kendall's
+/// τ) strictly better than the nominal twin's `before`. A fit that brings the figures closer
+/// without ordering the measured configs better has no evidence for re-ranking the others:
+/// on few trials it fits noise, and on an engine unlike the twin in kind it moves the figures
+/// but not the order.
+fn orders_better(before: &[(f64, f64)], after: &[(f64, f64)]) -> bool {
+    let tau = |pairs: &[(f64, f64)]| {
+        let (predicted, measured): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+        crate::sampler::kendall_tau(&predicted, &measured)
+    };
+    after.len() >= before.len() && tau(after) > tau(before)
 }
 
 /// The card scale fitted to the throughput and latencies of the scored `records`.
@@ -378,4 +416,35 @@ fn spread_best(check: &dyn Feasibility, trials: &[TrialRecord]) -> Vec<Params> {
         }
     }
     picked.into_iter().map(|(_, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::orders_better;
+
+    #[test]
+    fn the_prior_is_recomputed_only_when_the_fit_orders_the_trials_better() {
+        let measured = [100.0, 120.0, 90.0, 130.0];
+        let pairs = |predicted: [f64; 4]| -> Vec<(f64, f64)> {
+            predicted.into_iter().zip(measured).collect()
+        };
+        let misordered = pairs([110.0, 100.0, 95.0, 140.0]);
+        let ordered = pairs([80.0, 100.0, 70.0, 105.0]);
+        assert!(
+            orders_better(&misordered, &ordered),
+            "further off, better ordered"
+        );
+        assert!(
+            !orders_better(&ordered, &misordered),
+            "closer, worse ordered"
+        );
+        assert!(
+            !orders_better(&ordered, &ordered),
+            "no better: stays as first computed"
+        );
+        assert!(
+            !orders_better(&misordered, &ordered[..2]),
+            "fewer configs predicted after the fit"
+        );
+    }
 }

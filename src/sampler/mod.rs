@@ -25,6 +25,7 @@ mod tpe;
 pub use bo::check_prior;
 pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
+pub(crate) use prior::kendall_tau;
 pub use prior::{
     refresh_point, Prior, PriorCheck, Refresh, RefreshFn, Trust, DEFAULT_TRANSFER_WEIGHT,
 };
