@@ -302,7 +302,7 @@ fn calibrated(twin: &Twin<'_>, records: &[TrialRecord]) -> Option<([f64; 3], f64
 /// The twin prior recomputed as the study measures: the card's figures fitted to the trials
 /// measured so far, the space evaluated again on the fitted card (seeded by `seed`), after the
 /// `earlier` trials of a warm start. The prior stays as first computed unless the fitted twin
-/// orders the measured trials better than the nominal one ([`orders_better`]).
+/// orders the measured trials better than the nominal one.
 pub fn refresher(space: &StudySpec, earlier: Vec<TrialRecord>, seed: u64) -> Refresh {
     let space = space.clone();
     Refresh(Arc::new(move |measured: &[TrialRecord]| {
