@@ -7,8 +7,8 @@
 //! and recompute, a roofline step time with tensor-parallel all-reduces, per-step host overhead
 //! changed by NUMA binding, start-up time and start-up failures — with constants calibrated to
 //! published measurements (seeds 000, 002, 003, 004). Absolute numbers are estimates; the
-//! shape of the landscape is what it is for. Assumptions and the calibration table:
-//! `src/sim/MODEL.md`.
+//! shape of the landscape is what it is for. Assumptions: `src/sim/MODEL.md`; measured errors:
+//! `docs/benchmarks.md`.
 
 pub mod cache;
 pub mod calibrate;
