@@ -25,7 +25,7 @@ mod tpe;
 pub use bo::check_prior;
 pub(crate) use bo::BoSampler;
 pub(crate) use grid::GridSampler;
-pub(crate) use prior::{kendall_tau, TRUST_CHECK_TRIALS};
+pub(crate) use prior::kendall_tau;
 pub use prior::{
     refresh_point, Prior, PriorCheck, Refresh, RefreshFn, Trust, DEFAULT_TRANSFER_WEIGHT,
 };
