@@ -4,7 +4,7 @@
 
 use super::{search_with, ScenarioResult, SearchRun};
 use crate::Scenario;
-use infertune::sampler::{from_name, from_name_with_prior, Prior};
+use infertune::sampler::{from_name, from_name_with_prior, Prior, Sampler};
 
 /// Sampler that learns from a prior.
 const SAMPLER: &str = "bo";
@@ -37,35 +37,22 @@ pub fn compare(
     let seeds: Vec<u64> = (0..config.seeds).collect();
     let pairs =
         infertune::util::parallel::map_on(&seeds, config.threads, |&seed| -> anyhow::Result<_> {
+            // One serial search of `scenario` from its expert config.
+            let search = |scenario: &Scenario, sampler: &mut dyn Sampler, trials| {
+                let first = scenario.expert.clone().into_iter().collect();
+                search_with(scenario, sampler, trials, first, 1)
+            };
             let mut source = from_name(SAMPLER, seed + PRIOR_SEED_OFFSET)?;
-            let (_, trials) = search_with(
-                prior,
-                &mut *source,
-                config.prior_trials,
-                prior.expert.clone().into_iter().collect(),
-                1,
-            )?;
+            let (_, trials) = search(prior, &mut *source, config.prior_trials)?;
             let mut cold = from_name(SAMPLER, seed)?;
-            let (cold, _) = search_with(
-                target,
-                &mut *cold,
-                config.trials,
-                target.expert.clone().into_iter().collect(),
-                1,
-            )?;
+            let (cold, _) = search(target, &mut *cold, config.trials)?;
             let prior = Prior {
                 trials,
                 weight: config.weight,
                 refresh: None,
             };
             let mut warm = from_name_with_prior(SAMPLER, seed, prior)?;
-            let (warm, _) = search_with(
-                target,
-                &mut *warm,
-                config.trials,
-                target.expert.clone().into_iter().collect(),
-                1,
-            )?;
+            let (warm, _) = search(target, &mut *warm, config.trials)?;
             Ok(
                 [("cold", cold), ("warm", warm)].map(|(label, best)| SearchRun {
                     sampler: format!("{SAMPLER} {label}"),
