@@ -197,14 +197,23 @@ impl ScenarioResult {
     }
 }
 
-/// Runs every sampler × seed on every scenario.
+/// Runs every sampler × seed on every scenario, a line on standard error as each one ends.
 pub fn run(scenarios: &[Scenario], config: &BenchConfig) -> anyhow::Result<Vec<ScenarioResult>> {
     for name in &config.samplers {
         from_name(variant(name)?.0, 0)?;
     }
+    let started = std::time::Instant::now();
     let mut results = Vec::with_capacity(scenarios.len());
-    for scenario in scenarios {
-        match run_one(scenario, config) {
+    for (n, scenario) in scenarios.iter().enumerate() {
+        let result = run_one(scenario, config);
+        eprintln!(
+            "[search] {}/{} `{}` done, {:.0} s so far",
+            n + 1,
+            scenarios.len(),
+            scenario.name,
+            started.elapsed().as_secs_f64()
+        );
+        match result {
             Err(e) if config.skip_without_optimum && e.is::<NoOptimum>() => {
                 eprintln!("left out: {e}");
             }
