@@ -8,7 +8,6 @@ mod crash;
 mod disk;
 mod engine_version;
 mod no_gain;
-mod numa_study_launch;
 mod parallel;
 mod resume;
 mod slurm;
