@@ -3,6 +3,9 @@
 use super::{FailureKind, MetricMap, Params, ServerStats, Violation};
 use serde::{Deserialize, Serialize};
 
+/// Two-sided 95% quantile of the normal: a half-width is this many standard errors.
+pub const Z95: f64 = 1.96;
+
 /// A trial's role in its study.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -78,6 +81,11 @@ pub struct TrialRecord {
     /// The same value oriented so that higher is better (negated for `minimize`).
     #[serde(default)]
     pub score: Option<f64>,
+    /// Half-width of the 95% confidence interval of `value` within this run (batch means over
+    /// the probe's steady-state window), in the value's units; `None` when the probe could not
+    /// measure one (too few batches, or an objective the probe has no interval for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width: Option<f64>,
     /// Why a probed trial is not feasible: the SLOs it broke, with what was measured.
     #[serde(default)]
     pub violations: Vec<Violation>,
@@ -166,6 +174,7 @@ impl TrialRecord {
             metrics: MetricMap::new(),
             value: None,
             score: None,
+            half_width: None,
             violations: Vec::new(),
             ready_s: None,
             wall_s: 0.0,
@@ -193,7 +202,14 @@ impl TrialRecord {
         texts.join("; ")
     }
 
-    /// True when the trial probed and met every SLO.
+    /// The standard error of this run's value relative to the value (its log's standard
+    /// error), from the run's own interval; `None` without an interval or with a zero value.
+    pub fn relative_error(&self) -> Option<f64> {
+        let (half, value) = (self.half_width?, self.value?);
+        (value != 0.0 && half.is_finite()).then(|| half / Z95 / value.abs())
+    }
+
+    /// True for a probed trial whose SLOs all held.
     pub fn is_feasible(&self) -> bool {
         matches!(self.outcome, Outcome::Feasible)
     }
