@@ -274,6 +274,7 @@ fn workload(args: &BenchOptions) -> Result<WorkloadSpec> {
             }
             None => Vec::new(),
         },
+        precision: None,
     })
 }
 

@@ -7,6 +7,7 @@ use super::http::Endpoint;
 use super::http1::{BodyDecoder, Head};
 use super::record::{ErrorKind, ReplayCheck, RequestError, RequestRecord, TokenSource};
 use super::sse::SseSplitter;
+use super::steady::TokenTally;
 use super::watcher::{ArrivalWatcher, WatchedSocket};
 use bytes::Bytes;
 use std::pin::Pin;
@@ -32,6 +33,8 @@ pub(crate) struct Exchange {
     pub tokenizer: Option<Arc<Tokenizer>>,
     /// Notes first tokens' arrival when this thread is busy.
     pub watcher: Option<ArrivalWatcher>,
+    /// Counts token-bearing events as they arrive, for the steady-state figure.
+    pub tally: Arc<TokenTally>,
 }
 
 /// Request to send: index, body and planned prompt length; a replayed trace's request also
@@ -110,7 +113,7 @@ impl Exchange {
                 message: format!("HTTP {}: {}", head.status, chunk::excerpt(&bytes)),
             });
         }
-        let mut reply = Reply::new(self.tokenizer.is_some());
+        let mut reply = Reply::new(self.tokenizer.is_some(), self.tally.clone());
         let read = if self.stream {
             let sent = record.start;
             self.read_stream(conn, &mut head.body, sent, deadline, timer, &mut reply)
@@ -274,14 +277,17 @@ struct Reply {
     failure: Option<RequestError>,
     /// `data: [DONE]` arrived.
     done: bool,
+    /// Where each token-bearing event is counted as it arrives.
+    tally: Arc<TokenTally>,
     /// A chunk with a `finish_reason` arrived: a stream that ends after it is complete without
     /// `data: [DONE]` (XInference's completions stream sends none).
     finished: bool,
 }
 
 impl Reply {
-    fn new(capture_text: bool) -> Self {
+    fn new(capture_text: bool, tally: Arc<TokenTally>) -> Self {
         Reply {
+            tally,
             first: None,
             last: None,
             itl: Vec::with_capacity(64),
@@ -316,6 +322,7 @@ impl Reply {
             }
             self.last = Some(at);
             self.events += 1;
+            self.tally.add(at);
             if let Some(text) = &mut self.text {
                 chunk::text_of(data, text);
             }

@@ -12,6 +12,7 @@ mod load;
 pub(crate) mod loadsearch;
 pub mod metrics;
 mod plan;
+pub mod precision;
 pub mod preflight;
 mod progress;
 mod record;
@@ -21,6 +22,7 @@ pub(crate) mod server;
 
 mod sse;
 pub mod stamped;
+pub mod steady;
 pub(crate) mod summary;
 mod watcher;
 pub mod workload;
@@ -30,6 +32,7 @@ pub use progress::ProbeObserver;
 pub use record::ErrorKind;
 pub(crate) use record::{RequestError, RequestRecord, TokenSource};
 
+pub use precision::Precision;
 pub use workload::{Api, DatasetSpec, LoadSpec, SharedPrefix, WorkloadSpec};
 
 use crate::record::{Latency, MetricMap};

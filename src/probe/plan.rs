@@ -15,8 +15,14 @@ pub(crate) struct Plan {
 impl Plan {
     /// Checks the load description of `workload`.
     pub fn new(workload: &WorkloadSpec) -> Result<Self> {
-        workload.load.validate().map_err(anyhow::Error::msg)?;
-        let shape = match &workload.load {
+        let load = match &workload.precision {
+            Some(precision) => precision
+                .bounded(&workload.load, workload.stream, precision.max)
+                .map_err(anyhow::Error::msg)?,
+            None => workload.load.clone(),
+        };
+        load.validate().map_err(anyhow::Error::msg)?;
+        let shape = match &load {
             LoadSpec::Closed { concurrency, .. } => Shape::Closed {
                 concurrency: *concurrency,
             },
@@ -58,7 +64,7 @@ impl Plan {
                 "`load: {{kind: trace}}` needs a trace dataset (`dataset: {{kind: trace, ...}}`)"
             );
         }
-        let (requests, duration) = workload.load.limits();
+        let (requests, duration) = load.limits();
         Ok(Plan {
             shape,
             requests,

@@ -7,9 +7,12 @@ use super::load::{self, Feed, Message, Pool, Shape};
 use super::metrics::Collector;
 use super::plan::Plan;
 use super::record::RequestRecord;
+use super::steady::{Estimate, TokenTally};
 use super::watcher::ArrivalWatcher;
 use super::workload::WorkloadSpec;
+use super::Precision;
 use super::{limits, report, EarlyStop, ProbeReport, RunOptions, Target};
+use crate::record::metric;
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,6 +36,8 @@ struct Phases<'a> {
     exchange: Arc<Exchange>,
     pool: Pool,
     options: &'a RunOptions,
+    /// When the measured phase may end on its interval.
+    precision: Option<Precision>,
 }
 
 /// Runs `workload` against `target`, handing every measured request to `on_record`.
@@ -57,12 +62,16 @@ pub(crate) async fn run(
                 .stream
                 .then(ArrivalWatcher::start)
                 .and_then(Result::ok),
+            tally: Arc::new(TokenTally::default()),
         }),
         pool: Pool::default(),
         options: &options,
+        precision: workload.precision,
     };
-    let report = |collector: &Collector, warmup: Option<&Collector>, pruned: Option<EarlyStop>| {
+    let report = |collector: &Collector, warmup: Option<&Collector>, ended: Ended| {
         let mut metrics = collector.metrics();
+        add_steady(&mut metrics, ended.steady, workload);
+        let pruned = ended.pruned;
         if let Some(warmup) = warmup {
             metrics.insert(
                 crate::record::metric::WARMUP_OUTPUT_TOKENS.into(),
@@ -108,8 +117,8 @@ pub(crate) async fn run(
                 false,
             )
             .await?;
-        if pruned.is_some() {
-            return Ok(report(&collector, Some(&warmed), pruned));
+        if pruned.pruned.is_some() {
+            return Ok(report(&collector, Some(&warmed), pruned.unmeasured()));
         }
         warmup = Some(warmed);
     }
@@ -172,10 +181,14 @@ impl Phases<'_> {
         planned: Planned,
         on_record: &mut (dyn FnMut(&RequestRecord) + Send),
         observed: bool,
-    ) -> Result<Option<EarlyStop>> {
+    ) -> Result<Ended> {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let mut tasks = JoinSet::new();
         let started = Instant::now();
+        let tally = &self.exchange.tally;
+        if observed {
+            tally.arm(started);
+        }
         let (exchange, pool) = (self.exchange.clone(), self.pool.clone());
         load::spawn(shape, Arc::new(feed), exchange, pool, tx, &mut tasks);
         let progress = self.options.progress.as_deref().filter(|_| observed);
@@ -185,11 +198,14 @@ impl Phases<'_> {
         let mut tick = tokio::time::interval(PRUNE_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         let prune = self.options.prune.as_ref();
+        let precision = self.precision.filter(|_| observed);
+        let mut sent = SentTokens::default();
         let outcome = loop {
             tokio::select! {
                 message = rx.recv() => match message {
                     Some(Message::Record(record)) => {
                         collector.add(&record);
+                        sent.add(&record);
                         on_record(&record);
                         if let Some(progress) = progress {
                             progress.request_done();
@@ -198,7 +214,7 @@ impl Phases<'_> {
                     Some(Message::Fatal(error)) => break Err(error),
                     None => break Ok(None),
                 },
-                _ = tick.tick(), if prune.is_some() => {
+                _ = tick.tick(), if prune.is_some() || precision.is_some() => {
                     let stats = collector.live_stats(
                         planned.requests,
                         planned.output_tokens,
@@ -207,6 +223,13 @@ impl Phases<'_> {
                     if let Some(reason) = prune.and_then(|hook| hook(&stats)) {
                         break Ok(Some(reason));
                     }
+                    let now = Instant::now();
+                    if let (Some(precision), Some(estimate)) = (precision, tally.estimate(now)) {
+                        if precision.reached(estimate.window, estimate.relative()) {
+                            sent.last_start = Some(now);
+                            break Ok(None);
+                        }
+                    }
                 }
             }
         };
@@ -214,6 +237,83 @@ impl Phases<'_> {
         if let Some(progress) = progress {
             progress.finished();
         }
-        outcome
+        let steady = observed
+            .then(|| sent.last_start.and_then(|end| tally.estimate(end)))
+            .flatten()
+            .map(|e| e.scaled(sent.tokens_per_event()));
+        outcome.map(|pruned| Ended { pruned, steady })
+    }
+}
+
+/// How a phase ended: why it stopped early, if it did, and its steady-state figure.
+struct Ended {
+    pruned: Option<EarlyStop>,
+    /// Output tokens/s over the steady-state window, with its interval (measured phase only).
+    steady: Option<Estimate>,
+}
+
+impl Ended {
+    /// The same end, with nothing measured (a warm-up).
+    fn unmeasured(self) -> Ended {
+        Ended {
+            steady: None,
+            ..self
+        }
+    }
+}
+
+/// What the phase's finished requests say about sending: when the last one was sent (the
+/// drain after it is left out of the window) and output tokens per token-bearing event.
+#[derive(Default)]
+struct SentTokens {
+    last_start: Option<Instant>,
+    tokens: u64,
+    events: u64,
+}
+
+impl SentTokens {
+    fn add(&mut self, record: &RequestRecord) {
+        self.last_start = self.last_start.max(Some(record.start));
+        if record.ok() && record.token_events > 0 {
+            self.tokens += record.output_tokens;
+            self.events += record.token_events;
+        }
+    }
+
+    /// Output tokens per event (one when no request finished with both counted).
+    fn tokens_per_event(&self) -> f64 {
+        match self.events {
+            0 => 1.0,
+            events => self.tokens as f64 / events as f64,
+        }
+    }
+}
+
+/// Adds the steady-state figure to `metrics`: `steady_output_throughput`, its interval's
+/// half-width `steady_output_throughput_hw95` and `steady_window_s`; with `precision` the
+/// run's `output_throughput` is that figure (`output_throughput_hw95` its half-width) and
+/// `precision_reached` says whether the interval met its target.
+fn add_steady(
+    metrics: &mut crate::record::MetricMap,
+    steady: Option<Estimate>,
+    workload: &WorkloadSpec,
+) {
+    let Some(steady) = steady else { return };
+    let mut put = |name: &str, value: f64| metrics.insert(name.to_string(), value);
+    put(metric::STEADY_OUTPUT_THROUGHPUT, steady.rate);
+    put(metric::STEADY_WINDOW_S, steady.window.as_secs_f64());
+    if let Some(half) = steady.half_width {
+        put(
+            &metric::half_width_of(metric::STEADY_OUTPUT_THROUGHPUT),
+            half,
+        );
+    }
+    if let Some(precision) = workload.precision {
+        put(metric::OUTPUT_THROUGHPUT, steady.rate);
+        if let Some(half) = steady.half_width {
+            put(&metric::half_width_of(metric::OUTPUT_THROUGHPUT), half);
+        }
+        let reached = precision.reached(steady.window, steady.relative());
+        put(metric::PRECISION_REACHED, f64::from(u8::from(reached)));
     }
 }

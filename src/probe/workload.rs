@@ -55,6 +55,10 @@ pub struct WorkloadSpec {
     /// SLOs that define goodput (per request thresholds).
     #[serde(default)]
     pub slo: Vec<Slo>,
+    /// Run until the steady-state output throughput is known to this precision (its ceiling
+    /// replaces the load's duration); absent, the load's requests or duration end the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::precision::Precision>,
 }
 
 /// Prompt source.
@@ -317,6 +321,7 @@ impl WorkloadSpec {
             stall_timeout: None,
             seed: 0,
             slo: Vec::new(),
+            precision: None,
         }
     }
 }

@@ -115,7 +115,13 @@ pub(crate) struct RequestSource {
 pub(crate) fn from_workload(
     workload: &WorkloadSpec,
 ) -> Result<(RequestSource, Load, Limits), SimFailure> {
-    workload.load.validate().map_err(SimFailure::invalid)?;
+    let measured = match &workload.precision {
+        Some(precision) => precision
+            .bounded(&workload.load, true, precision.min)
+            .map_err(SimFailure::invalid)?,
+        None => workload.load.clone(),
+    };
+    measured.validate().map_err(SimFailure::invalid)?;
     let trace_load = matches!(workload.load, LoadSpec::Trace { .. });
     if trace_load != matches!(workload.dataset, DatasetSpec::Trace { .. }) {
         return Err(SimFailure::invalid(
@@ -158,10 +164,10 @@ pub(crate) fn from_workload(
             (Load::Open { cap }, Arrivals::Stages(Box::new(clock)))
         }
     };
-    let (requests, duration) = match workload.load {
+    let (requests, duration) = match measured {
         // These end with their arrivals.
         LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => (None, None),
-        _ => workload.load.limits(),
+        _ => measured.limits(),
     };
     let source = RequestSource {
         rng: ChaCha8Rng::seed_from_u64(workload.seed),

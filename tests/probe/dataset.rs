@@ -26,6 +26,7 @@ fn workload(dataset: DatasetSpec, seed: u64) -> WorkloadSpec {
         stall_timeout: None,
         seed,
         slo: Vec::new(),
+        precision: None,
     }
 }
 

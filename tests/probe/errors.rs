@@ -35,6 +35,7 @@ fn workload(requests: u32) -> WorkloadSpec {
         stall_timeout: Some(Duration::from_millis(300)),
         seed: 3,
         slo: Vec::new(),
+        precision: None,
     }
 }
 
