@@ -243,7 +243,7 @@ pub fn check(
         let key = serde_json::to_string(&record.params).unwrap_or_default();
         let value = *predicted.entry(key).or_insert_with(|| {
             let metrics = twin.run(&record.params).ok()?;
-            crate::score::judge_probe(objective, &metrics).value
+            objective.judge(&metrics).value
         });
         if let Some(value) = value {
             rows.push((record.id.number, value, measured));
@@ -330,10 +330,7 @@ fn ranked(
         .iter()
         .filter_map(|r| {
             let metrics = twin.run_scaled(&r.params, scale).ok()?;
-            Some((
-                crate::score::judge_probe(objective, &metrics).value?,
-                r.value?,
-            ))
+            Some((objective.judge(&metrics).value?, r.value?))
         })
         .collect()
 }

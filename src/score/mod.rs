@@ -3,6 +3,9 @@
 //! error-rate bound.
 
 pub mod select;
+mod verdict;
+
+pub use verdict::Verdict;
 
 use crate::record::{metric, FailureKind, MetricMap, Outcome, Params, Slo, TrialRecord, Violation};
 use crate::space::objective::{Direction, ObjectiveSpec};
@@ -90,6 +93,12 @@ impl Objective {
     /// The primary objective's direction.
     pub fn direction(&self) -> Direction {
         self.spec.direction
+    }
+
+    /// The metric the objective is, when it is a plain metric name (not an expression).
+    pub(crate) fn metric_name(&self) -> Option<&str> {
+        let text = self.primary.text.trim();
+        (self.primary.variables.len() == 1 && self.primary.variables[0] == text).then_some(text)
     }
 }
 
@@ -205,27 +214,11 @@ pub fn record_run(
             return TrialRecord::new(number, params, Outcome::Failed { kind, message })
         }
     };
-    let judgement = judge_probe(objective, &metrics);
-    let outcome = if judgement.violations.is_empty() {
-        Outcome::Feasible
-    } else {
-        Outcome::Infeasible
-    };
-    TrialRecord {
+    let verdict = Verdict::of(objective, &metrics, None);
+    verdict.apply(TrialRecord {
         metrics,
-        value: judgement.value,
-        score: judgement.score,
-        violations: judgement.violations,
-        ..TrialRecord::new(number, params, outcome)
-    }
-}
-
-/// The verdict on the metrics of a completed probe as a trial records it: the objective's
-/// value, score and SLO violations, plus a violation when no request completed.
-pub fn judge_probe(objective: &Objective, metrics: &MetricMap) -> Judgement {
-    let mut judgement = objective.judge(metrics);
-    judgement.violations.extend(nothing_completed(metrics));
-    judgement
+        ..TrialRecord::new(number, params, Outcome::Feasible)
+    })
 }
 
 /// The metrics `objective` is judged on: its stage's when it names one (none when the probe

@@ -9,8 +9,8 @@ use crate::exec::prober::Prober;
 use crate::exec::trial_dir::TrialDir;
 use crate::probe::loadsearch;
 use crate::probe::{EarlyStop, ProbeReport, RunOptions, Target, WorkloadSpec};
-use crate::record::{metric, MetricMap, Outcome, ServerStats, TrialRecord, Violation};
-use crate::score::{judge_probe, judged_metrics, nothing_completed, Objective};
+use crate::record::{metric, MetricMap, Outcome, ServerStats, TrialRecord};
+use crate::score::{judged_metrics, Objective, Verdict};
 use crate::space::StudySpec;
 use crate::util::atomic::{write_atomic, Access};
 use anyhow::Context as _;
@@ -57,31 +57,20 @@ pub(super) enum Measured {
 pub(super) struct Judged {
     pub metrics: MetricMap,
     stages: Vec<MetricMap>,
-    value: Option<f64>,
-    score: Option<f64>,
-    violations: Vec<Violation>,
-    pruned: Option<String>,
+    verdict: Verdict,
     server: Option<ServerStats>,
 }
 
 impl Judged {
     /// The record of this measurement, made by `finish` from its outcome.
     pub fn record(self, finish: &dyn Fn(Outcome) -> TrialRecord) -> TrialRecord {
-        let outcome = match self.pruned {
-            Some(reason) => Outcome::Pruned { reason },
-            None if self.violations.is_empty() => Outcome::Feasible,
-            None => Outcome::Infeasible,
-        };
-        let probed = matches!(outcome, Outcome::Feasible | Outcome::Infeasible);
-        TrialRecord {
+        let base = TrialRecord {
             metrics: self.metrics,
             stages: self.stages,
-            value: self.value.filter(|_| probed),
-            score: self.score.filter(|_| probed),
-            violations: self.violations,
             server: self.server,
-            ..finish(outcome)
-        }
+            ..finish(self.verdict.outcome.clone())
+        };
+        self.verdict.apply(base)
     }
 }
 
@@ -188,16 +177,11 @@ impl Measurement<'_> {
         server: Option<ServerStats>,
     ) -> Judged {
         let scored = judged_metrics(self.objective, &metrics, &stages);
-        let judgement = judge_probe(self.objective, scored);
-        let mut violations = judgement.violations;
-        violations.extend(pruned.clone().map(|reason| Violation::Pruned { reason }));
+        let verdict = Verdict::of(self.objective, scored, pruned);
         Judged {
             metrics,
             stages,
-            value: judgement.value,
-            score: judgement.score,
-            violations,
-            pruned,
+            verdict,
             server,
         }
     }
@@ -210,7 +194,7 @@ impl Measurement<'_> {
         trial: &TrialDir,
         watch: &Watch,
     ) -> anyhow::Result<Measured> {
-        let mut runs: Vec<(f64, ProbeReport, Vec<Violation>, Option<ServerStats>)> = Vec::new();
+        let mut runs: Vec<(f64, ProbeReport, Verdict, Option<ServerStats>)> = Vec::new();
         let mut interrupted = false;
         let mut probe_failure = None;
         let probing = Instant::now();
@@ -232,11 +216,9 @@ impl Measurement<'_> {
                 Some(EarlyStop::Pruned(reason)) => Some(reason.clone()),
                 None => None,
             };
-            let mut violations = self.objective.violations(&report.metrics);
-            violations.extend(nothing_completed(&report.metrics));
-            violations.extend(pruned.map(|reason| Violation::Pruned { reason }));
-            let feasible = violations.is_empty();
-            runs.push((load, report, violations, server));
+            let verdict = Verdict::of(self.objective, &report.metrics, pruned);
+            let feasible = verdict.is_feasible();
+            runs.push((load, report, verdict, server));
             Ok(Some(feasible))
         })?;
         if interrupted {
@@ -254,7 +236,7 @@ impl Measurement<'_> {
         let summary: Vec<serde_json::Value> = runs
             .iter()
             .map(|(load, _, v, _)| {
-                let texts: Vec<String> = v.iter().map(ToString::to_string).collect();
+                let texts: Vec<String> = v.violations.iter().map(ToString::to_string).collect();
                 serde_json::json!({"load": load, "violations": texts})
             })
             .collect();
@@ -267,17 +249,14 @@ impl Measurement<'_> {
         metrics.insert("load_search_value".into(), value);
         metrics.insert("load_search_rounds".into(), rounds.len() as f64);
         metrics.insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
+        let violations = match best {
+            Some(_) => Vec::new(),
+            None => chosen.2.violations.clone(),
+        };
         Ok(Measured::Probed(Box::new(Judged {
             metrics,
             stages: chosen.1.stages.clone(),
-            value: Some(value),
-            score: Some(value),
-            violations: if best.is_some() {
-                Vec::new()
-            } else {
-                chosen.2.clone()
-            },
-            pruned: None,
+            verdict: Verdict::decided(Some(value), self.objective, None, violations, None),
             server: chosen.3.clone(),
         })))
     }
