@@ -224,9 +224,10 @@ impl Phases<'_> {
                         break Ok(Some(reason));
                     }
                     let now = Instant::now();
-                    if let (Some(precision), Some(estimate)) = (precision, tally.estimate(now)) {
+                    let estimate = sent.first_end.and_then(|from| tally.estimate(from, now));
+                    if let (Some(precision), Some(estimate)) = (precision, estimate) {
                         if precision.reached(estimate.window, estimate.relative()) {
-                            sent.last_start = Some(now);
+                            sent.stopped = Some(now);
                             break Ok(None);
                         }
                     }
@@ -238,7 +239,10 @@ impl Phases<'_> {
             progress.finished();
         }
         let steady = observed
-            .then(|| sent.last_start.and_then(|end| tally.estimate(end)))
+            .then(|| {
+                sent.window()
+                    .and_then(|(from, to)| tally.estimate(from, to))
+            })
             .flatten()
             .map(|e| e.scaled(sent.tokens_per_event()));
         outcome.map(|pruned| Ended { pruned, steady })
@@ -262,17 +266,26 @@ impl Ended {
     }
 }
 
-/// What the phase's finished requests say about sending: when the last one was sent (the
-/// drain after it is left out of the window) and output tokens per token-bearing event.
+/// What the phase's finished requests say about its steady-state window (from the first
+/// completion to the last send, or to the moment the probe stopped on its interval) and
+/// output tokens per token-bearing event.
 #[derive(Default)]
 struct SentTokens {
+    first_end: Option<Instant>,
     last_start: Option<Instant>,
+    stopped: Option<Instant>,
     tokens: u64,
     events: u64,
 }
 
 impl SentTokens {
+    /// The steady-state window, once a request has completed.
+    fn window(&self) -> Option<(Instant, Instant)> {
+        Some((self.first_end?, self.stopped.or(self.last_start)?))
+    }
+
     fn add(&mut self, record: &RequestRecord) {
+        self.first_end = Some(self.first_end.map_or(record.end, |e| e.min(record.end)));
         self.last_start = self.last_start.max(Some(record.start));
         if record.ok() && record.token_events > 0 {
             self.tokens += record.output_tokens;

@@ -3,9 +3,11 @@
 //! Output tokens are counted when they stream (each token-bearing event, as it arrives), in
 //! bins of [`BIN`], so a round of lockstep requests adds its tokens while it decodes instead of
 //! all at once when it completes: the figure no longer jumps with the number of whole rounds a
-//! window holds. The **steady-state window** opens at the measured phase's first token (the
-//! ramp-up before it, while every first request is still in prefill, is left out) and closes
-//! when the run stops sending (the drain after it, with fewer requests in flight, is left out).
+//! window holds. The **steady-state window** opens when the measured phase's first request
+//! completes (the ramp-up before it, while the load fills the server, is left out; in a
+//! lockstep closed loop that is the end of the first round) and closes when the run stops
+//! sending (the drain after it, with fewer requests in flight, is left out; in lockstep, the
+//! start of the last round), so lockstep rounds enter whole.
 //! Its interval comes from **batch means**: the window is cut into [`BATCHES`] equal batches
 //! and the half-width is Student's t (`BATCHES − 1` degrees of freedom) times the standard
 //! error of their mean; batches longer than the correlation of the load (a round) make it
@@ -59,14 +61,25 @@ impl TokenTally {
         tally.bins[bin] += 1;
     }
 
-    /// The steady-state window's event rate up to `end`, with its interval.
-    pub fn estimate(&self, end: Instant) -> Option<Estimate> {
+    /// The event rate of the window from `from` to `to`, with its interval; `None` before
+    /// arming or for an empty window.
+    pub fn estimate(&self, from: Instant, to: Instant) -> Option<Estimate> {
         let tally = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         let origin = tally.origin?;
-        let closed = (end.checked_duration_since(origin)?.as_nanos() / BIN.as_nanos()) as usize;
-        let first = tally.bins.iter().position(|n| *n > 0)?;
-        let last = closed.min(tally.bins.len());
-        (last > first).then(|| Estimate::of(&tally.bins[first..last]))
+        let bin = |at: Instant| {
+            let since = at.checked_duration_since(origin).unwrap_or_default();
+            (since.as_nanos() / BIN.as_nanos()) as usize
+        };
+        let (first, last) = (bin(from), bin(to));
+        if last <= first {
+            return None;
+        }
+        let mut bins = vec![0; last - first];
+        let known = tally.bins.len().min(last);
+        if known > first {
+            bins[..known - first].copy_from_slice(&tally.bins[first..known]);
+        }
+        Some(Estimate::of(&bins))
     }
 }
 
@@ -148,17 +161,24 @@ mod tests {
     }
 
     #[test]
-    fn the_window_opens_at_the_first_event_and_ignores_what_came_before_arming() {
+    fn the_window_counts_only_its_own_bins_and_nothing_before_arming() {
         let tally = TokenTally::default();
         let origin = Instant::now();
-        tally.add(origin + Duration::from_secs(1));
+        let at = |s: f64| origin + Duration::from_secs_f64(s);
+        tally.add(at(1.0));
         tally.arm(origin);
-        for i in 0..80u32 {
-            tally.add(origin + Duration::from_secs(2) + BIN * i / 2);
+        for i in 0..120u32 {
+            tally.add(at(0.0625 + 0.125 * f64::from(i)));
         }
-        let e = tally.estimate(origin + Duration::from_secs(12)).unwrap();
+        let e = tally.estimate(at(2.0), at(12.0)).unwrap();
         assert_eq!(e.window, Duration::from_secs(10));
         assert!((e.rate - 8.0).abs() < 1e-9, "{e:?}");
-        assert_eq!(TokenTally::default().estimate(origin), None);
+        let past_the_events = tally.estimate(at(10.0), at(20.0)).unwrap();
+        assert!(
+            (past_the_events.rate - 4.0).abs() < 1e-9,
+            "{past_the_events:?}"
+        );
+        assert_eq!(tally.estimate(at(3.0), at(3.1)), None);
+        assert_eq!(TokenTally::default().estimate(origin, at(5.0)), None);
     }
 }

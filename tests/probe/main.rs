@@ -7,6 +7,7 @@ mod bench_sweep;
 mod cli;
 mod dataset;
 mod errors;
+mod precision;
 mod shared_prefix;
 mod stages;
 mod trace;

@@ -35,6 +35,8 @@ pub struct Plan {
     /// to the connection) gets logged.
     pub first_token_log: Arc<Mutex<Vec<Duration>>>,
     pub api: Api,
+    /// Delay between this response's tokens.
+    pub itl: Duration,
     pub tokens: u32,
     pub prompt_tokens: u64,
     pub fault: Fault,
@@ -88,7 +90,7 @@ impl EventBody {
         }
         let first_token = (plan.tokens > 0).then(|| (steps.len(), plan.first_token_log.clone()));
         for i in 0..plan.tokens {
-            let at = config.ttft + config.itl * i;
+            let at = config.ttft + plan.itl * i;
             let broken = match plan.fault {
                 Fault::DisconnectAfter(k) if k == i => Some(Step::Cut),
                 Fault::StallAfter(k) if k == i => Some(Step::Stall),
@@ -104,7 +106,7 @@ impl EventBody {
             }
             steps.push((at, Step::Send(Bytes::from_static(token.as_bytes()))));
         }
-        let last = config.ttft + config.itl * plan.tokens.saturating_sub(1);
+        let last = config.ttft + plan.itl * plan.tokens.saturating_sub(1);
         steps.push((last, Step::Send(Bytes::from_static(finish.as_bytes()))));
         let end = match config.usage {
             UsageMode::Omit => last,
@@ -202,7 +204,7 @@ impl WholeBody {
             "choices": [choice],
             "usage": {"prompt_tokens": plan.prompt_tokens, "completion_tokens": plan.tokens},
         });
-        let done = config.ttft + config.itl * plan.tokens.saturating_sub(1);
+        let done = config.ttft + plan.itl * plan.tokens.saturating_sub(1);
         WholeBody {
             body: Some(Bytes::from(body.to_string())),
             sleep: Box::pin(tokio::time::sleep_until((plan.arrived + done).into())),

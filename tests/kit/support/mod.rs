@@ -45,6 +45,18 @@ pub enum UsageMode {
     Late(Duration),
 }
 
+/// How the pace of tokens varies between responses: the run-to-run noise a test injects.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Pace {
+    /// Every response at `itl`.
+    Steady,
+    /// Each response's `itl` times a factor drawn uniformly from `[1 − j, 1 + j]` (seeded by
+    /// the request's number): noise that averages out.
+    Jitter(f64),
+    /// `itl` times `1 + k × seconds since the server started`: a figure that never settles.
+    Slowing(f64),
+}
+
 /// Behaviour of the fake server.
 #[derive(Clone, Debug)]
 pub struct FakeConfig {
@@ -52,6 +64,8 @@ pub struct FakeConfig {
     pub ttft: Duration,
     /// Delay between tokens.
     pub itl: Duration,
+    /// How `itl` varies between responses.
+    pub pace: Pace,
     /// Tokens per response (`None`: the request's `max_tokens`).
     pub tokens: Option<u32>,
     /// Send a role-only chunk (empty content) at once, before the first token.
@@ -71,6 +85,7 @@ impl Default for FakeConfig {
         FakeConfig {
             ttft: Duration::from_millis(150),
             itl: Duration::from_millis(10),
+            pace: Pace::Steady,
             tokens: Some(64),
             role_chunk: true,
             usage: UsageMode::AtEnd,
@@ -86,6 +101,8 @@ struct Shared {
     served: AtomicU64,
     bodies: Mutex<Vec<Bytes>>,
     first_tokens: Arc<Mutex<Vec<Duration>>>,
+    /// When the server started: the clock of [`Pace::Slowing`].
+    started: Instant,
 }
 
 /// A running fake server; it stops when dropped.
@@ -104,6 +121,7 @@ impl FakeServer {
             served: AtomicU64::new(0),
             bodies: Mutex::new(Vec::new()),
             first_tokens: Arc::default(),
+            started: Instant::now(),
         });
         let (url_tx, url_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -228,6 +246,14 @@ async fn completions(
     )
 }
 
+/// A number in `[0, 1)` fixed by `n` (splitmix64).
+fn unit_draw(n: u64) -> f64 {
+    let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as f64 / (u64::MAX as f64 + 1.0)
+}
+
 /// The response to a request whose last bytes arrived at `arrived`.
 fn respond(shared: &Shared, arrived: Instant, body: Bytes, api: events::Api) -> Response {
     let number = shared.served.fetch_add(1, Ordering::SeqCst);
@@ -250,7 +276,13 @@ fn respond(shared: &Shared, arrived: Instant, body: Bytes, api: events::Api) -> 
         .unwrap_or_else(|| request["max_tokens"].as_u64().unwrap_or(16) as u32);
     let prompt_tokens = events::prompt_words(&request);
     let streamed = request["stream"].as_bool().unwrap_or(false);
+    let factor = match config.pace {
+        Pace::Steady => 1.0,
+        Pace::Jitter(j) => 1.0 - j + 2.0 * j * unit_draw(number),
+        Pace::Slowing(k) => 1.0 + k * shared.started.elapsed().as_secs_f64(),
+    };
     let plan = events::Plan {
+        itl: config.itl.mul_f64(factor),
         arrived,
         first_token_log: shared.first_tokens.clone(),
         api,
