@@ -4,8 +4,10 @@
 use super::bench_progress::{BenchBar, Runs};
 use super::bench_session::{Outputs, Session};
 use crate::probe::loadsearch::{LoadKnob, LoadSearchSpec};
+use crate::probe::spread::Spread;
 use crate::probe::workload::{Api, DatasetSpec, LoadSpec, TraceFormat, WorkloadSpec};
 use crate::probe::Target;
+use crate::record::metric;
 use anyhow::{bail, Context, Result};
 use std::fmt;
 use std::path::PathBuf;
@@ -154,6 +156,15 @@ struct BenchOptions {
     /// --sweep: the most runs.
     #[arg(long, default_value_t = 20, requires = "sweep")]
     sweep_runs: u32,
+    /// Run each load this many times back to back on the same server, and report the spread
+    /// of output throughput between the runs.
+    #[arg(long, default_value_t = 1, conflicts_with = "sweep", value_parser = clap::value_parser!(u32).range(1..))]
+    runs: u32,
+    /// `--json` files of earlier sessions against other starts of the same server and
+    /// workload, one start each: their runs join this session's, and the spread is split into
+    /// the part between runs on one server and the part a new start adds.
+    #[arg(long, num_args = 1.., value_name = "JSON", conflicts_with = "sweep")]
+    starts: Vec<PathBuf>,
 }
 
 /// What a session runs: listed loads, or a load search from one.
@@ -230,14 +241,21 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     };
     let knee = match plan {
         Plan::Listed(loads) => {
-            for load in loads {
-                session.run(&WorkloadSpec {
-                    load,
-                    ..base.clone()
-                })?;
-                if session.interrupted() {
-                    break;
+            'loads: for load in loads {
+                for _ in 0..args.runs {
+                    session.run(&WorkloadSpec {
+                        load: load.clone(),
+                        ..base.clone()
+                    })?;
+                    if session.interrupted() {
+                        break 'loads;
+                    }
                 }
+            }
+            if args.runs > 1 || !args.starts.is_empty() {
+                let mut starts = earlier_starts(&args.starts)?;
+                starts.push(session.figures(metric::OUTPUT_THROUGHPUT));
+                println!("Output throughput: {}", Spread::of(&starts));
             }
             None
         }
@@ -278,11 +296,44 @@ fn workload(args: &BenchOptions) -> Result<WorkloadSpec> {
     })
 }
 
+/// The output throughput of every run in `files` (bench `--json` reports: one object or a
+/// list), one list per file.
+fn earlier_starts(files: &[PathBuf]) -> Result<Vec<Vec<f64>>> {
+    files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--starts: cannot read {}", path.display()))?;
+            let json: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+                format!("--starts: {} is not a bench --json report", path.display())
+            })?;
+            let runs = match json {
+                serde_json::Value::Array(runs) => runs,
+                one => vec![one],
+            };
+            runs.iter()
+                .map(|run| run[metric::OUTPUT_THROUGHPUT].as_f64())
+                .collect::<Option<Vec<f64>>>()
+                .with_context(|| {
+                    format!(
+                        "--starts: a run in {} has no `{}`; pass the --json file of a bench session",
+                        path.display(),
+                        metric::OUTPUT_THROUGHPUT
+                    )
+                })
+        })
+        .collect()
+}
+
 /// The session's plan over `loads` and how many runs it makes.
 fn plan(args: &BenchOptions, loads: Vec<LoadSpec>) -> Result<(Plan, Runs)> {
     if !args.sweep {
-        let planned = loads.iter().map(|l| l.limits().0.map(u64::from)).sum();
-        let runs = Runs::Listed(loads.len(), planned);
+        let repeats = args.runs as usize;
+        let planned = loads
+            .iter()
+            .map(|l| l.limits().0.map(|n| u64::from(n) * u64::from(args.runs)))
+            .sum();
+        let runs = Runs::Listed(loads.len() * repeats, planned);
         return Ok((Plan::Listed(loads), runs));
     }
     let (over, low) = match loads.as_slice() {

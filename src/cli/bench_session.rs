@@ -125,6 +125,14 @@ impl Session {
         })
     }
 
+    /// `name`'s value in every run so far that measured it.
+    pub fn figures(&self, name: &str) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter_map(|r| r.report.metrics.get(name).copied())
+            .collect()
+    }
+
     /// Whether Ctrl-C was pressed; the session then makes no more runs.
     pub fn interrupted(&self) -> bool {
         self.interrupted.load(Ordering::SeqCst)

@@ -19,6 +19,7 @@ mod record;
 mod report;
 mod runner;
 pub(crate) mod server;
+pub mod spread;
 
 mod sse;
 pub mod stamped;

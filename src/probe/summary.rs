@@ -57,6 +57,27 @@ pub fn render(report: &ProbeReport, title: &str) -> String {
             None => line(label, format!("{:.decimals$}", 0.0)),
         }
     }
+    if let Some(steady) = m.get(metric::STEADY_OUTPUT_THROUGHPUT) {
+        let half = m.get(&metric::half_width_of(metric::STEADY_OUTPUT_THROUGHPUT));
+        let window = m.get(metric::STEADY_WINDOW_S).copied().unwrap_or(0.0);
+        let figure = match half {
+            Some(h) => format!("{steady:.2} ± {h:.2} (95%, {window:.0} s)"),
+            None => format!("{steady:.2} (no interval: {window:.0} s window)"),
+        };
+        let _ = writeln!(out, "{:<30}{figure:>20}", "Steady output tok/s:");
+    }
+    match m.get(metric::PRECISION_REACHED) {
+        Some(r) if *r > 0.0 => {
+            let _ = writeln!(out, "Ended once its interval met the precision asked.");
+        }
+        Some(_) => {
+            let _ = writeln!(
+                out,
+                "Reached its ceiling before its interval met the precision asked."
+            );
+        }
+        None => {}
+    }
     let mut result = format!("{header:=^WIDTH$}\n{out}");
     if let Some(sources) = report
         .json

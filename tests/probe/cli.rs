@@ -140,3 +140,36 @@ fn open_loop_runs_at_a_rate() {
     // 10 measured, after a warm-up of the load's concurrency cap.
     assert_eq!(server.served(), 10 + 4);
 }
+
+#[test]
+fn runs_on_one_server_and_earlier_starts_split_the_spread() {
+    let server = quick(Fault::None, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("start1.json");
+    let runs = ["--concurrency", "2", "--requests", "6", "--runs", "3"];
+    bench(&server.url)
+        .args(runs)
+        .args(["--json", first.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(contains("3 runs over 1 start(s)"));
+    let reports: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    assert_eq!(reports.as_array().unwrap().len(), 3);
+    bench(&server.url)
+        .args(runs)
+        .args(["--starts", first.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(contains("6 runs over 2 start(s)"))
+        .stdout(contains("added by a new start"));
+    bench(&server.url)
+        .args(runs)
+        .args([
+            "--starts",
+            dir.path().join("missing.json").to_str().unwrap(),
+        ])
+        .assert()
+        .failure()
+        .stderr(contains("--starts: cannot read"));
+}
