@@ -22,6 +22,13 @@
 //! * **throughputs**: successful requests (`request_throughput`), their output tokens
 //!   (`output_throughput`) and their input + output tokens (`total_token_throughput`), each
 //!   divided by the duration.
+//! * **steady-state throughput** (`steady_output_throughput`, streamed runs): output tokens
+//!   counted as they streamed (token-bearing events, scaled by the completed requests' usage
+//!   per event) over the window from the first completion to the last send (`steady_window_s`),
+//!   with the half-width of its 95% interval from ten batch means
+//!   (`steady_output_throughput_hw95`; see `probe::steady`). With `precision:` the run ends on
+//!   that interval and `output_throughput` is this figure (`output_throughput_hw95`,
+//!   `precision_reached`).
 //! * **goodput** (`request_goodput`): successful requests meeting every per-request latency
 //!   SLO (ttft, ttft_queued, tpot, e2el: the request's value; itl: its largest gap) / duration.
 //!   Run-level SLOs (error rate, throughputs) do not enter goodput.
