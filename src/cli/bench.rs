@@ -216,7 +216,7 @@ pub fn run(args: BenchArgs) -> Result<i32> {
     let args = *args.options;
     let (base, loads) = match &args.workload {
         Some(path) => {
-            let base = WorkloadSpec::from_file(path)?;
+            let base = crate::space::load_workload(path)?;
             let loads = vec![base.load.clone()];
             (base, loads)
         }

@@ -48,7 +48,7 @@ impl EvalArgs {
     /// The workload: the file when given, else the inline flags.
     fn workload(&self) -> anyhow::Result<WorkloadSpec> {
         if let Some(path) = &self.workload {
-            return WorkloadSpec::from_file(path);
+            return crate::space::load_workload(path);
         }
         let mut workload = WorkloadSpec::closed_random(
             self.input_len,

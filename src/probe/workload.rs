@@ -286,15 +286,6 @@ impl WorkloadSpec {
             .unwrap_or_else(|| self.load.concurrency().unwrap_or(0))
     }
 
-    /// Reads a workload from a YAML file (the `probe:` section of a search space).
-    pub fn from_file(path: &std::path::Path) -> anyhow::Result<Self> {
-        use anyhow::Context;
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read workload file {}", path.display()))?;
-        serde_saphyr::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("{}: not a valid workload: {e}", path.display()))
-    }
-
     /// A streamed, EOS-ignoring closed loop of random prompts (a word per token without a
     /// tokenizer): `requests` measured requests at `concurrency`, no warm-up, seed 0.
     pub fn closed_random(input_len: u32, output_len: u32, concurrency: u32, requests: u32) -> Self {

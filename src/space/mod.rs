@@ -296,6 +296,13 @@ pub trait Feasibility: Sync {
     }
 }
 
+/// Reads a workload file (`bench --workload`, `sim eval --workload`: a space's `probe:`
+/// section on its own) with `${NAME}` in its dataset's paths expanded as in a space.
+/// Errors are a [`SpaceError`], worded as for a space.
+pub fn load_workload(path: &std::path::Path) -> anyhow::Result<WorkloadSpec> {
+    Ok(yaml::load_workload(path)?)
+}
+
 impl StudySpec {
     /// Load and validate a space file; `book` gives its engine's rule pack (the engine
     /// layer's `engine::rule_pack`).

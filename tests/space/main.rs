@@ -13,3 +13,4 @@ mod resolve;
 mod seed004;
 mod twin_default;
 mod warm_start;
+mod workload_file;

@@ -103,7 +103,7 @@ pub(crate) fn convert(
         engine,
         parameters,
         constraints,
-        probe: expand::probe_paths(raw.probe).map_err(|(p, m)| fail(p, m))?,
+        probe: expand::probe_paths(raw.probe, "probe.").map_err(|(p, m)| fail(p, m))?,
         objective: raw.objective.value,
     };
     Ok((space, spots))

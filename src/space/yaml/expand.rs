@@ -125,11 +125,13 @@ pub(crate) fn expand_env_refs(text: &str) -> Result<Expanded, String> {
 }
 
 /// The probe workload with `${NAME}` expanded in its dataset's file paths; an error points
-/// at the `probe:` section.
+/// at the workload's node and names the field after `prefix` (`probe.` in a space, nothing in
+/// a workload file).
 pub(crate) fn probe_paths(
     raw: serde_saphyr::Spanned<WorkloadSpec>,
+    prefix: &str,
 ) -> Result<WorkloadSpec, (Pos, String)> {
-    let fail = |field: &str, m: String| (Pos::of(&raw.referenced), format!("{field}: {m}"));
+    let fail = |field: &str, m: String| (Pos::of(&raw.referenced), format!("{prefix}{field}: {m}"));
     let path = |field: &str, p: &Path| -> Result<PathBuf, (Pos, String)> {
         match p.to_str() {
             Some(text) => expand_env(text)
@@ -142,14 +144,14 @@ pub(crate) fn probe_paths(
     match &mut probe.dataset {
         DatasetSpec::Random {
             tokenizer: Some(t), ..
-        } => *t = path("probe.dataset.tokenizer", t)?,
+        } => *t = path("dataset.tokenizer", t)?,
         DatasetSpec::Random {
             tokenizer: None, ..
         }
         | DatasetSpec::SharedPrefix(_) => {}
         DatasetSpec::Jsonl { path: p, .. }
         | DatasetSpec::Sharegpt { path: p, .. }
-        | DatasetSpec::Trace { path: p, .. } => *p = path("probe.dataset.path", p)?,
+        | DatasetSpec::Trace { path: p, .. } => *p = path("dataset.path", p)?,
     }
     Ok(probe)
 }

@@ -12,12 +12,13 @@ mod validate;
 use super::error::{Pos, SpaceError};
 use super::rules::RuleBook;
 use super::StudySpec;
+use crate::probe::WorkloadSpec;
 use crate::util::did_you_mean;
 use crate::util::files::read_limited;
-use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter};
+use serde_saphyr::{DefaultMessageFormatter, Error as YamlError, MessageFormatter, Spanned};
 use std::path::Path;
 
-/// The largest space file read; real ones are a few KiB.
+/// The largest space or workload file read; real ones are a few KiB.
 const MAX_SPACE_BYTES: u64 = 1024 * 1024;
 
 /// Reads, converts and validates the space file at `path`, its rules from `book`.
@@ -36,6 +37,22 @@ pub fn load(path: &Path, book: RuleBook) -> Result<StudySpec, SpaceError> {
     validate::validate(&space, &spots)
         .map_err(|(pos, message)| SpaceError::at(&file, pos, message))?;
     Ok(space)
+}
+
+/// Reads the workload file at `path` (a space's `probe:` section on its own) as a space's
+/// probe is read: the same parser messages and the same `${NAME}` expansion of its paths.
+pub fn load_workload(path: &Path) -> Result<WorkloadSpec, SpaceError> {
+    let file = path.display().to_string();
+    let text = read_limited(path, MAX_SPACE_BYTES).map_err(|e| {
+        SpaceError::at(
+            &file,
+            Pos::default(),
+            format!("cannot read the workload file: {e}"),
+        )
+    })?;
+    let raw: Spanned<WorkloadSpec> =
+        serde_saphyr::from_str(&text).map_err(|e| yaml_error(&file, &text, &e))?;
+    expand::probe_paths(raw, "").map_err(|(pos, message)| SpaceError::at(&file, pos, message))
 }
 
 /// Where each parameter of the space file at `path` is declared (its name), by name; empty
