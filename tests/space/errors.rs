@@ -40,7 +40,25 @@ pub(crate) fn rust_words(text: &str) -> Vec<&'static str> {
         .collect()
 }
 
-fn assert_error(fixture: &str, location: &str, parts: &[&str]) {
+/// The YAML parser's own phrases: a message about a space says what they mean in its terms.
+pub(crate) const PARSER_WORDS: [&str; 5] = [
+    "expected mapping start",
+    "string scalar",
+    "mapping values are not allowed",
+    "simple key expected",
+    "from_str_multiple",
+];
+
+/// The parser phrases `text` holds.
+pub(crate) fn parser_words(text: &str) -> Vec<&'static str> {
+    PARSER_WORDS
+        .into_iter()
+        .filter(|w| text.contains(w))
+        .collect()
+}
+
+/// The error of `fixture` starts with its file and `location` and holds `parts`, on one line.
+pub(crate) fn assert_error(fixture: &str, location: &str, parts: &[&str]) {
     let text = load_error(fixture);
     let prefix = format!("tests/fixtures/spaces/{fixture}:{location}: ");
     assert!(

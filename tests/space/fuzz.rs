@@ -137,7 +137,8 @@ fn mutated_shipped_spaces_are_refused_in_the_files_terms() {
             std::fs::write(&path, &mutated).unwrap();
             if let Err(e) = StudySpec::load(&path, infertune::engine::rule_pack) {
                 let message = e.to_string();
-                let words = super::errors::rust_words(&message);
+                let mut words = super::errors::rust_words(&message);
+                words.extend(super::errors::parser_words(&message));
                 assert!(
                     words.is_empty(),
                     "mutation {m} of {}: {words:?} in: {message}\n--- input:\n{mutated}",

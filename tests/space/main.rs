@@ -9,6 +9,7 @@ mod errors;
 mod fuzz;
 mod hostile;
 mod llamacpp_rules;
+mod parser_words;
 mod resolve;
 mod seed004;
 mod twin_default;

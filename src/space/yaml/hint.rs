@@ -25,7 +25,6 @@ pub(super) fn unclosed(text: &str, at: Pos, message: &str) -> Option<(Pos, Strin
 pub(super) fn wrong_shape(text: &str, at: Pos, shape: &str) -> Option<(Pos, String)> {
     let here = line(text, at.line);
     let (key, key_column) = key_before(here, at.column)?;
-    let indent = |l: &str| l.len() - l.trim_start().len();
     let last = text.lines().count() as u64;
     let next = (at.line + 1..=last).find(|&n| is_content(line(text, n)));
     let block_key = indent(here) == key_column;
@@ -93,7 +92,6 @@ pub(super) fn earlier_key(text: &str, at: Pos, name: &str) -> Option<u64> {
     if on_this_line >= 2 {
         return Some(at.line);
     }
-    let indent = |l: &str| l.len() - l.trim_start().len();
     let depth = indent(here);
     for n in (1..at.line).rev() {
         let l = line(text, n);
@@ -161,14 +159,19 @@ fn key_before(line: &str, column: u64) -> Option<(&str, usize)> {
 }
 
 /// Line `n` (1-based) of `text`, empty past the end.
-fn line(text: &str, n: u64) -> &str {
+pub(super) fn line(text: &str, n: u64) -> &str {
     text.lines()
         .nth(n.saturating_sub(1) as usize)
         .unwrap_or_default()
 }
 
+/// The blanks `text` starts with.
+pub(super) fn indent(text: &str) -> usize {
+    text.len() - text.trim_start().len()
+}
+
 /// True when `text` holds more than blanks and a comment.
-fn is_content(text: &str) -> bool {
+pub(super) fn is_content(text: &str) -> bool {
     let t = text.trim_start();
     !t.is_empty() && !t.starts_with('#')
 }

@@ -3,6 +3,7 @@
 mod convert;
 mod expand;
 mod hint;
+mod lines;
 mod param;
 mod plain;
 mod raw;
@@ -107,8 +108,18 @@ fn yaml_error(file: &str, text: &str, err: &YamlError) -> SpaceError {
     };
     let explained = match inner {
         YamlError::InvalidScalar { ty, .. } => hint::wrong_shape(text, pos, &scalar_shape(ty)),
+        YamlError::Unexpected {
+            expected: "string scalar",
+            ..
+        } => Some(lines::one_value(text, pos)),
         YamlError::Unexpected { expected, .. } => {
             hint::wrong_shape(text, pos, &container_shape(expected))
+                .or_else(|| (*expected == "mapping start").then(|| lines::not_a_key(text, pos)))
+        }
+        YamlError::MultipleDocuments { .. } => Some(lines::second_document(text, pos)),
+        _ if message.starts_with("simple key expected") => Some(lines::not_a_key(text, pos)),
+        _ if message.starts_with("mapping values are not allowed") => {
+            Some(lines::key_inside_a_value(text, pos))
         }
         _ if message.contains("flow mapping") || message.contains("flow sequence") => {
             hint::unclosed(text, pos, &message)
