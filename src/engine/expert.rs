@@ -12,6 +12,7 @@ use crate::probe::{DatasetSpec, WorkloadSpec};
 use crate::record::{Params, Value};
 use crate::space::overrides::baseline_config;
 use crate::space::{Feasibility, ParamDef, ParamKind, StudySpec, Target};
+use crate::topo::SlotShare;
 
 /// What an expert sets one knob to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -41,6 +42,35 @@ pub enum Rule {
     /// The value the space gives the setting named here (a physical batch as large as the
     /// logical one).
     SameAs(&'static str),
+    /// One core kept for the server's front end (HTTP, tokenisation, scheduling) when the
+    /// trial computes on at least `from` cores, none below: keeping one of `n` takes `1/n` of
+    /// the compute from the model.
+    ReserveCore {
+        /// Fewest compute cores at which one is kept.
+        from: u32,
+    },
+    /// The trial's compute CPUs as a CPU list (`0-30`): one per physical core, on one NUMA
+    /// node, less the top core where [`Rule::ReserveCore`] with `reserve_from` keeps one. Where
+    /// the space offers no such list, or the trial's CPUs are unknown, `auto` (the engine's
+    /// value for binding by itself) where the space allows it.
+    BindCores {
+        /// The engine's value for binding by itself, if it has one.
+        auto: Option<&'static str>,
+        /// As [`Rule::ReserveCore`]'s `from`.
+        reserve_from: u32,
+    },
+    /// A KV cache of what the trial's memory holds beside the weights: `percent` of the
+    /// memory less the weights and `runtime_gib` GiB for the engine's processes, in whole
+    /// `unit`s of bytes, rounded down; never above that, left to the engine when nothing is
+    /// left or the weights' size is unknown.
+    KvCache {
+        /// Bytes per unit of the knob (1 for bytes, 1 GiB for GiB).
+        unit: u64,
+        /// Share of the trial's memory the engine may hold, in percent.
+        percent: u64,
+        /// GiB the engine's processes hold besides weights and cache.
+        runtime_gib: u64,
+    },
     /// This value when the probe's prompts share prefixes (system prompts, resent
     /// conversations, trace blocks with equal hashes); left to the engine otherwise.
     WithPrefixReuse(Fixed),
@@ -106,11 +136,17 @@ pub struct Context {
     pub prefix_reuse: bool,
     /// The space's platform, where it names one.
     pub platform: Option<Platform>,
+    /// CPUs the trial computes on, one per physical core on one NUMA node, where known.
+    pub cpus: Option<Vec<u32>>,
+    /// Bytes of memory one trial's server may use.
+    pub memory: Option<u64>,
+    /// Bytes of the model's weights, where the model is a local file or folder.
+    pub weights: Option<u64>,
 }
 
 impl Context {
-    /// The context of `spec`'s probe on a host whose trials each get `cores` physical cores.
-    pub fn of(spec: &StudySpec, cores: Option<u32>) -> Context {
+    /// The context of `spec`'s probe for a trial holding `share` of the host.
+    pub fn of(spec: &StudySpec, share: &SlotShare) -> Context {
         let probe = &spec.probe;
         let platform = match spec.rules.platform.as_deref() {
             Some("cpu") => Some(Platform::Cpu),
@@ -119,17 +155,34 @@ impl Context {
         };
         Context {
             clients: probe.load.concurrency(),
-            cores,
+            cores: share.cores,
             longest_prompt: longest_prompt(probe),
             longest_output: longest_output(probe),
             prefix_reuse: prefix_reuse(probe),
             platform,
+            cpus: share.cpus.clone(),
+            memory: share.memory,
+            weights: crate::engine::weights::weights_bytes(&spec.engine.model),
         }
     }
 
     /// True when advice for `platform` holds here.
     fn holds(&self, platform: Platform) -> bool {
         platform == Platform::Any || self.platform == Some(platform)
+    }
+
+    /// Cores kept from compute under [`Rule::ReserveCore`] with `from`.
+    fn reserved(&self, from: u32) -> Option<u32> {
+        let cores = self.compute_cores()?;
+        Some(u32::from(cores >= from))
+    }
+
+    /// Cores the trial computes on: its CPUs where known, else its physical cores.
+    fn compute_cores(&self) -> Option<u32> {
+        match &self.cpus {
+            Some(cpus) if !cpus.is_empty() => u32::try_from(cpus.len()).ok(),
+            _ => self.cores,
+        }
     }
 }
 
@@ -319,6 +372,26 @@ fn target(
             Some(Value::Int(slots * request))
         }
         Rule::SameAs(other) => earlier(spec, so_far, other),
+        Rule::ReserveCore { from } => int(context.reserved(from)?),
+        Rule::BindCores { auto, reserve_from } => {
+            let listed = context.cpus.as_ref().and_then(|cpus| {
+                let keep = cpus
+                    .len()
+                    .checked_sub(context.reserved(reserve_from)? as usize)?;
+                (keep > 0).then(|| crate::topo::cpuset::format_list(&cpus[..keep]))
+            });
+            listed.or(auto.map(str::to_string)).map(Value::Str)
+        }
+        Rule::KvCache {
+            unit,
+            percent,
+            runtime_gib,
+        } => {
+            let held = context.memory? / 100 * percent;
+            let left = held.checked_sub(context.weights? + (runtime_gib << 30))?;
+            let units = i64::try_from(left / unit.max(1)).ok()?;
+            (units > 0).then_some(Value::Int(units))
+        }
         Rule::WithPrefixReuse(fixed) => context.prefix_reuse.then(|| fixed.value()),
         Rule::Always(fixed) => Some(fixed.value()),
     }
@@ -350,8 +423,13 @@ fn allows(kind: &ParamKind, value: &Value) -> bool {
 }
 
 /// `wanted` moved into the domain `kind`: for a count, the smallest allowed value at least as
-/// large (the largest when none is); for a switch, the same value where it is allowed.
+/// large (the largest when none is), but for a [`Rule::KvCache`] ceiling the largest at most as
+/// large; for a switch or a word, the same value where it is allowed (for [`Rule::BindCores`],
+/// else the engine's `auto`).
 fn snap(wanted: &Value, kind: &ParamKind, rule: Rule) -> Option<Value> {
+    if matches!(rule, Rule::KvCache { .. }) {
+        return snap_down(wanted.as_i64()?, kind);
+    }
     match (wanted, kind) {
         (Value::Bool(b), ParamKind::Bool) => Some(Value::Bool(*b)),
         (Value::Bool(_), ParamKind::Choice { values }) => {
@@ -388,9 +466,43 @@ fn snap(wanted: &Value, kind: &ParamKind, rule: Rule) -> Option<Value> {
                 .or_else(|| counts.iter().max())
                 .map(|v| Value::Int(*v))
         }
-        (Value::Str(_), ParamKind::Choice { values }) => {
-            values.contains(wanted).then(|| wanted.clone())
+        (Value::Str(_), ParamKind::Choice { values }) => match rule {
+            _ if values.contains(wanted) => Some(wanted.clone()),
+            Rule::BindCores {
+                auto: Some(auto), ..
+            } => {
+                let auto = Value::Str(auto.to_string());
+                values.contains(&auto).then_some(auto)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The largest value of the domain `kind` at most `ceiling`; `None` when every value is
+/// above it.
+fn snap_down(ceiling: i64, kind: &ParamKind) -> Option<Value> {
+    match kind {
+        ParamKind::Int {
+            low, high, step, ..
+        } => {
+            if ceiling < *low {
+                return None;
+            }
+            let v = ceiling.min(*high);
+            let v = match step.filter(|s| *s > 0) {
+                Some(step) => low + (v - low) / step * step,
+                None => v,
+            };
+            Some(Value::Int(v))
         }
+        ParamKind::Choice { values } => values
+            .iter()
+            .filter_map(Value::as_i64)
+            .filter(|v| (1..=ceiling).contains(v))
+            .max()
+            .map(Value::Int),
         _ => None,
     }
 }
@@ -407,6 +519,21 @@ fn describe(rule: Rule) -> String {
         Rule::OutputTokens => "the longest output".into(),
         Rule::ContextForSlots(slots) => format!("a request's context for each of `{slots}`"),
         Rule::SameAs(other) => format!("as large as `{other}`"),
+        Rule::ReserveCore { from } => {
+            format!("a core for the front end from {from} compute cores on, none below")
+        }
+        Rule::BindCores { reserve_from, .. } => format!(
+            "compute on one CPU of each physical core of one NUMA node, all of the trial's \
+             (less a front-end core from {reserve_from} cores on)"
+        ),
+        Rule::KvCache {
+            percent,
+            runtime_gib,
+            ..
+        } => format!(
+            "a KV cache of {percent}% of the trial's memory less the weights and \
+             {runtime_gib} GiB for the engine"
+        ),
         Rule::WithPrefixReuse(_) => "the probe's prompts share prefixes".into(),
         Rule::Always(fixed) => format!("{}", fixed.value()),
     }
@@ -486,7 +613,11 @@ search: {{trials: 5{search}}}
     }
 
     fn projected(spec: &StudySpec) -> Result<ExpertConfig, NoExpert> {
-        crate::engine::expert_config(spec, spec, Some(2))
+        let share = SlotShare {
+            cores: Some(2),
+            ..SlotShare::default()
+        };
+        crate::engine::expert_config(spec, spec, &share)
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod mindie;
 mod sglang;
 mod sim;
 mod vllm;
+mod weights;
 mod xinference;
 
 use crate::launch::classify::LogPatterns;
@@ -127,11 +128,11 @@ pub fn rule_pack(kind: EngineKind) -> &'static RulePack {
 }
 
 /// The expert config of `spec` (its engine's [`expert::Setting`]s projected into it, checked
-/// by `check`) for a host whose trials each get `cores` physical cores, or why there is none.
+/// by `check`) for a trial holding `share` of the host, or why there is none.
 pub fn expert_config(
     spec: &StudySpec,
     check: &dyn crate::space::Feasibility,
-    cores: Option<u32>,
+    share: &crate::topo::SlotShare,
 ) -> Result<expert::ExpertConfig, expert::NoExpert> {
     if spec.search.prior == crate::space::Prior::None {
         return Err(expert::NoExpert::Off);
@@ -141,7 +142,7 @@ pub fn expert_config(
         .iter()
         .flat_map(|list| list.iter().copied())
         .collect();
-    expert::config(&settings, spec, check, &expert::Context::of(spec, cores))
+    expert::config(&settings, spec, check, &expert::Context::of(spec, share))
 }
 
 /// The adapter for an engine kind.

@@ -54,14 +54,13 @@ pub struct StudyResult {
 }
 
 /// The expert config of `space` that runs first after its baseline, for this host with its
-/// physical cores shared by `slots` trials; or why there is none.
+/// cores and memory shared by `slots` trials; or why there is none.
 pub fn expert_config(
     space: &StudySpec,
     check: &dyn Feasibility,
     slots: u32,
 ) -> Result<ExpertConfig, NoExpert> {
-    let cores = crate::topo::physical_cores().map(|c| (c / slots.max(1)).max(1));
-    crate::engine::expert_config(space, check, cores)
+    crate::engine::expert_config(space, check, &crate::topo::slot_share(slots))
 }
 
 /// What an expert config sets, in one line.

@@ -17,6 +17,7 @@ mod pinning;
 mod rebase;
 pub(crate) mod render;
 pub mod runner;
+mod share;
 mod sysfs;
 
 pub use accel::Vendor;
@@ -33,6 +34,7 @@ pub use numa_param::{
 pub use pinning::{host_cpusets, Cpusets};
 pub use runner::FixtureRunner;
 pub(crate) use runner::{CommandRunner, SystemRunner};
+pub use share::{slot_share, slot_share_under, SlotShare};
 pub(crate) use sysfs::{Allowed, NumaNode};
 
 use anyhow::Result;

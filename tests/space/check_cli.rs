@@ -116,6 +116,36 @@ fn every_ready_space_passes_check() {
 }
 
 #[test]
+fn the_realistic_vllm_cpu_space_takes_the_cpu_backends_expert_settings_whole() {
+    let model = word_level_model();
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("infertune")
+        .unwrap()
+        .envs(vllm_cpu_env(model.path()))
+        .env("INFERTUNE_CACHE", cache.path())
+        .args(["check", "--json", "--samples", "100", "--space"])
+        .arg("search-spaces/vllm-cpu-realistic.yaml")
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let expert = &report["expert"];
+    assert_eq!(expert["dropped"], serde_json::json!([]), "{expert}");
+    for param in ["omp_threads_bind", "reserved_cpus"] {
+        let choice = expert["choices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["param"] == param)
+            .unwrap_or_else(|| panic!("no expert choice for {param}: {expert}"));
+        let why = choice["why"].as_str().unwrap();
+        assert!(
+            why.contains("vllm-project/vllm docs/getting_started/installation/cpu.md"),
+            "{param}: {why}"
+        );
+    }
+}
+
+#[test]
 fn check_names_the_flag_catalogue_of_every_ready_space() {
     let spaces = shipped_spaces(false);
     spaces.iter().for_each(|space| names_its_catalogue(space));
