@@ -2,6 +2,7 @@
 //! the SLO verdict with named violations, against the objective's SLOs and its implicit
 //! error-rate bound.
 
+pub mod runs;
 pub mod select;
 mod verdict;
 

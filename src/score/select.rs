@@ -1,8 +1,10 @@
-//! Choosing the winner: rank feasible trials, summarise re-validation repeats (mean ± 95% CI),
-//! pick the config with the best lower confidence bound among those whose every run met the
-//! SLOs, and state its gain over the baseline with the gain's own 95% CI.
+//! Choosing the winner: rank feasible trials, summarise each config's runs (grouped by
+//! [`ConfigRuns`]: mean ± 95% CI), pick the config with the best lower confidence bound among
+//! those whose every run met the SLOs, and state its gain over the baseline with the gain's own
+//! 95% CI.
 
-use crate::record::{Outcome, Params, TrialRecord};
+use super::runs::{measured_noise, ConfigRuns, UNMEASURED_NOISE};
+use crate::record::{Outcome, Params, TrialRecord, Z95};
 use crate::space::objective::Direction;
 
 /// A config's runs (the original trial and its repeats), summarised.
@@ -18,7 +20,10 @@ pub struct ConfigSummary {
     pub mean: f64,
     /// Half-width of the 95% confidence interval of the mean; `None` from fewer than two runs.
     pub ci95: Option<f64>,
-    /// Cautious score: the lower confidence bound of the oriented objective.
+    /// Cautious score: the lower bound of the 95% interval of the oriented objective's mean:
+    /// from the spread of the runs when there are two or more, else from the run's own
+    /// interval, else from the study's measured noise (see [`measured_noise`]), so that no
+    /// config wins on one run's figure alone.
     pub lcb_score: f64,
     /// True when every run was feasible.
     pub all_feasible: bool,
@@ -79,24 +84,24 @@ pub(crate) fn summarize(
     records: &[TrialRecord],
     direction: Direction,
 ) -> ConfigSummary {
-    let runs: Vec<&TrialRecord> = std::iter::once(original)
-        .chain(
-            records
-                .iter()
-                .filter(|r| r.repeat_of() == Some(original.id.number)),
-        )
-        .collect();
-    let values: Vec<f64> = runs.iter().filter_map(|r| r.value).collect();
+    let config = ConfigRuns::of(original, records);
+    let values: Vec<f64> = config.runs.iter().filter_map(|r| r.value).collect();
     let (mean, ci95) = mean_ci95(&values);
     let oriented_mean = direction.orient(mean);
+    let interval = ci95
+        .or(original.half_width)
+        .unwrap_or_else(|| Z95 * measured_noise(records).unwrap_or(UNMEASURED_NOISE) * mean.abs());
     ConfigSummary {
         number: original.id.number,
         params: original.params.clone(),
         mean,
         ci95,
-        lcb_score: oriented_mean - ci95.unwrap_or(0.0),
-        all_feasible: runs.iter().all(|r| matches!(r.outcome, Outcome::Feasible)),
-        runs: runs.len(),
+        lcb_score: oriented_mean - interval,
+        all_feasible: config
+            .runs
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Feasible)),
+        runs: config.runs.len(),
         values,
         baseline: original.is_baseline(),
     }
@@ -141,24 +146,18 @@ pub(crate) fn choose_winner(records: &[TrialRecord], direction: Direction) -> Op
     })
 }
 
-/// Config numbers to re-validate: the best `top` search trials by the mean score of their runs
-/// so far (a config measured again during the search is judged on all its runs), then the
-/// baseline when it met every SLO, so that the gain compares means over the same number of runs.
+/// Config numbers to re-validate: the best `top` search trials by the mean score of their
+/// feasible runs so far (a config measured again during the search is judged on all its runs;
+/// its interval is not used here, as re-validation is what narrows it; equal means: the lower
+/// trial number first), then the baseline when it met every SLO, so that the gain compares
+/// means over the same number of runs.
 pub(crate) fn to_revalidate(records: &[TrialRecord], top: usize) -> Vec<u32> {
-    let mean_score = |original: &TrialRecord| {
-        let scores: Vec<f64> = std::iter::once(original)
-            .chain(
-                records
-                    .iter()
-                    .filter(|r| r.repeat_of() == Some(original.id.number)),
-            )
-            .filter_map(|r| r.score.filter(|_| r.is_feasible()))
-            .collect();
-        scores.iter().sum::<f64>() / scores.len().max(1) as f64
-    };
     let mut pooled: Vec<(f64, u32)> = ranked(records)
         .iter()
-        .map(|r| (mean_score(r), r.id.number))
+        .map(|r| {
+            let mean = ConfigRuns::of(r, records).mean_score();
+            (mean.unwrap_or(f64::NEG_INFINITY), r.id.number)
+        })
         .collect();
     pooled.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut numbers: Vec<u32> = pooled.iter().take(top).map(|(_, n)| *n).collect();
@@ -264,6 +263,29 @@ mod tests {
         assert!((w.gain_pct.unwrap() - 25.0).abs() < 1e-9);
         assert_eq!(w.baseline.unwrap().ci95, None, "one baseline run, no CI");
         assert_eq!(w.gain_ci95, None);
+    }
+
+    #[test]
+    fn a_single_run_is_judged_on_its_own_interval_not_its_figure_alone() {
+        let f = || Outcome::Feasible;
+        let wide = TrialRecord {
+            half_width: Some(40.0),
+            ..rec(1, 130.0, f(), None)
+        };
+        let steady = TrialRecord {
+            half_width: Some(2.0),
+            ..rec(2, 125.0, f(), None)
+        };
+        let records = vec![rec(0, 100.0, f(), None), wide, steady];
+        let w = choose_winner(&records, Direction::Maximize).unwrap();
+        assert_eq!(w.summary.number, 2, "125 ± 2 over 130 ± 40");
+        assert_eq!(w.summary.lcb_score, 123.0);
+        let unmeasured = summarize(&records[0], &records, Direction::Maximize);
+        let expected = 100.0 * (1.0 - Z95 * UNMEASURED_NOISE);
+        assert!(
+            (unmeasured.lcb_score - expected).abs() < 1e-9,
+            "{unmeasured:?}"
+        );
     }
 
     #[test]

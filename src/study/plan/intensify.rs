@@ -1,21 +1,19 @@
 //! Intensification: a challenger that beats the incumbent by less than the noise measured so
 //! far is measured again before it is crowned, as SMAC races a challenger against its
 //! incumbent. The noise is the spread of the objective between runs of one config (the
-//! baseline is run twice early to measure it); before any config has run twice it is taken to
-//! be [`UNMEASURED_NOISE`].
+//! baseline is run twice early to measure it, see [`measured_noise`]); before any config has
+//! run twice it is taken to be [`UNMEASURED_NOISE`]. Configs are ranked on the mean of their
+//! runs (ties: the lower trial number first).
 
 use crate::record::{InFlight, TrialRecord};
-use std::collections::BTreeMap;
+use crate::score::runs::{measured_noise, ConfigRuns, UNMEASURED_NOISE};
 
-/// Relative run-to-run spread of the objective assumed before any config has run twice: a
-/// probe of a few dozen requests on a shared host moves by about this much.
-pub const UNMEASURED_NOISE: f64 = 0.10;
 /// Least relative spread a challenger's lead is held to, however steady the repeats so far.
 pub const MIN_NOISE: f64 = 0.02;
 /// One-sided 95% quantile of the normal: a lead below `Z` standard errors is not yet a lead.
 const Z: f64 = 1.645;
 
-/// A config's runs: the original trial's number and the oriented scores of its runs.
+/// A candidate config: the original trial's number and the oriented scores of its runs.
 struct Runs {
     number: u32,
     baseline: bool,
@@ -30,48 +28,16 @@ impl Runs {
 
 /// Every config whose runs all met the SLOs, with the scores of those runs.
 fn configs(records: &[TrialRecord]) -> Vec<Runs> {
-    let mut by_original: BTreeMap<u32, (bool, Vec<Option<f64>>)> = BTreeMap::new();
-    for r in records.iter().filter(|r| r.repeat_of().is_none()) {
-        by_original.insert(r.id.number, (r.is_baseline(), Vec::new()));
-    }
-    for r in records {
-        let of = r.repeat_of().unwrap_or(r.id.number);
-        if let Some((_, runs)) = by_original.get_mut(&of) {
-            runs.push(r.score.filter(|s| s.is_finite() && r.is_feasible()));
-        }
-    }
-    by_original
+    ConfigRuns::group(records)
         .into_iter()
-        .filter_map(|(number, (baseline, runs))| {
-            let scores: Option<Vec<f64>> = runs.into_iter().collect();
+        .filter_map(|c| {
             Some(Runs {
-                number,
-                baseline,
-                scores: scores.filter(|s| !s.is_empty())?,
+                number: c.number(),
+                baseline: c.original.is_baseline(),
+                scores: c.scores_if_all_feasible().filter(|s| !s.is_empty())?,
             })
         })
         .collect()
-}
-
-/// The relative run-to-run spread of the objective: the pooled standard deviation of the log of
-/// the scores of every config that ran more than once; `None` before one has.
-pub fn measured_noise(records: &[TrialRecord]) -> Option<f64> {
-    let (mut squares, mut freedom) = (0.0, 0usize);
-    for runs in configs(records) {
-        let logs: Vec<f64> = runs
-            .scores
-            .iter()
-            .filter(|s| **s > 0.0)
-            .map(|s| s.ln())
-            .collect();
-        if logs.len() < 2 {
-            continue;
-        }
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        squares += logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>();
-        freedom += logs.len() - 1;
-    }
-    (freedom > 0).then(|| (squares / freedom as f64).sqrt())
 }
 
 /// The original trial whose config should run again now, if any: the baseline once, early,

@@ -8,7 +8,7 @@
 mod intensify;
 mod stop;
 
-pub use intensify::measured_noise;
+pub use crate::score::runs::measured_noise;
 pub use stop::StopReason;
 
 use super::observer::{EarlyEnd, Phase};
