@@ -259,7 +259,8 @@ struct Model {
 impl Model {
     /// The models of the trials of `sources` (the study's own first), each fitted on the
     /// trials closest to `centre` (the best trial) when there are too many; the score model
-    /// trusts each trial no more than the run-to-run spread `noise` allows.
+    /// trusts each trial no more than its own measured noise allows, or the study's run-to-run
+    /// spread `noise` where it has none (see [`with_measured_noise`]).
     fn fit(
         sources: &[Source],
         categories: &[Option<usize>],
@@ -277,14 +278,19 @@ impl Model {
                 let measure = |t: &TrialRecord| margin(slo, t);
                 let rows = aligned_rows(sources, |_, s, o| {
                     let served = o.tier != Tier::ConfigFailure;
-                    measure(&s.trials[o.index]).filter(|_| served)
+                    let margin = measure(&s.trials[o.index]).filter(|_| served)?;
+                    Some((margin, None))
                 });
-                fit_rows(rows, categories, centre)
+                fit_rows(
+                    rows.into_iter().map(|(row, _)| row).collect(),
+                    categories,
+                    centre,
+                )
             })
             .collect();
         let rows = aligned_rows(sources, |_, s, o| {
             let scored = o.tier != Tier::ConfigFailure && o.score.is_finite();
-            scored.then(|| s.log_score(o))
+            scored.then(|| (s.log_score(o), s.trials[o.index].relative_error()))
         });
         let score = fit_rows(with_measured_noise(rows, noise), categories, centre);
         let own = &sources[0];
@@ -404,25 +410,28 @@ fn check(own: &Source, prior: &Source, categories: &[Option<usize>]) -> PriorChe
 }
 
 /// The `(point, value, extra noise)` rows of every source's observations that `value` (given
-/// the source's index) measures; an earlier study's values are moved so that their median
-/// matches the study's own once each has three (another card or model reads higher or lower
-/// throughout).
+/// the source's index) measures, each with the relative noise `value` gives it; an earlier
+/// study's values are moved so that their median matches the study's own once each has three
+/// (another card or model reads higher or lower throughout).
 fn aligned_rows(
     sources: &[Source],
-    value: impl Fn(usize, &Source, &Observation) -> Option<f64>,
-) -> Vec<Row> {
-    let values: Vec<Vec<(&Observation, f64)>> = sources
+    value: impl Fn(usize, &Source, &Observation) -> Option<(f64, Option<f64>)>,
+) -> Vec<(Row, Option<f64>)> {
+    let values: Vec<Vec<(&Observation, f64, Option<f64>)>> = sources
         .iter()
         .enumerate()
         .map(|(i, s)| {
             s.observed
                 .iter()
-                .filter_map(|o| Some((o, value(i, s, o)?)))
+                .filter_map(|o| {
+                    let (x, noise) = value(i, s, o)?;
+                    Some((o, x, noise))
+                })
                 .collect()
         })
         .collect();
-    let median = |v: &[(&Observation, f64)]| {
-        let mut sorted: Vec<f64> = v.iter().map(|(_, x)| *x).collect();
+    let median = |v: &[(&Observation, f64, Option<f64>)]| {
+        let mut sorted: Vec<f64> = v.iter().map(|(_, x, _)| *x).collect();
         sorted.sort_by(f64::total_cmp);
         (sorted.len() >= 3).then(|| sorted[sorted.len() / 2])
     };
@@ -435,26 +444,35 @@ fn aligned_rows(
                 (1.., Some(a), Some(b)) => a - b,
                 _ => 0.0,
             };
-            v.iter()
-                .map(move |(o, x)| (o.x.clone(), x + shift, sources[i].extra_noise))
+            v.iter().map(move |(o, x, noise)| {
+                ((o.x.clone(), x + shift, sources[i].extra_noise), *noise)
+            })
         })
         .collect()
 }
 
-/// `rows` of log scores with the measured run-to-run spread `relative` (a standard deviation
-/// of the log, as the scores are) added to each row's noise, in the standardised units the
-/// process is fitted in.
-fn with_measured_noise(mut rows: Vec<Row>, relative: Option<f64>) -> Vec<Row> {
-    let Some(sd) = relative.filter(|s| s.is_finite() && *s > 0.0) else {
-        return rows;
-    };
+/// `rows` of log scores, each with its own relative noise (the standard error of the log of
+/// its score, from its runs; see `ConfigRuns::relative_error`) or else `fallback` (the study's
+/// run-to-run spread), added to its noise in the standardised units the process is fitted in.
+/// The scores are `±ln(1 + |score|)`, so a relative error `e` moves a row by
+/// `e·|score|/(1 + |score|)`: small scores (a minimised latency in seconds) are held to it as
+/// well as large ones. Rows are returned as they are when none has a noise.
+fn with_measured_noise(rows: Vec<(Row, Option<f64>)>, fallback: Option<f64>) -> Vec<Row> {
+    let usable = |s: &f64| s.is_finite() && *s > 0.0;
+    let fallback = fallback.filter(usable);
     let n = rows.len() as f64;
-    let mean = rows.iter().map(|r| r.1).sum::<f64>() / n;
-    let variance = rows.iter().map(|r| (r.1 - mean).powi(2)).sum::<f64>() / n;
-    if variance > 0.0 {
-        rows.iter_mut().for_each(|r| r.2 += sd * sd / variance);
-    }
-    rows
+    let mean = rows.iter().map(|(r, _)| r.1).sum::<f64>() / n;
+    let variance = rows.iter().map(|(r, _)| (r.1 - mean).powi(2)).sum::<f64>() / n;
+    rows.into_iter()
+        .map(|(mut row, own)| {
+            let relative = own.filter(|e| e.is_finite() && *e >= 0.0).or(fallback);
+            if let Some(e) = relative.filter(|_| variance > 0.0) {
+                let sd = e * (1.0 - (-row.1.abs()).exp());
+                row.2 += sd * sd / variance;
+            }
+            row
+        })
+        .collect()
 }
 
 /// One observation a surrogate is fitted on: point, target, extra noise.
@@ -678,6 +696,58 @@ mod tests {
             .filter(|t| t.is_feasible())
             .map(|t| x_of(&t.params))
             .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn each_row_is_held_to_its_own_noise_else_the_studys() {
+        let row = |y: f64, own| ((vec![y], y, 0.0), own);
+        let rows = vec![row(3.0, Some(0.01)), row(5.0, Some(0.2)), row(7.0, None)];
+        let extra = |fallback| -> Vec<f64> {
+            let noisy = with_measured_noise(rows.clone(), fallback);
+            noisy.iter().map(|r| r.2).collect()
+        };
+        let variance = 8.0 / 3.0;
+        let expected = |e: f64, y: f64| (e * (1.0 - (-y).exp())).powi(2) / variance;
+        let held = extra(Some(0.05));
+        for (got, want) in
+            held.iter()
+                .zip([expected(0.01, 3.0), expected(0.2, 5.0), expected(0.05, 7.0)])
+        {
+            assert!((got - want).abs() < 1e-12, "{held:?}");
+        }
+        assert_eq!(extra(None)[2], 0.0, "no noise known for the third row");
+        let bare = vec![row(3.0, None), row(5.0, None)];
+        let untouched: Vec<f64> = with_measured_noise(bare, None)
+            .iter()
+            .map(|r| r.2)
+            .collect();
+        assert_eq!(
+            untouched,
+            [0.0, 0.0],
+            "rows without noise stay as they were"
+        );
+    }
+
+    #[test]
+    fn a_moved_mean_moves_the_modelled_value_of_its_config() {
+        let space = plane();
+        let dims = Dims::for_model(&space);
+        let mut trials: Vec<TrialRecord> = (0..8)
+            .map(|i| {
+                let x = i as f64 / 8.0;
+                feasible(point(x, 0.5), 100.0 * (1.0 + x))
+            })
+            .collect();
+        let fitted = |trials: &[TrialRecord]| {
+            let sources = [Source::of(&dims, trials, 0.0), Source::of(&dims, &[], 0.0)];
+            let model = Model::fit(&sources, &dims.categories(), None, None);
+            let x = dims.encode(&trials[3].params);
+            model.score.expect("a score model").predict(&x).0
+        };
+        let once = fitted(&trials);
+        trials[3].score = Some(trials[3].score.unwrap() * 1.3);
+        let averaged = fitted(&trials);
+        assert!(averaged > once + 0.05, "{once} -> {averaged}");
     }
 
     #[test]

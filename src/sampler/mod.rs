@@ -66,8 +66,9 @@ pub trait Sampler {
     }
 
     /// The run-to-run spread of the objective measured so far (relative: the standard deviation
-    /// of its log between runs of one config), `None` before any config ran twice. Model-based
-    /// samplers trust a single trial no more than that.
+    /// of its log between runs of one config), `None` when none is known. Model-based samplers
+    /// trust a trial no more than its own interval allows (`TrialRecord::relative_error`), and
+    /// one without an interval no more than this.
     fn observe_noise(&mut self, _relative: Option<f64>) {}
 }
 

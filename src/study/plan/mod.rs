@@ -14,6 +14,7 @@ pub use stop::StopReason;
 use super::observer::{EarlyEnd, Phase};
 use crate::record::{InFlight, Params, TrialId, TrialKind, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
+use crate::score::runs::{ConfigRuns, UNMEASURED_NOISE};
 use crate::score::select;
 use crate::space::overrides::baseline_config;
 use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
@@ -320,12 +321,9 @@ impl<'a> Planner<'a> {
             (_, Some(config)) => config.clone(),
             _ => {
                 let pending: Vec<Params> = searching.iter().map(|f| f.params.clone()).collect();
-                self.sampler
-                    .observe_noise(intensify::measured_noise(now.records));
-                match self
-                    .sampler
-                    .ask(self.check, &with_pending(&originals, &pending))
-                {
+                let seen = observed(now.records);
+                self.sampler.observe_noise(study_noise(now.records, &seen));
+                match self.sampler.ask(self.check, &with_pending(&seen, &pending)) {
                     Ok(p) => p,
                     Err(e) => {
                         self.stage = Stage::SearchEnded;
@@ -473,6 +471,24 @@ impl<'a> Planner<'a> {
             .max()
             .unwrap_or(0)
     }
+}
+
+/// What the sampler learns from: one record per config at the mean of its feasible runs, its
+/// interval that of the mean (see [`ConfigRuns::as_observed`]), so a repeat moves the modelled
+/// value of the config it measured and narrows its noise.
+fn observed(records: &[TrialRecord]) -> Vec<TrialRecord> {
+    ConfigRuns::group(records)
+        .iter()
+        .map(ConfigRuns::as_observed)
+        .collect()
+}
+
+/// The noise the sampler assumes for a config without its own: the study's measured run-to-run
+/// spread; before one is measured, [`UNMEASURED_NOISE`] when some config of `seen` has its own
+/// (so that it is not trusted more than the others), none otherwise.
+fn study_noise(records: &[TrialRecord], seen: &[TrialRecord]) -> Option<f64> {
+    let own = seen.iter().any(|r| r.relative_error().is_some());
+    measured_noise(records).or_else(|| own.then_some(UNMEASURED_NOISE))
 }
 
 /// Mean wall seconds of the trials that launched a server.

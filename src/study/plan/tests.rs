@@ -250,11 +250,61 @@ fn with_intensification_the_baseline_repeats_first_and_a_close_challenger_is_mea
     drop(planner);
     let told: Vec<f64> = sampler.1.iter().flatten().copied().collect();
     assert!(
+        !told.is_empty(),
+        "the sampler is told a noise: {:?}",
+        sampler.1
+    );
+    assert!(
         told.iter()
             .all(|n| (n - (104f64 / 100.0).ln() / 2f64.sqrt()).abs() < 1e-9),
         "the sampler is told the baseline's spread: {:?}",
         sampler.1
     );
+}
+
+/// Records the trials each proposal is asked with, and proposes `x = 1, 2, …`.
+struct TrialsSeen(Counting, Vec<Vec<TrialRecord>>);
+
+impl Sampler for TrialsSeen {
+    fn ask(&mut self, space: &dyn Feasibility, trials: &[TrialRecord]) -> anyhow::Result<Params> {
+        self.1.push(trials.to_vec());
+        self.0.ask(space, trials)
+    }
+}
+
+#[test]
+fn a_repeat_moves_the_mean_the_sampler_sees_and_narrows_its_noise() {
+    let check = space();
+    let mut sampler = TrialsSeen(Counting(0), Vec::new());
+    let spec = PlanSpec {
+        baseline: None,
+        enqueue: Vec::new(),
+        revalidate_top: 0,
+        ..spec(4)
+    };
+    let mut planner = Planner::new(spec, &mut sampler, &check, Vec::new());
+    let first = planned(planner.next(&situation(&[], &[]))).trial.id;
+    let mut records = vec![done(first, 1, 100.0)];
+    // Each call asks the sampler once (its second proposal, `x = 2`, is refused).
+    planner.next(&situation(&records, &[]));
+    let again = TrialId {
+        number: 1,
+        kind: TrialKind::Repeat { of: first.number },
+    };
+    records.push(done(again, 1, 120.0));
+    planner.next(&situation(&records, &[]));
+    drop(planner);
+    let [first, before, after] = sampler.1.as_slice() else {
+        panic!("three proposals, saw {}", sampler.1.len());
+    };
+    assert!(first.is_empty());
+    assert_eq!(before.len(), 1);
+    assert_eq!((before[0].score, before[0].half_width), (Some(100.0), None));
+    assert_eq!(after.len(), 1, "one row per config, not one per run");
+    assert_eq!(after[0].score, Some(110.0), "the mean of its runs");
+    let spread = (120f64 / 100.0).ln() / 2f64.sqrt();
+    let error = after[0].relative_error().expect("its own noise");
+    assert!((error - spread / 2f64.sqrt()).abs() < 1e-12, "{error}");
 }
 
 /// The record of `id` at `x` that failed at start with `kind`.
