@@ -4,7 +4,7 @@ use super::tune_events::TuneEvents;
 use super::tune_progress::TuneProgress;
 use crate::exec::interrupt::{self, StopFlag};
 use crate::exec::{Backends, HttpProber};
-use crate::export::{gain_text, mean_text, no_gain_text, BEST_SH, TRIALS_CSV};
+use crate::export::{gain_text, gain_verdict, mean_text, tied_text, BEST_SH, TRIALS_CSV};
 use crate::launch::ProcessLauncher;
 use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
 use crate::space::error::Pos;
@@ -408,11 +408,14 @@ fn print_outcome(
                 mean_text(b.mean, b.ci95, b.values.len()),
                 gain_text(g, w.gain_ci95)
             );
-            if let Some(said) = no_gain_text(b.number == s.number, g, w.gain_ci95) {
+            if let Some(said) = gain_verdict(b.number == s.number, g, w.gain_ci95) {
                 println!("{said}");
             }
         }
         _ => println!("baseline: not available (not run, or it broke an SLO)"),
+    }
+    if let Some(said) = tied_text(&w.tied) {
+        println!("{said}");
     }
     for (k, v) in &w.summary.params {
         println!("  {k} = {v}");

@@ -17,18 +17,41 @@ pub fn gain_text(gain_pct: f64, ci95: Option<f64>) -> String {
     }
 }
 
-/// What the gain means, in words, when tuning did not help: the defaults themselves won, or
-/// the winner's gain is within its 95% confidence interval of zero. `None` when the gain is
-/// real or, measured once each, cannot be judged.
-pub fn no_gain_text(winner_is_baseline: bool, gain_pct: f64, ci95: Option<f64>) -> Option<String> {
+/// Least gain, in percent of the defaults' mean, worth tuning for: "tuning did not help" is said
+/// only when the gain's interval rules out a gain this large.
+pub const MIN_GAIN_PCT: f64 = 5.0;
+
+/// What the gain means, in words: the defaults themselves won; the gain's 95% interval rules out
+/// a gain of [`MIN_GAIN_PCT`] (tuning did not help); or it includes zero (could not tell, at
+/// its half-width in percent of the defaults' mean). `None` when the gain is real or, measured
+/// once each, has no interval.
+pub fn gain_verdict(winner_is_baseline: bool, gain_pct: f64, ci95: Option<f64>) -> Option<String> {
     if winner_is_baseline {
         return Some("Tuning did not help here: no config measured beat the defaults.".into());
     }
     let ci = ci95?;
-    (gain_pct.abs() <= ci).then(|| {
+    if gain_pct + ci < MIN_GAIN_PCT {
+        return Some(format!(
+            "Tuning did not help here: the gain's 95% CI ({gain_pct:+.1}% ± {ci:.1}%) rules out \
+             a gain of {MIN_GAIN_PCT:.0}% or more over the defaults."
+        ));
+    }
+    (gain_pct - ci <= 0.0).then(|| {
         format!(
-            "Tuning did not help here: the defaults are within the run-to-run noise of the best \
-             config measured (gain {gain_pct:+.1}%, its 95% CI of ±{ci:.1}% includes zero)."
+            "Could not tell: ±{ci:.1}% (the gain's 95% CI, {gain_pct:+.1}%, includes zero and a \
+             gain of {MIN_GAIN_PCT:.0}% or more; more runs of each would narrow it)."
+        )
+    })
+}
+
+/// The finalists the runs cannot tell from the winner, in words; `None` when there is none.
+pub fn tied_text(tied: &[u32]) -> Option<String> {
+    let names: Vec<String> = tied.iter().map(|n| format!("trial {n}")).collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "At the measured noise the runs cannot tell the winner from {}: the 95% CI of the \
+             difference of their means includes zero.",
+            names.join(", ")
         )
     })
 }
@@ -38,21 +61,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_gain_within_its_interval_or_the_defaults_winning_is_no_gain() {
-        let said = no_gain_text(false, 6.5, Some(28.0)).unwrap();
+    fn did_not_help_only_when_the_interval_rules_out_a_gain_else_could_not_tell() {
+        let wide = gain_verdict(false, 6.5, Some(28.0)).unwrap();
+        assert!(wide.starts_with("Could not tell: ±28.0%"), "{wide}");
+        let narrow = gain_verdict(false, 1.0, Some(2.5)).unwrap();
         assert!(
-            said.contains("did not help") && said.contains("+6.5%"),
-            "{said}"
+            narrow.contains("did not help") && narrow.contains("rules out a gain of 5%"),
+            "{narrow}"
         );
-        assert!(no_gain_text(true, 0.0, None)
+        let edge = gain_verdict(false, 2.0, Some(4.0)).unwrap();
+        assert!(edge.starts_with("Could not tell"), "-2% to +6%: {edge}");
+        assert!(gain_verdict(true, 0.0, None)
             .unwrap()
             .contains("beat the defaults"));
-        assert_eq!(no_gain_text(false, 12.2, Some(4.5)), None);
+        assert_eq!(gain_verdict(false, 12.2, Some(4.5)), None, "a real gain");
         assert_eq!(
-            no_gain_text(false, 3.0, None),
+            gain_verdict(false, 3.0, None),
             None,
             "one run each: no verdict"
         );
+    }
+
+    #[test]
+    fn finalists_the_runs_cannot_tell_apart_are_named() {
+        let said = tied_text(&[3, 7]).unwrap();
+        assert!(said.contains("trial 3, trial 7"), "{said}");
+        assert_eq!(tied_text(&[]), None);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub(crate) use best_sh::exec_line;
 pub use deploy::{Format, Pinning, WinnerLaunch};
 pub(crate) use document::Block;
 pub(crate) use figures::mean_text;
-pub use figures::{gain_text, no_gain_text};
+pub use figures::{gain_text, gain_verdict, tied_text};
 pub(crate) use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
@@ -114,6 +114,8 @@ pub struct WinnerFacts<'a> {
     /// Half-width of the gain's 95% confidence interval in percentage points; `None` unless
     /// the winner and the baseline both ran at least twice.
     pub gain_ci95: Option<f64>,
+    /// Trial numbers of the finalists the runs cannot tell from the winner.
+    pub tied: Vec<u32>,
 }
 
 /// A quantity measured over a config's runs.

@@ -2,7 +2,7 @@
 //! and every trial.
 
 use super::{plots, StudyView};
-use crate::export::{detail, gain_text, mean_text, no_gain_text, status, Block, Chart};
+use crate::export::{detail, gain_text, gain_verdict, mean_text, status, tied_text, Block, Chart};
 use crate::record::Outcome;
 use std::collections::BTreeMap;
 
@@ -137,11 +137,14 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
                 mean_text(b.mean, b.ci95, b.runs),
                 gain_text(g, w.gain_ci95)
             ));
-            if let Some(said) = no_gain_text(b.trial == w.record.id.number, g, w.gain_ci95) {
+            if let Some(said) = gain_verdict(b.trial == w.record.id.number, g, w.gain_ci95) {
                 text.push_str(&format!(" {said}"));
             }
         }
         _ => text.push_str(" No feasible baseline to compare with."),
+    }
+    if let Some(said) = tied_text(&w.tied) {
+        text.push_str(&format!(" {said}"));
     }
     let mut out = vec![
         Block::Para(text),

@@ -45,6 +45,10 @@ pub struct Winner {
     /// Half-width of the gain's 95% confidence interval, in percentage points; `None` unless the
     /// winner and the baseline both ran at least twice.
     pub gain_ci95: Option<f64>,
+    /// The other re-validated configs (the baseline aside) that the runs cannot tell from the
+    /// winner: the 95% interval of the difference of their means includes zero, or there are
+    /// too few runs for one.
+    pub tied: Vec<u32>,
 }
 
 /// Records that are search trials (not re-validation repeats).
@@ -138,11 +142,18 @@ pub(crate) fn choose_winner(records: &[TrialRecord], direction: Direction) -> Op
     let compared = baseline.as_ref().filter(|b| b.mean != 0.0);
     let gain_pct = compared.map(|b| direction.orient(best.mean - b.mean) / b.mean.abs() * 100.0);
     let gain_ci95 = compared.and_then(|b| gain_ci95(&best, b));
+    let tied = summaries
+        .iter()
+        .filter(|s| s.runs > 1 && s.all_feasible && !s.baseline && s.number != best.number)
+        .filter(|s| !told_apart(&best, s))
+        .map(|s| s.number)
+        .collect();
     Some(Winner {
         summary: best,
         baseline,
         gain_pct,
         gain_ci95,
+        tied,
     })
 }
 
@@ -210,6 +221,22 @@ fn gain_ci95(best: &ConfigSummary, baseline: &ConfigSummary) -> Option<f64> {
     Some(t975((df.floor() as usize).max(1)) * se / baseline.mean.abs() * 100.0)
 }
 
+/// True when the 95% interval of the difference of the means of `a` and `b` (Welch) excludes
+/// zero; false when either ran fewer than twice.
+fn told_apart(a: &ConfigSummary, b: &ConfigSummary) -> bool {
+    let (Some(va), Some(vb)) = (variance_of_mean(&a.values), variance_of_mean(&b.values)) else {
+        return false;
+    };
+    let gap = (a.mean - b.mean).abs();
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        return gap > 0.0;
+    }
+    let df = (va + vb).powi(2)
+        / (va.powi(2) / (a.values.len() - 1) as f64 + vb.powi(2) / (b.values.len() - 1) as f64);
+    gap > t975((df.floor() as usize).max(1)) * se
+}
+
 /// The 0.975 quantile of Student's t with `df` degrees of freedom.
 fn t975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
@@ -263,6 +290,27 @@ mod tests {
         assert!((w.gain_pct.unwrap() - 25.0).abs() < 1e-9);
         assert_eq!(w.baseline.unwrap().ci95, None, "one baseline run, no CI");
         assert_eq!(w.gain_ci95, None);
+        assert_eq!(
+            w.tied,
+            [1],
+            "90 and 160 against 124-126: no telling them apart"
+        );
+    }
+
+    #[test]
+    fn a_finalist_clearly_behind_the_winner_is_told_apart() {
+        let f = || Outcome::Feasible;
+        let records = vec![
+            rec(0, 100.0, f(), None),
+            rec(1, 130.0, f(), None),
+            rec(2, 110.0, f(), None),
+            rec(3, 131.0, f(), Some(1)),
+            rec(4, 129.0, f(), Some(1)),
+            rec(5, 111.0, f(), Some(2)),
+            rec(6, 109.0, f(), Some(2)),
+        ];
+        let w = choose_winner(&records, Direction::Maximize).unwrap();
+        assert_eq!((w.summary.number, w.tied.as_slice()), (1, &[][..]));
     }
 
     #[test]

@@ -308,6 +308,7 @@ fn winner_of<'r>(
         }),
         gain_pct: chosen.gain_pct,
         gain_ci95: chosen.gain_ci95,
+        tied: chosen.tied.clone(),
     })
 }
 
