@@ -2,7 +2,7 @@
 //! tuner submitted); the tuner journals the record it writes into the study folder.
 
 use crate::exec::interrupt;
-use crate::exec::{Backends, HttpProber, Silent};
+use crate::exec::{Backends, EarlyStops, HttpProber, Silent};
 use crate::launch::ProcessLauncher;
 use crate::space::StudySpec;
 use clap::{Args, Subcommand};
@@ -31,6 +31,22 @@ pub(crate) struct TrialRunArgs {
     /// The slot the tuner gave the trial.
     #[arg(long, default_value_t = 0)]
     pub slot: u32,
+    /// Run the probe to its end even when an SLO is certainly broken (the study's `--no-prune`).
+    #[arg(long)]
+    pub no_prune: bool,
+    /// Run the probe to its end whatever the server signals (the study's `--no-server-stop`).
+    #[arg(long)]
+    pub no_server_stop: bool,
+}
+
+impl TrialRunArgs {
+    /// What may stop the trial's probe early.
+    fn early(&self) -> EarlyStops {
+        EarlyStops {
+            slo: !self.no_prune,
+            server: !self.no_server_stop,
+        }
+    }
 }
 
 /// Runs `infertune trial …`.
@@ -48,7 +64,46 @@ pub(crate) fn run(command: TrialCommand) -> anyhow::Result<i32> {
         prober: &prober,
         observer: &Silent,
     };
-    let recorded =
-        crate::exec::run_in_job(&space, backends, &args.dir, args.number, args.slot, stop)?;
+    let early = args.early();
+    let trial = (args.number, args.slot);
+    let recorded = crate::exec::run_in_job(&space, backends, &args.dir, trial, stop, early)?;
     Ok(if recorded { 0 } else { 3 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Line {
+        #[command(subcommand)]
+        trial: TrialCommand,
+    }
+
+    #[test]
+    fn a_job_reads_the_studys_early_stops_from_its_flags() {
+        let parse = |extra: &[&str]| {
+            let base = [
+                "infertune",
+                "run",
+                "--space",
+                "s.yaml",
+                "--dir",
+                "d",
+                "--number",
+                "3",
+            ];
+            let line = Line::try_parse_from(base.iter().chain(extra)).unwrap();
+            let TrialCommand::Run(args) = line.trial;
+            args.early()
+        };
+        let on = EarlyStops {
+            slo: true,
+            server: true,
+        };
+        assert_eq!(parse(&[]), on);
+        let off = EarlyStops { slo: false, ..on };
+        assert_eq!(parse(&off.flags()), off, "the flags a Slurm job is given");
+    }
 }

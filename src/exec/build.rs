@@ -29,7 +29,7 @@ pub fn build<'a>(
                 .on_host(pinned_topology(space)),
         ),
         ExecutorKind::Slurm => {
-            let jobs = Jobs::of(space, dir)?;
+            let jobs = Jobs::of(space, dir, early)?;
             // Jobs a killed earlier run left are cancelled first, so none still runs a trial.
             for note in jobs.cancel_leftovers() {
                 backends.observer.note(&note);

@@ -29,13 +29,29 @@ use slot_numa::NumaHome;
 use std::path::Path;
 use std::time::Instant;
 
-/// What may stop a trial's probe before its end (a stop request always does).
-#[derive(Clone, Copy, Debug)]
+/// What may stop a trial's probe before its end (a stop request always does): `tune`'s
+/// `--no-prune` and `--no-server-stop`, read by every executor (a Slurm job is given them as
+/// the same flags of `trial run`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EarlyStops {
     /// Once an SLO is certainly broken.
     pub slo: bool,
     /// On a server signal (thrashing, KV cache pinned full, fatal log).
     pub server: bool,
+}
+
+impl EarlyStops {
+    /// The `trial run` flags that turn off what is off here.
+    pub fn flags(&self) -> Vec<&'static str> {
+        let mut flags = Vec::new();
+        if !self.slo {
+            flags.push("--no-prune");
+        }
+        if !self.server {
+            flags.push("--no-server-stop");
+        }
+        flags
+    }
 }
 
 /// Runs trials here, up to `slots` at once, each on its own ports and accelerators.

@@ -43,11 +43,13 @@ pub struct Jobs {
     pub dir: PathBuf,
     /// `sbatch` options of the space's `executor:` section.
     pub options: Vec<String>,
+    /// What may stop a job's probe early, as the study was told.
+    pub early: EarlyStops,
 }
 
 impl Jobs {
-    /// The jobs of the study of `space` in `dir`.
-    pub fn of(space: &StudySpec, dir: &Path) -> anyhow::Result<Jobs> {
+    /// The jobs of the study of `space` in `dir`, their probes stopped early as `early` says.
+    pub fn of(space: &StudySpec, dir: &Path, early: EarlyStops) -> anyhow::Result<Jobs> {
         let dir = std::path::absolute(dir)?;
         let name = dir
             .file_name()
@@ -59,6 +61,7 @@ impl Jobs {
             space_file: std::path::absolute(&space.origin)?,
             dir,
             options: space.executor.sbatch_options(),
+            early,
         })
     }
 
@@ -123,18 +126,10 @@ impl Jobs {
         Ok(TrialRun::Lost(failures.join("; submitted again: ")))
     }
 
-    fn one_job(
-        &self,
-        stop: &StopFlag,
-        trial: &TrialDir,
-        number: u32,
-        assignment: &Assignment,
-        attempt: u32,
-    ) -> anyhow::Result<JobEnd> {
-        let number = number.to_string();
-        let exe =
-            crate::launch::this_exe::path().context("cannot locate the infertune executable")?;
-        let command: Vec<String> = [
+    /// The job's command: `exe trial run` of trial `number` on `slot`, with the study's early
+    /// stops.
+    fn command(&self, exe: &Path, number: u32, slot: u32) -> Vec<String> {
+        let mut command: Vec<String> = [
             exe.to_string_lossy().as_ref(),
             "trial",
             "run",
@@ -143,12 +138,27 @@ impl Jobs {
             "--dir",
             &self.dir.to_string_lossy(),
             "--number",
-            &number,
+            &number.to_string(),
             "--slot",
-            &assignment.slot.to_string(),
+            &slot.to_string(),
         ]
         .map(String::from)
         .to_vec();
+        command.extend(self.early.flags().into_iter().map(String::from));
+        command
+    }
+
+    fn one_job(
+        &self,
+        stop: &StopFlag,
+        trial: &TrialDir,
+        number: u32,
+        assignment: &Assignment,
+        attempt: u32,
+    ) -> anyhow::Result<JobEnd> {
+        let exe =
+            crate::launch::this_exe::path().context("cannot locate the infertune executable")?;
+        let command = self.command(&exe, number, assignment.slot);
         let output = trial.job_output(attempt);
         let record_path = trial.job_record();
         let _ = std::fs::remove_file(&record_path);
@@ -287,24 +297,21 @@ impl TrialExecutor for SlurmExecutor {
 }
 
 /// Inside a Slurm job: run trial `number` of the study in `dir` (marked in flight there by the
-/// tuner) on the devices Slurm gave the job, and write its record for the tuner to journal.
+/// tuner) on the devices Slurm gave the job, its probe stopped early as `early` says, and write
+/// its record for the tuner to journal.
 pub fn run_in_job(
     space: &StudySpec,
     backends: Backends<'_>,
     dir: &Path,
-    number: u32,
-    slot: u32,
+    (number, slot): (u32, u32),
     stop: StopFlag,
+    early: EarlyStops,
 ) -> anyhow::Result<bool> {
     let trial = TrialDir::of(dir, number);
     let mut in_flight = pending::read(&trial)?;
     let objective = crate::exec::objective(space)?;
     // One trial, unpinned: a job's node computed its own `numa: auto` candidates when it
     // loaded the space, and Slurm gave the job its devices.
-    let early = EarlyStops {
-        slo: true,
-        server: true,
-    };
     let executor = LocalExecutor::new(space, backends, &objective, dir, stop, early);
     in_flight.id.number = number;
     let assignment = Assignment {
@@ -322,5 +329,44 @@ pub fn run_in_job(
             Ok(true)
         }
         TrialRun::Interrupted | TrialRun::Lost(_) => Ok(false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn jobs(early: EarlyStops) -> Jobs {
+        Jobs {
+            name: "infertune-s".into(),
+            comment: "/r/s".into(),
+            space_file: "/r/space.yaml".into(),
+            dir: "/r/s".into(),
+            options: Vec::new(),
+            early,
+        }
+    }
+
+    #[test]
+    fn a_job_prunes_only_as_the_study_was_told() {
+        let exe = Path::new("/bin/infertune");
+        let both = EarlyStops {
+            slo: true,
+            server: true,
+        };
+        let command = jobs(both).command(exe, 7, 1);
+        assert!(
+            !command.iter().any(|a| a.starts_with("--no-")),
+            "{command:?}"
+        );
+        let unpruned = EarlyStops { slo: false, ..both };
+        let command = jobs(unpruned).command(exe, 7, 1);
+        assert_eq!(command.last().map(String::as_str), Some("--no-prune"));
+        assert!(!command.contains(&"--no-server-stop".to_string()));
+        let neither = EarlyStops {
+            slo: false,
+            server: false,
+        };
+        assert_eq!(neither.flags(), ["--no-prune", "--no-server-stop"]);
     }
 }
