@@ -10,6 +10,7 @@
 
 use super::devices::DevicePool;
 use super::executor::{Assignment, TrialExecutor, TrialRun};
+use super::local::EarlyStops;
 use crate::record::{InFlight, Outcome, TrialRecord};
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -28,6 +29,7 @@ pub struct FakeExecutor<'a> {
     startup_s: f64,
     probe_s: f64,
     jitter: f64,
+    early: EarlyStops,
     timeline: Mutex<Timeline>,
     changed: Condvar,
 }
@@ -54,6 +56,10 @@ impl<'a> FakeExecutor<'a> {
             startup_s: 60.0,
             probe_s: 120.0,
             jitter: 1.0 / 3.0,
+            early: EarlyStops {
+                slo: true,
+                server: true,
+            },
             timeline: Mutex::new(Timeline::default()),
             changed: Condvar::new(),
         }
@@ -82,6 +88,13 @@ impl<'a> FakeExecutor<'a> {
             jitter: jitter.clamp(0.0, 0.9),
             ..self
         }
+    }
+
+    /// What may stop a trial's probe early, as the study was told (both, unless set): with
+    /// neither on, a trial the landscape answers pruned ran its probe to the end and broke its
+    /// SLOs there (the landscape does not say which stop pruned it).
+    pub fn early_stops(self, early: EarlyStops) -> Self {
+        FakeExecutor { early, ..self }
     }
 
     /// The virtual time now: the end of the last trial to finish.
@@ -125,6 +138,10 @@ impl TrialExecutor for FakeExecutor<'_> {
             number,
         };
         let mut record = self.landscape.answer(&in_flight);
+        let unpruned = !(self.early.slo || self.early.server);
+        if unpruned && matches!(record.outcome, Outcome::Pruned { .. }) {
+            record.outcome = Outcome::Infeasible;
+        }
         let cost = self.cost(number, &record);
         let mut timeline = self.lock();
         let start = timeline.now;
@@ -211,4 +228,55 @@ fn unit(number: u32) -> f64 {
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     x ^= x >> 31;
     (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Params, TrialId, TrialKind};
+
+    struct Pruning;
+
+    impl Landscape for Pruning {
+        fn answer(&self, trial: &InFlight) -> TrialRecord {
+            let outcome = Outcome::Pruned {
+                reason: "tpot certainly over 50 ms".into(),
+            };
+            TrialRecord::of(trial.id, trial.params.clone(), outcome)
+        }
+    }
+
+    fn run(executor: &FakeExecutor<'_>) -> Outcome {
+        let trial = InFlight {
+            id: TrialId {
+                number: 0,
+                kind: TrialKind::Search,
+            },
+            params: Params::new(),
+        };
+        let assignment = Assignment {
+            slot: 0,
+            devices: Vec::new(),
+        };
+        std::thread::scope(|s| {
+            let running = s.spawn(|| executor.run(trial.clone(), &assignment));
+            executor.idle(std::slice::from_ref(&trial));
+            match running.join().unwrap().unwrap() {
+                TrialRun::Done(record) => record.outcome,
+                _ => panic!("the fake trial did not end"),
+            }
+        })
+    }
+
+    #[test]
+    fn a_fake_trial_is_pruned_only_as_the_study_was_told() {
+        let pruned = run(&FakeExecutor::new(&Pruning, 1));
+        assert!(matches!(pruned, Outcome::Pruned { .. }), "{pruned:?}");
+        let off = EarlyStops {
+            slo: false,
+            server: false,
+        };
+        let ran = run(&FakeExecutor::new(&Pruning, 1).early_stops(off));
+        assert_eq!(ran, Outcome::Infeasible);
+    }
 }
