@@ -146,6 +146,9 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
     if let Some(said) = tied_text(&w.tied) {
         text.push_str(&format!(" {said}"));
     }
+    if let Some(said) = noise_text(view.records, view.between_starts) {
+        text.push_str(&format!(" {said}"));
+    }
     let mut out = vec![
         Block::Para(text),
         Block::Table {
@@ -162,6 +165,37 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
         out.push(Block::Code(cmd.clone()));
     }
     out
+}
+
+/// Where the study's noise came from: the spread within one run (the median of the trials'
+/// own relative standard errors) against `between`, the spread between runs of one config,
+/// each on a new start of the server; `None` until some config ran twice.
+fn noise_text(records: &[crate::record::TrialRecord], between: Option<f64>) -> Option<String> {
+    let between = between?;
+    let within: Vec<f64> = records
+        .iter()
+        .filter_map(crate::record::TrialRecord::relative_error)
+        .collect();
+    let pct = |v: f64| format!("{:.1}%", 100.0 * v);
+    Some(match within.is_empty() {
+        true => format!(
+            "Noise: runs of one config on new starts of the server spread by {} (relative sd).",
+            pct(between)
+        ),
+        false => {
+            let within = crate::util::stats::median(&within);
+            let dominant = if between > within {
+                "new starts dominate"
+            } else {
+                "the runs themselves dominate"
+            };
+            format!(
+                "Noise (relative sd): {} within one run, {} between runs of one config on new starts of the server: {dominant}.",
+                pct(within),
+                pct(between)
+            )
+        }
+    })
 }
 
 /// The server's figures of the winner, the baseline and the other re-validated configs.
@@ -328,4 +362,40 @@ fn file_safe(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Params, TrialId, TrialKind, TrialRecord};
+
+    fn run(number: u32, value: f64, half_width: f64) -> TrialRecord {
+        TrialRecord {
+            value: Some(value),
+            score: Some(value),
+            half_width: Some(half_width),
+            ..TrialRecord::of(
+                TrialId {
+                    number,
+                    kind: TrialKind::Search,
+                },
+                Params::new(),
+                Outcome::Feasible,
+            )
+        }
+    }
+
+    #[test]
+    fn the_report_says_which_noise_dominates() {
+        let records = [run(0, 50.0, 0.98), run(1, 28.0, 0.55)];
+        let starts = noise_text(&records, Some(0.2)).unwrap();
+        assert!(
+            starts.contains("1.0% within one run, 20.0% between"),
+            "{starts}"
+        );
+        assert!(starts.ends_with("new starts dominate."), "{starts}");
+        let runs = noise_text(&records, Some(0.001)).unwrap();
+        assert!(runs.ends_with("the runs themselves dominate."), "{runs}");
+        assert_eq!(noise_text(&records, None), None);
+    }
 }

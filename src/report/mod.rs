@@ -35,6 +35,9 @@ pub struct StudyView<'a> {
     pub warm_start_trust: Option<String>,
     /// The twin's predictions of the trials, where the study's prior is the twin.
     pub twin: Option<TwinPredictions>,
+    /// The relative standard deviation between runs of one config, each on a new start of the
+    /// server; `None` until some config ran twice.
+    pub between_starts: Option<f64>,
 }
 
 /// The twin's prediction of each scored trial's objective against what the trial measured.

@@ -248,6 +248,7 @@ fn write_report_of(
         partial,
         warm_start_trust,
         twin,
+        between_starts: crate::score::runs::measured_noise(records),
     };
     let (markdown, html) = report::write(dir, &view, access)?;
     Ok(WrittenReport {
