@@ -2,7 +2,7 @@
 
 use super::sim_truth::TruthArgs;
 use crate::sim::calibrate::{calibrate, Calibration, Observation, Stopped};
-use crate::sim::validate::{TruthObservation, FITTED};
+use crate::sim::validate::TruthObservation;
 use crate::sim::CardScale;
 use crate::util::atomic::{write_atomic, Access};
 use std::path::PathBuf;
@@ -57,7 +57,8 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<i32> {
         "calibrating {} on {used} of {} rows (those measured not overloaded), figures {}",
         args.truth.card,
         rows.len(),
-        FITTED.join(", ")
+        rows.first()
+            .map_or(String::new(), |r| r.format.fitted().join(", "))
     );
     let fit = calibrate(&dyn_observations, CardScale::default(), args.budget)
         .map_err(|e| anyhow::anyhow!("{e}: every row is overloaded or lacks the figures"))?;

@@ -8,13 +8,16 @@ use std::time::Duration;
 /// A truth file and what its rows are simulated on.
 #[derive(clap::Args, Debug)]
 pub(crate) struct TruthArgs {
-    /// Measurements, one load stage a row (the format of shared/data/sim-truth/h100-vllm.csv).
+    /// Measurements: one load stage a row (the format of shared/data/sim-truth/h100-vllm.csv),
+    /// or one closed loop a row (`isl`, `osl`, `batch_size`, `tp_size`, as in
+    /// shared/data/sim-truth/aic/).
     #[arg(long)]
     truth: PathBuf,
     /// Folder of Hugging Face config.json files, each named after the last component of the
-    /// CSV's `model` (`meta-llama/Llama-2-7b-hf` → `Llama-2-7b-hf.json`).
+    /// CSV's model (`meta-llama/Llama-2-7b-hf` → `Llama-2-7b-hf.json`); a model without a file
+    /// there is looked up among the shipped model profiles.
     #[arg(long)]
-    model_configs: PathBuf,
+    model_configs: Option<PathBuf>,
     /// Card the measurements ran on: a profile name, or a card profile file (.yaml) such as
     /// `sim calibrate` writes.
     #[arg(long, default_value = "H100")]

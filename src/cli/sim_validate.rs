@@ -1,9 +1,10 @@
 //! `infertune sim validate`: the simulator against a file of real measurements.
 
 use super::sim_truth::TruthArgs;
-use crate::sim::validate::{abs_error_pct, predict, Predicted, TruthRow, METRICS};
+use crate::sim::validate::{abs_error_pct, predict, Predicted, TruthRow};
 use crate::util::stats::median;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 /// `infertune sim validate`.
 #[derive(clap::Args, Debug)]
@@ -78,28 +79,39 @@ struct Unmodelled<'r> {
     reason: String,
 }
 
-/// The table of predicted against measured, the median errors and the overload agreement.
+/// The table of predicted against measured, the median errors (over all rows and per
+/// tensor-parallel size) and the overload agreement.
 fn print_table(predicted: &[(&TruthRow, Predicted)]) -> anyhow::Result<()> {
+    let Some((first, _)) = predicted.first() else {
+        return Ok(());
+    };
+    let metrics = first.format.metrics();
     let mut table = comfy_table::Table::new();
     table.load_preset(comfy_table::presets::NOTHING);
     let mut header = vec!["experiment".to_string(), "stage".into()];
-    for m in METRICS {
+    for m in metrics {
         header.extend([m.to_string(), "measured".into(), "err %".into()]);
     }
     header.extend(["overloaded".into(), "measured".into()]);
     table.set_header(header);
-    let mut errors: Vec<Vec<f64>> = vec![Vec::new(); METRICS.len()];
+    let mut errors: Vec<Vec<f64>> = vec![Vec::new(); metrics.len()];
+    let mut errors_by_tp: BTreeMap<u32, Vec<Vec<f64>>> = BTreeMap::new();
     let mut wrong_overload = 0;
     for (row, p) in predicted {
         let overloaded = row.measured_overloaded().map_err(anyhow::Error::msg)?;
         wrong_overload += usize::from(overloaded != p.overloaded);
+        let tp = row.tp().map_err(anyhow::Error::msg)?;
         let mut cells = vec![row.experiment.clone(), row.stage.to_string()];
-        for (i, m) in METRICS.iter().enumerate() {
+        for (i, m) in metrics.iter().enumerate() {
             let predicted = p.predicted[*m];
             let measured = row.number(m).map_err(anyhow::Error::msg)?;
             let error = measured.map(|v| abs_error_pct(predicted, v));
             if let (Some(e), false) = (error, overloaded) {
                 errors[i].push(e);
+                errors_by_tp
+                    .entry(tp)
+                    .or_insert_with(|| vec![Vec::new(); metrics.len()])[i]
+                    .push(e);
             }
             cells.extend([
                 format!("{predicted:.2}"),
@@ -112,8 +124,17 @@ fn print_table(predicted: &[(&TruthRow, Predicted)]) -> anyhow::Result<()> {
     }
     println!("{table}");
     println!("median abs error over rows measured not overloaded:");
-    for (m, e) in METRICS.iter().zip(errors) {
-        println!("  {m:<13} {:>6.1} %  ({} rows)", median(&e), e.len());
+    for (m, e) in metrics.iter().zip(errors) {
+        println!("  {m:<16} {:>6.1} %  ({} rows)", median(&e), e.len());
+    }
+    println!("per tensor-parallel size:");
+    for (tp, by_metric) in &errors_by_tp {
+        let cells: Vec<String> = metrics
+            .iter()
+            .zip(by_metric)
+            .map(|(m, e)| format!("{m} {:.1} % ({} rows)", median(e), e.len()))
+            .collect();
+        println!("  tp {tp}: {}", cells.join(", "));
     }
     println!(
         "overloaded predicted as measured: {}/{} rows",

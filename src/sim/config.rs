@@ -121,8 +121,12 @@ impl EngineConfig {
             .card_scale
             .apply(profiles::card(&deployment.card).map_err(SimFailure::invalid)?);
         let model = profiles::model(&deployment.model).map_err(SimFailure::invalid)?;
-        let engine = engine_profile(deployment)?;
         let knobs = Knobs::from_params(deployment.engine, params).map_err(SimFailure::invalid)?;
+        let model = match knobs.quantization.as_deref() {
+            None => model,
+            Some(scheme) => profiles::quantised(model, scheme).map_err(SimFailure::invalid)?,
+        };
+        let engine = engine_profile(deployment)?;
         crate::engine::rule_pack(deployment.engine)
             .check(deployment.version.as_deref(), Some(&card.platform), params)
             .map_err(|r| SimFailure::invalid(r.message))?;

@@ -72,6 +72,36 @@ pub(crate) fn eval_traffic(
     seed: u64,
     adapt: impl FnOnce(RequestSource) -> RequestSource,
 ) -> Result<Evaluation, SimFailure> {
+    eval_run(deployment, params, workload, seed, adapt, 0.0)
+}
+
+/// [`evaluate`] of a closed loop whose clients send their first requests spread evenly over
+/// `spread_s` seconds (client `i` at `i × spread_s / concurrency`) rather than all at once.
+pub(crate) fn eval_staggered(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+    spread_s: f64,
+) -> Result<Evaluation, SimFailure> {
+    eval_run(
+        deployment,
+        params,
+        workload,
+        seed,
+        |source| source,
+        spread_s,
+    )
+}
+
+fn eval_run(
+    deployment: &Deployment,
+    params: &Params,
+    workload: &WorkloadSpec,
+    seed: u64,
+    adapt: impl FnOnce(RequestSource) -> RequestSource,
+    spread_s: f64,
+) -> Result<Evaluation, SimFailure> {
     let (source, load, limits) = requests::from_workload(workload)?;
     let source = adapt(source);
     let engine = SimEngine::start(deployment, params, seed)?;
@@ -79,6 +109,13 @@ pub(crate) fn eval_traffic(
     let collector = Collector::new(true, &workload.slo, false).with_stages(stages);
     let timeout = workload.timeout.as_secs_f64();
     let mut run = Run::new(engine, source, load, limits, timeout, collector);
+    if let Load::Closed { concurrency } = load {
+        run.issues.clear();
+        for i in 0..concurrency {
+            let at = spread_s * f64::from(i) / f64::from(concurrency);
+            run.issues.push(Reverse(((at * 1e9) as u64, None)));
+        }
+    }
     run.drive();
     if let Some(why) = run.source.failure() {
         return Err(SimFailure::invalid(why));
@@ -110,6 +147,7 @@ struct Run {
     open_in_flight: u32,
     /// Times (ns) at which a client sends its next request, with its stage.
     issues: BinaryHeap<Reverse<(u64, Option<u32>)>>,
+
     /// Arrival times (and stages) of open-loop requests waiting for the concurrency cap.
     backlog: VecDeque<(f64, Option<u32>)>,
     first_measured_send: Option<f64>,

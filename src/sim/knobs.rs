@@ -35,6 +35,8 @@ pub(crate) struct Knobs {
     pub kv_cache_dtype: Option<String>,
     /// `dtype`.
     pub dtype: Option<String>,
+    /// `quantization`: how the weights are served (`fp8`), over the checkpoint's own.
+    pub quantization: Option<String>,
     /// `numa`: numactl arguments or `none`.
     pub numa: Option<String>,
 }
@@ -108,6 +110,10 @@ const VLLM_KNOBS: &[(&str, Setter)] = &[
     }),
     ("dtype", |k, _, v| {
         k.dtype = Some(v.to_string());
+        Ok(())
+    }),
+    ("quantization", |k, _, v| {
+        k.quantization = Some(v.to_string());
         Ok(())
     }),
     ("numa", |k, _, v| {

@@ -13,6 +13,7 @@
 pub mod cache;
 pub mod calibrate;
 pub mod chat;
+pub mod closed_loop;
 pub mod config;
 pub mod core;
 pub mod cost;

@@ -173,6 +173,7 @@ const SHIPPED_CONFIGS: &[(&str, &str)] = &[
     ("Qwen2.5-14B.json", include_str!("models/Qwen2.5-14B.json")),
     ("Qwen2.5-32B.json", include_str!("models/Qwen2.5-32B.json")),
     ("Qwen2.5-72B.json", include_str!("models/Qwen2.5-72B.json")),
+    ("Qwen3-32B.json", include_str!("models/Qwen3-32B.json")),
     ("Qwen1.5-7B.json", include_str!("models/Qwen1.5-7B.json")),
     ("Qwen2-0.5B.json", include_str!("models/Qwen2-0.5B.json")),
     ("Qwen2-7B.json", include_str!("models/Qwen2-7B.json")),
@@ -210,6 +211,36 @@ pub fn model_from_file(path: &Path) -> Result<&'static ModelProfile, String> {
     })
 }
 
+/// `model` served with its weights quantised by vLLM's `--quantization scheme`: `fp8` stores
+/// every weight in one byte (the memory, bandwidth and load-time models follow); any other
+/// scheme is an error saying it is not modelled. Made once per model and scheme.
+pub fn quantised(
+    model: &'static ModelProfile,
+    scheme: &str,
+) -> Result<&'static ModelProfile, String> {
+    let bytes = match scheme.to_ascii_lowercase().as_str() {
+        "fp8" => 1.0,
+        "none" | "" => return Ok(model),
+        other => {
+            return Err(format!(
+                "`quantization` {other}: not modelled (only fp8, or none for the checkpoint's own \
+                 weights)"
+            ))
+        }
+    };
+    if model.bytes_per_param == bytes {
+        return Ok(model);
+    }
+    static MADE: Loaded<ModelProfile> = OnceLock::new();
+    let key = PathBuf::from(format!("{}@{scheme}", model.name));
+    made_once(&MADE, &key, || {
+        Ok(ModelProfile {
+            bytes_per_param: bytes,
+            ..model.clone()
+        })
+    })
+}
+
 /// Profiles read from files, by path.
 type Loaded<T> = OnceLock<Mutex<HashMap<PathBuf, &'static T>>>;
 
@@ -221,15 +252,24 @@ fn read_once<T: Send + Sync + 'static>(
     path: &Path,
     parse: impl FnOnce(std::io::Result<String>) -> Result<T, String>,
 ) -> Result<&'static T, String> {
+    made_once(loaded, path, || parse(std::fs::read_to_string(path)))
+}
+
+/// The profile `make` makes, made once per `key`.
+fn made_once<T: Send + Sync + 'static>(
+    loaded: &'static Loaded<T>,
+    key: &Path,
+    make: impl FnOnce() -> Result<T, String>,
+) -> Result<&'static T, String> {
     let mut loaded = loaded
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(profile) = loaded.get(path) {
+    if let Some(profile) = loaded.get(key) {
         return Ok(*profile);
     }
-    let profile: &'static T = Box::leak(Box::new(parse(std::fs::read_to_string(path))?));
-    loaded.insert(path.to_path_buf(), profile);
+    let profile: &'static T = Box::leak(Box::new(make()?));
+    loaded.insert(key.to_path_buf(), profile);
     Ok(profile)
 }
 

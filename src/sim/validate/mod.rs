@@ -1,5 +1,9 @@
-//! `sim validate`: every row of a measured-truth CSV (inference-perf's `shared_prefix` chat
-//! against a real vLLM, one row per load stage) simulated and compared with what was measured.
+//! `sim validate`: every row of a measured-truth CSV simulated and compared with what was
+//! measured. Two formats are read, told apart by their columns: load stages of inference-perf's
+//! `shared_prefix` chat against a real vLLM (one row per stage), and closed loops of random
+//! requests across tensor-parallel sizes ([`closed_loop`]).
+
+mod closed_loop;
 
 use super::calibrate::Observation;
 use super::chat::eval_chat;
@@ -25,7 +29,7 @@ pub const METRICS: [&str; 5] = [
 /// Mean TTFT above which a stage counts as overloaded (as do failed requests).
 pub const OVERLOADED_TTFT_MS: f64 = 10_000.0;
 
-/// Columns each row must have (what the row specifies).
+/// Columns each row of a staged file must have (what the row specifies).
 const SPEC_COLUMNS: [&str; 14] = [
     "experiment",
     "stage",
@@ -43,12 +47,58 @@ const SPEC_COLUMNS: [&str; 14] = [
     "duration_s",
 ];
 
+/// The layout of a truth file, told by its columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TruthFormat {
+    /// One load stage of shared-prefix chat a row (`../shared/data/sim-truth/h100-vllm.csv`).
+    Staged,
+    /// One closed loop of `batch_size` clients a row, `isl`/`osl` tokens per request, at
+    /// `tp_size` (`../shared/data/sim-truth/aic/`).
+    ClosedLoop,
+}
+
+impl TruthFormat {
+    /// The measured columns `sim validate` compares.
+    pub fn metrics(self) -> &'static [&'static str] {
+        match self {
+            TruthFormat::Staged => &METRICS,
+            TruthFormat::ClosedLoop => &closed_loop::METRICS,
+        }
+    }
+
+    /// The measured columns calibration fits.
+    pub fn fitted(self) -> &'static [&'static str] {
+        match self {
+            TruthFormat::Staged => &FITTED,
+            TruthFormat::ClosedLoop => &closed_loop::METRICS,
+        }
+    }
+
+    fn of(header: &[String]) -> TruthFormat {
+        let has = |c: &str| header.iter().any(|h| h == c);
+        if has("batch_size") && has("isl") && has("osl") {
+            TruthFormat::ClosedLoop
+        } else {
+            TruthFormat::Staged
+        }
+    }
+
+    fn spec_columns(self) -> &'static [&'static str] {
+        match self {
+            TruthFormat::Staged => &SPEC_COLUMNS,
+            TruthFormat::ClosedLoop => &closed_loop::SPEC_COLUMNS,
+        }
+    }
+}
+
 /// One row of the truth file: what it specifies and what was measured.
 #[derive(Clone, Debug)]
 pub struct TruthRow {
-    /// The CSV's `experiment`.
+    /// The file's layout.
+    pub format: TruthFormat,
+    /// The CSV's `experiment` (a closed-loop file's `id`).
     pub experiment: String,
-    /// The CSV's `stage`.
+    /// The CSV's `stage` (0 in a closed-loop file).
     pub stage: u32,
     /// Every column, by name, as text.
     pub columns: BTreeMap<String, String>,
@@ -79,14 +129,13 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, String> {
         .iter()
         .map(str::to_string)
         .collect();
-    if let Some(missing) = SPEC_COLUMNS
-        .iter()
-        .find(|c| !header.iter().any(|h| h == *c))
-    {
+    let format = TruthFormat::of(&header);
+    let spec = format.spec_columns();
+    if let Some(missing) = spec.iter().find(|c| !header.iter().any(|h| h == *c)) {
         return Err(format!(
             "{}: column `{missing}` missing (a row needs {})",
             path.display(),
-            SPEC_COLUMNS.join(", ")
+            spec.join(", ")
         ));
     }
     let mut rows = Vec::new();
@@ -98,15 +147,25 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, String> {
             .cloned()
             .zip(record.iter().map(str::to_string))
             .collect();
+        let experiment = match format {
+            TruthFormat::Staged => columns["experiment"].clone(),
+            TruthFormat::ClosedLoop => columns
+                .get("id")
+                .cloned()
+                .unwrap_or_else(|| format!("line {line}")),
+        };
         let mut row = TruthRow {
-            experiment: columns["experiment"].clone(),
+            format,
+            experiment,
             stage: 0,
             columns,
             line,
         };
-        row.stage = row
-            .int("stage")
-            .map_err(|e| format!("{}:{e}", path.display()))?;
+        if format == TruthFormat::Staged {
+            row.stage = row
+                .int("stage")
+                .map_err(|e| format!("{}:{e}", path.display()))?;
+        }
         rows.push(row);
     }
     Ok(rows)
@@ -158,6 +217,14 @@ impl TruthRow {
         }
     }
 
+    /// The tensor-parallel size the row was measured at.
+    pub fn tp(&self) -> Result<u32, String> {
+        match self.format {
+            TruthFormat::Staged => self.int("tp"),
+            TruthFormat::ClosedLoop => self.int("tp_size"),
+        }
+    }
+
     /// Whether the measurement was overloaded (failed requests or a mean TTFT over 10 s).
     pub fn measured_overloaded(&self) -> Result<bool, String> {
         let failures = self.number("failures")?.unwrap_or(0.0);
@@ -182,8 +249,8 @@ impl TruthRow {
 #[derive(Clone, Debug)]
 pub struct TruthTarget {
     /// Folder of the models' `config.json` files, each named after the last component of the
-    /// row's `model`.
-    pub model_configs: PathBuf,
+    /// row's `model`; a model without a file there is looked up among the shipped profiles.
+    pub model_configs: Option<PathBuf>,
     /// Card profile name or file.
     pub card: String,
     /// How the card differs from its profile.
@@ -196,11 +263,44 @@ pub struct TruthTarget {
     pub longest: Option<Duration>,
 }
 
+impl TruthTarget {
+    /// What a [`Deployment`] names the row's `model` (`org/name`) by: `name.json` in the
+    /// model-config folder when there, else the shipped profile of that name.
+    fn model(&self, model: &str) -> Result<String, String> {
+        let name = model.rsplit('/').next().unwrap_or(model);
+        if let Some(dir) = &self.model_configs {
+            let file = dir.join(format!("{name}.json"));
+            if file.is_file() {
+                return Ok(file.to_string_lossy().into_owned());
+            }
+        }
+        match super::profiles::model(name) {
+            Ok(_) => Ok(name.to_string()),
+            Err(e) => Err(format!(
+                "model `{model}`: no {name}.json in {} and {e}; put its Hugging Face \
+                 config.json there as {name}.json",
+                self.model_configs
+                    .as_ref()
+                    .map_or("the model-config folder (--model-configs)".into(), |d| d
+                        .display()
+                        .to_string())
+            )),
+        }
+    }
+}
+
 /// Simulate `row` on `target`. Optional columns are read where present:
 /// `gpu_memory_utilization`; `dp` or `data_parallel_size` (replicas, each simulated at its share
 /// of the rate, their throughputs added); a `cpu_offload_gb` or `cpu_offload` above 0 is an
 /// error, as the simulator does not model weights offloaded to the host.
 pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String> {
+    match row.format {
+        TruthFormat::Staged => predict_stage(row, target),
+        TruthFormat::ClosedLoop => closed_loop::predict(row, target),
+    }
+}
+
+fn predict_stage(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String> {
     let model = row.text("model")?;
     let at = |what: String| {
         format!(
@@ -208,13 +308,7 @@ pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String
             row.line, row.experiment, row.stage
         )
     };
-    for column in ["cpu_offload_gb", "cpu_offload"] {
-        if let Some(gb) = row.number(column)?.filter(|gb| *gb > 0.0) {
-            return Err(at(format!(
-                "`{column}` {gb}: the simulator does not model weights offloaded to the host"
-            )));
-        }
-    }
+    no_offload(row).map_err(at)?;
     let replicas = match (row.number("dp")?, row.number("data_parallel_size")?) {
         (Some(n), _) | (None, Some(n)) if n >= 1.0 && n.fract() == 0.0 => n,
         (None, None) => 1.0,
@@ -224,16 +318,12 @@ pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String
             )))
         }
     };
-    let file = target.model_configs.join(format!(
-        "{}.json",
-        model.rsplit('/').next().unwrap_or(model)
-    ));
     let deployment = Deployment {
         engine: EngineKind::Vllm,
         version: target.version.clone(),
         card: target.card.clone(),
         card_scale: target.card_scale,
-        model: file.to_string_lossy().into_owned(),
+        model: target.model(model)?,
         tp: row.int("tp")?,
     };
     let mut params = Params::new();
@@ -276,6 +366,19 @@ pub fn predict(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, String
     })
 }
 
+/// An error when the row offloads weights to the host (`cpu_offload_gb` or `cpu_offload` above
+/// 0), which the simulator does not model.
+fn no_offload(row: &TruthRow) -> Result<(), String> {
+    for column in ["cpu_offload_gb", "cpu_offload"] {
+        if let Some(gb) = row.number(column)?.filter(|gb| *gb > 0.0) {
+            return Err(format!(
+                "`{column}` {gb}: the simulator does not model weights offloaded to the host"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A row of the truth file as a calibration observation: the figures of [`FITTED`] on rows
 /// measured not overloaded (an overloaded stage says how long the queue grew, not how fast
 /// the card is).
@@ -302,7 +405,9 @@ impl Observation for TruthObservation<'_> {
         if self.row.measured_overloaded().unwrap_or(true) {
             return BTreeMap::new();
         }
-        FITTED
+        self.row
+            .format
+            .fitted()
             .iter()
             .filter_map(|m| Some(((*m).to_string(), self.row.number(m).ok()??)))
             .collect()
