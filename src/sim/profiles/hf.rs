@@ -154,7 +154,8 @@ fn architecture(c: &Map<String, Value>) -> Result<&str, String> {
 }
 
 /// Bytes per weight as vLLM serves it: 16-bit for `auto` dtypes, 1 for fp8 checkpoints (`fp8`,
-/// or FBGEMM's as Meta ships Llama 4).
+/// FBGEMM's as Meta ships Llama 4, or `compressed-tensors` whose every scheme stores 8-bit
+/// float weights).
 fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
     let quant = c
         .get("quantization_config")
@@ -163,6 +164,7 @@ fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
     match quant {
         None => {}
         Some("fp8" | "fbgemm_fp8") => return Ok(1.0),
+        Some("compressed-tensors") => return compressed_tensors(&c["quantization_config"]),
         Some(other) => {
             return Err(format!(
                 "field `quantization_config.quant_method`: `{other}` is not modelled for \
@@ -180,6 +182,36 @@ fn bytes_per_param(c: &Map<String, Value>, arch: &str) -> Result<f64, String> {
             "field `torch_dtype`: `{other}` is not modelled (bfloat16, float16, float32)"
         )),
     }
+}
+
+/// Bytes per weight of a `compressed-tensors` checkpoint: 1 when every group of
+/// `config_groups` stores its weights as 8-bit floats (the fp8 scheme); any other scheme (int8,
+/// 4-bit) is not modelled.
+fn compressed_tensors(q: &Value) -> Result<f64, String> {
+    let field = "quantization_config.config_groups";
+    let groups = q
+        .get("config_groups")
+        .and_then(Value::as_object)
+        .filter(|g| !g.is_empty())
+        .ok_or_else(|| {
+            format!("field `{field}` missing (compressed-tensors names its schemes there)")
+        })?;
+    for (name, group) in groups {
+        let weights = group.get("weights");
+        let bits = weights
+            .and_then(|w| w.get("num_bits"))
+            .and_then(Value::as_u64);
+        let kind = weights.and_then(|w| w.get("type")).and_then(Value::as_str);
+        if (bits, kind) != (Some(8), Some("float")) {
+            return Err(format!(
+                "field `{field}.{name}.weights`: {} {}-bit weights are not modelled (only the \
+                 fp8 scheme, 8-bit float weights)",
+                kind.unwrap_or("untyped"),
+                bits.map_or("?".into(), |b| b.to_string())
+            ));
+        }
+    }
+    Ok(1.0)
 }
 
 fn opt_int(c: &Map<String, Value>, field: &str) -> Result<Option<u32>, String> {
@@ -266,6 +298,30 @@ mod tests {
         );
         let no_text = r#"{"architectures": ["Llama4ForConditionalGeneration"]}"#;
         assert!(parse("x", no_text).unwrap_err().contains("`text_config`"));
+    }
+
+    #[test]
+    fn compressed_tensors_fp8_weights_take_one_byte_and_other_schemes_are_named() {
+        let fp8 = LLAMA4_SCOUT_FP8.replace(
+            r#"{"quant_method": "fbgemm_fp8", "activation_scale_ub": 1200.0}"#,
+            r#"{"quant_method": "compressed-tensors", "format": "float-quantized",
+                "config_groups": {"group_0": {"targets": ["Linear"],
+                "weights": {"num_bits": 8, "type": "float", "strategy": "channel"},
+                "input_activations": {"num_bits": 8, "type": "float", "dynamic": true}}}}"#,
+        );
+        let m = parse("Llama-4-Scout-FP8", &fp8).unwrap();
+        assert_eq!(m.bytes_per_param, 1.0);
+        assert_eq!(parse("Mixtral", MIXTRAL).unwrap().bytes_per_param, 2.0);
+        assert!((m.weight_bytes() / (m.params_b * 1e9) - 1.0).abs() < 1e-9);
+        let int4 = fp8.replace(
+            r#""num_bits": 8, "type": "float", "strategy""#,
+            r#""num_bits": 4, "type": "int", "strategy""#,
+        );
+        let e = parse("x", &int4).unwrap_err();
+        assert!(
+            e.contains("group_0.weights") && e.contains("int 4-bit"),
+            "{e}"
+        );
     }
 
     #[test]
