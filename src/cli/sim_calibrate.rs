@@ -72,7 +72,13 @@ pub fn run(args: &CalibrateArgs) -> anyhow::Result<i32> {
     );
     write_atomic(&args.out, &text, Access::Shared)?;
     println!("{}", summary(&fit));
-    println!("wrote {}", args.out.display());
+    println!(
+        "wrote the card profile `{}` to {}; simulate on it with `--card {}` (sim validate, \
+         sim eval, sim serve, or a space's `card:`)",
+        profile.name,
+        args.out.display(),
+        args.out.display()
+    );
     Ok(0)
 }
 

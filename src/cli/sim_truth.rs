@@ -18,8 +18,8 @@ pub(crate) struct TruthArgs {
     /// there is looked up among the shipped model profiles.
     #[arg(long)]
     model_configs: Option<PathBuf>,
-    /// Card the measurements ran on: a profile name, or a card profile file (.yaml) such as
-    /// `sim calibrate` writes.
+    /// Card the measurements ran on: a profile name, or the path of a card profile file such
+    /// as `sim calibrate` writes (any existing file, whatever its extension).
     #[arg(long, default_value = "H100")]
     pub(super) card: String,
     /// vLLM version measured (default: a current one).

@@ -21,6 +21,17 @@ pub(crate) const MAX_DURATION: Duration = Duration::from_secs(MAX_DURATION_DAYS 
 /// [`MAX_DURATION`] in days, for messages.
 pub(crate) const MAX_DURATION_DAYS: u64 = 365;
 
+/// A boolean as data files spell it: `true`/`false` in any case, or `1`/`0`; `None` otherwise.
+pub(crate) fn boolean(text: &str) -> Option<bool> {
+    match text.trim() {
+        "1" => Some(true),
+        "0" => Some(false),
+        t if t.eq_ignore_ascii_case("true") => Some(true),
+        t if t.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
+}
+
 /// Seconds since the Unix epoch, now (0 on a clock set before it).
 pub(crate) fn unix_now() -> f64 {
     std::time::SystemTime::now()

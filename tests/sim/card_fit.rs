@@ -97,7 +97,8 @@ fn recovers_a_card_slower_in_compute_and_faster_in_bandwidth_from_three_stages()
     std::fs::write(&card, scaled_h100(0.6, 1.5, 1.0)).unwrap();
     let truth = dir.path().join("truth.csv");
     measured_on(&card, &configs, &truth);
-    let fitted = dir.path().join("fitted.yaml");
+    // Any file name serves as a card: here the `.profile` a user may choose.
+    let fitted = dir.path().join("a100.profile");
     let out = infertune(
         &["sim", "calibrate", "--card", "H100"],
         &[
@@ -111,6 +112,11 @@ fn recovers_a_card_slower_in_compute_and_faster_in_bandwidth_from_three_stages()
         out.status.success(),
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let pass_on = format!("--card {}", fitted.display());
+    assert!(
+        stdout.contains(&fitted.display().to_string()) && stdout.contains(&pass_on),
+        "{stdout}"
     );
     let profile = std::fs::read_to_string(&fitted).unwrap();
     assert!(profile.starts_with("# Card profile fitted by"), "{profile}");

@@ -381,9 +381,10 @@ pub fn models() -> &'static [ModelProfile] {
 }
 
 /// The card called `name` (or an alias), or an error listing the known cards. A `name`
-/// ending in `.yaml` or `.yml` is the path of a card profile file ([`card_from_file`]).
+/// ending in `.yaml` or `.yml`, or naming an existing file whatever its name (such as the
+/// `.profile` `sim calibrate` writes), is the path of a card profile file ([`card_from_file`]).
 pub fn card(name: &str) -> Result<&'static CardProfile, String> {
-    if name.ends_with(".yaml") || name.ends_with(".yml") {
+    if name.ends_with(".yaml") || name.ends_with(".yml") || Path::new(name).is_file() {
         return card_from_file(Path::new(name));
     }
     find(cards(), name, |c| (&c.name, &c.aliases)).map_err(|hint| unknown("card", name, &hint))

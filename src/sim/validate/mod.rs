@@ -164,7 +164,7 @@ pub fn read_truth(path: &Path) -> Result<Vec<TruthRow>, String> {
         if format == TruthFormat::Staged {
             row.stage = row
                 .int("stage")
-                .map_err(|e| format!("{}:{e}", path.display()))?;
+                .map_err(|e| format!("{}: {e}", path.display()))?;
         }
         rows.push(row);
     }
@@ -176,33 +176,30 @@ impl TruthRow {
         self.columns
             .get(column)
             .map(String::as_str)
-            .ok_or_else(|| format!("{}: column `{column}` missing", self.line))
+            .ok_or_else(|| format!("line {}, column `{column}` missing", self.line))
     }
 
     fn int(&self, column: &str) -> Result<u32, String> {
         let text = self.text(column)?;
         text.trim().parse().map_err(|_| {
             format!(
-                "{}: column `{column}`: `{text}` is not a whole number",
+                "line {}, column `{column}`: `{text}` is not a whole number",
                 self.line
             )
         })
     }
 
-    /// A `True`/`False` column (false when absent).
+    /// A boolean column, `true`/`false` in any case or `1`/`0` (false when absent or empty).
     fn flag(&self, column: &str) -> Result<bool, String> {
-        match self
-            .columns
-            .get(column)
-            .map(|t| t.trim().to_ascii_lowercase())
-        {
-            None => Ok(false),
-            Some(t) if t == "true" => Ok(true),
-            Some(t) if t == "false" || t.is_empty() => Ok(false),
-            Some(t) => Err(format!(
-                "{}: column `{column}`: `{t}` is not True or False",
-                self.line
-            )),
+        match self.columns.get(column).map(|t| t.trim()) {
+            None | Some("") => Ok(false),
+            Some(t) => crate::util::boolean(t).ok_or_else(|| {
+                format!(
+                    "line {}, column `{column}`: `{t}` is not a boolean (write true, false, True, \
+                     False, 1 or 0)",
+                    self.line
+                )
+            }),
         }
     }
 
@@ -210,10 +207,12 @@ impl TruthRow {
     pub fn number(&self, column: &str) -> Result<Option<f64>, String> {
         match self.columns.get(column).map(|t| t.trim()) {
             None | Some("") => Ok(None),
-            Some(text) => text
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("{}: column `{column}`: `{text}` is not a number", self.line)),
+            Some(text) => text.parse().map(Some).map_err(|_| {
+                format!(
+                    "line {}, column `{column}`: `{text}` is not a number",
+                    self.line
+                )
+            }),
         }
     }
 
@@ -338,7 +337,7 @@ fn predict_stage(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, Stri
     let chat = row.chat()?;
     let rate = row
         .number("rate")?
-        .ok_or_else(|| format!("{}: column `rate` is empty", row.line))?;
+        .ok_or_else(|| format!("line {}, column `rate`: empty", row.line))?;
     let mut duration = Duration::from_secs(u64::from(row.int("duration_s")?));
     if let Some(longest) = target.longest {
         duration = duration.min(longest);
@@ -366,13 +365,25 @@ fn predict_stage(row: &TruthRow, target: &TruthTarget) -> Result<Predicted, Stri
     })
 }
 
-/// An error when the row offloads weights to the host (`cpu_offload_gb` or `cpu_offload` above
-/// 0), which the simulator does not model.
+/// An error when the row offloads weights to the host (`cpu_offload_gb` above 0, or
+/// `cpu_offload` true or above 0), which the simulator does not model.
 fn no_offload(row: &TruthRow) -> Result<(), String> {
+    let offloaded = |column: &str| -> Result<Option<String>, String> {
+        let Some(text) = row.columns.get(column).map(|t| t.trim()) else {
+            return Ok(None);
+        };
+        if let Some(on) = crate::util::boolean(text).filter(|_| column == "cpu_offload") {
+            return Ok(on.then(|| text.to_string()));
+        }
+        Ok(row
+            .number(column)?
+            .filter(|gb| *gb > 0.0)
+            .map(|gb| gb.to_string()))
+    };
     for column in ["cpu_offload_gb", "cpu_offload"] {
-        if let Some(gb) = row.number(column)?.filter(|gb| *gb > 0.0) {
+        if let Some(value) = offloaded(column)? {
             return Err(format!(
-                "`{column}` {gb}: the simulator does not model weights offloaded to the host"
+                "`{column}` {value}: the simulator does not model weights offloaded to the host"
             ));
         }
     }
@@ -454,6 +465,44 @@ mod tests {
     #[test]
     fn errors_are_relative_to_the_measured_value() {
         assert!((abs_error_pct(90.0, 100.0) - 10.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn offload_flags_are_read_as_their_authors_spell_booleans() {
+        let dir = std::env::temp_dir().join(format!("sim-truth-bool-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("truth.csv");
+        let row = |offload: &str| {
+            format!(
+                "e,0,meta-llama/Llama-2-7b-hf,1,4096,2048,128,100,466,247,11,4,True,5.0,60,\
+                 {offload},0.9,25.0\n"
+            )
+        };
+        let header = "experiment,stage,model,tp,max_model_len,max_num_batched_tokens,\
+            max_num_seqs,system_prompt_len,question_len,output_len,num_groups,\
+            prompts_per_group,multi_turn,rate,duration_s,cpu_offload,gpu_memory_utilization,\
+            ttft_mean_ms\n";
+        let spellings = ["False", "false", "0", "True", "1", "TRUE", "maybe"];
+        let text: String = spellings.iter().map(|s| row(s)).collect();
+        std::fs::write(&path, format!("{header}{text}")).unwrap();
+        let rows = read_truth(&path).unwrap();
+        for (row, spelt) in rows.iter().zip(spellings) {
+            let read = no_offload(row);
+            match spelt {
+                "False" | "false" | "0" => assert!(read.is_ok(), "{spelt}: {read:?}"),
+                "maybe" => {
+                    let e = read.unwrap_err();
+                    assert!(e.contains("line 8, column `cpu_offload`"), "{e}");
+                    assert!(e.contains("not a number"), "{e}");
+                }
+                _ => assert!(
+                    read.unwrap_err().contains("offloaded to the host"),
+                    "{spelt}"
+                ),
+            }
+            assert!(row.chat().unwrap().multi_turn);
+        }
+        assert_eq!(rows[0].number("gpu_memory_utilization").unwrap(), Some(0.9));
     }
 
     #[test]
