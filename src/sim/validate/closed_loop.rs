@@ -106,3 +106,72 @@ fn quantization(row: &TruthRow) -> Result<Option<&'static str>, String> {
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{predict, read_truth, TruthFormat, TruthTarget};
+    use crate::sim::CardScale;
+
+    const HEADER: &str = "id,backend,backend_version,model_path,system,precision,mode,isl,osl,\
+        batch_size,tp_size,pp_size,silicon_ttft_ms,silicon_tpot_ms\n";
+
+    fn rows(lines: &[&str]) -> Vec<super::super::TruthRow> {
+        let dir = std::env::temp_dir().join(format!("sim-closed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("truth-{}.csv", lines.len()));
+        std::fs::write(&path, format!("{HEADER}{}\n", lines.join("\n"))).unwrap();
+        read_truth(&path).unwrap()
+    }
+
+    fn target() -> TruthTarget {
+        TruthTarget {
+            model_configs: None,
+            card: "H100".into(),
+            card_scale: CardScale::default(),
+            version: None,
+            seed: 0,
+            longest: None,
+        }
+    }
+
+    #[test]
+    fn closed_loop_rows_are_read_and_fp8_weights_decode_faster() {
+        let rows = rows(&[
+            "a,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,64,8,2,1,150,18",
+            "b,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,64,8,2,1,150,18",
+            "c,sglang,0.5,Qwen/Qwen3-32B,h100_sxm,,agg,1024,64,8,2,1,150,18",
+            "d,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,int4_wo,agg,1024,64,8,2,1,150,18",
+        ]);
+        assert_eq!(rows[0].format, TruthFormat::ClosedLoop);
+        assert_eq!(rows[0].experiment, "a");
+        assert_eq!(rows[0].tp().unwrap(), 2);
+        let bf16 = predict(&rows[0], &target()).unwrap().predicted;
+        let fp8 = predict(&rows[1], &target()).unwrap().predicted;
+        let (ttft, tpot) = (bf16["silicon_ttft_ms"], bf16["silicon_tpot_ms"]);
+        assert!(ttft > 20.0 && ttft < 2000.0, "{bf16:?}");
+        assert!(tpot > 5.0 && tpot < 100.0, "{bf16:?}");
+        // Half the weight bytes to read each decode step.
+        assert!(fp8["silicon_tpot_ms"] < 0.8 * tpot, "{fp8:?} {bf16:?}");
+        let engine = predict(&rows[2], &target()).unwrap_err();
+        assert!(engine.contains("`backend` sglang"), "{engine}");
+        let precision = predict(&rows[3], &target()).unwrap_err();
+        assert!(precision.contains("`precision` int4_wo"), "{precision}");
+    }
+
+    #[test]
+    fn more_clients_make_every_token_slower() {
+        let rows = rows(&[
+            "a,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,64,4,4,1,1,1",
+            "b,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,64,64,4,1,1,1",
+            "c,vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,64,64,4,2,1,1",
+        ]);
+        let few = predict(&rows[0], &target()).unwrap().predicted;
+        let many = predict(&rows[1], &target()).unwrap().predicted;
+        assert!(
+            many["silicon_tpot_ms"] > few["silicon_tpot_ms"],
+            "{few:?} {many:?}"
+        );
+        let e = predict(&rows[2], &target()).unwrap_err();
+        assert!(e.contains("pipeline parallelism"), "{e}");
+    }
+}
