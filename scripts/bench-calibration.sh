@@ -12,13 +12,13 @@
 #
 # Usage: scripts/bench-calibration.sh [--truth CSV] [--model-configs DIR] [--card NAME]
 #                                     [--factors LIST] [--out DIR]
-# Defaults: the shared H100 measurements (../shared/data/sim-truth). INFERTUNE_BIN names an
+# Defaults: the public H100 measurements in data/sim-truth. INFERTUNE_BIN names an
 # infertune binary to use instead of building one. Figures: docs/benchmarks.md.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-truth=../shared/data/sim-truth/h100-vllm.csv
-configs=../shared/data/sim-truth/model-configs
+truth=data/sim-truth/h100-vllm.csv
+configs=data/sim-truth/model-configs
 card=H100
 factors=0.6,1.5
 out=target/bench-calibration

@@ -15,6 +15,8 @@ lengths -- written as a generic JSONL trace without `hash_ids`, so no two prompt
 
 Usage: scripts/bench-prefix-caching.py --bin PATH/infertune [--seeds 20] [--speed 2]
            [--start 5m] [--duration 5m] [--out DIR]
+Run it from the repository root; the trace (data/traces) holds the first 10 minutes, so
+--start plus --duration must stay within them.
 Prints a Markdown table and writes DIR/results.json.
 """
 import argparse
@@ -25,7 +27,7 @@ import statistics
 import subprocess
 import sys
 
-TRACE = "../shared/data/traces/mooncake-conversation.jsonl"
+TRACE = "data/traces/mooncake-conversation-first-10m.jsonl"
 CARD, MODEL, CONTEXT = "H100", "Qwen2.5-7B", 32768
 GRID = [
     {"enable_prefix_caching": caching, "max_num_batched_tokens": budget}

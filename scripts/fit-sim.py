@@ -2,7 +2,7 @@
 """Fit the simulator's step-time constants of the `vllm-v1-async` engine profile to measured truth.
 
 Usage: scripts/fit-sim.py [TRUTH.csv] [MODEL_CONFIG_DIR]
-(defaults: ../shared/data/sim-truth/h100-vllm.csv and its model-configs/ folder)
+(defaults: data/sim-truth/h100-vllm.csv and its model-configs/ folder)
 
 What is fitted, and to what: for every row that was not overloaded, the measured time between
 output tokens, (e2e - TTFT) / (output_len - 1), is the duration of one engine step. The step's
@@ -152,7 +152,7 @@ def fit(obs):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    default_dir = os.path.join(here, "..", "..", "shared", "data", "sim-truth")
+    default_dir = os.path.join(here, "..", "data", "sim-truth")
     truth = sys.argv[1] if len(sys.argv) > 1 else os.path.join(default_dir, "h100-vllm.csv")
     configs = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
         os.path.dirname(truth), "model-configs")

@@ -8,9 +8,9 @@ use std::time::Duration;
 /// A truth file and what its rows are simulated on.
 #[derive(clap::Args, Debug)]
 pub(crate) struct TruthArgs {
-    /// Measurements: one load stage a row (the format of shared/data/sim-truth/h100-vllm.csv),
-    /// or one closed loop a row (`isl`, `osl`, `batch_size`, `tp_size`, as in
-    /// shared/data/sim-truth/aic/).
+    /// Measurements: one load stage a row (the format of data/sim-truth/h100-vllm.csv), or one
+    /// closed loop a row (`isl`, `osl`, `batch_size`, `tp_size`, as in AI Configurator's
+    /// silicon measurements).
     #[arg(long)]
     truth: PathBuf,
     /// Folder of Hugging Face config.json files, each named after the last component of the

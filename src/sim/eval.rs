@@ -483,13 +483,9 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(
-        not(shared_data),
-        ignore = "reads ../shared/data/traces, not checked out beside the repository"
-    )]
     fn the_mooncake_slice_reuses_what_its_hash_ids_imply() {
         let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/data/traces/mooncake-conversation.jsonl");
+            .join("data/traces/mooncake-conversation-first-10m.jsonl");
         assert!(path.is_file(), "{} is missing", path.display());
         // Two minutes from the fifth, past the trace's cold start.
         let mut w = trace(&path, TraceFormat::Mooncake, Some(Duration::from_secs(120)));

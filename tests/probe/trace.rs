@@ -30,12 +30,8 @@ pub(crate) fn fast_sim() -> SimServer {
 
 fn azure_conv() -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/traces/azure-llm-2023-conv.csv");
-    assert!(
-        path.is_file(),
-        "{} is missing from the shared data",
-        path.display()
-    );
+        .join("data/traces/azure-llm-2023-conv-first-10m.csv");
+    assert!(path.is_file(), "{} is missing", path.display());
     path
 }
 
@@ -87,10 +83,6 @@ fn bench(url: &str, path: &Path, format: &str) -> Command {
 }
 
 #[test]
-#[cfg_attr(
-    not(shared_data),
-    ignore = "replays ../shared/data/traces, not checked out beside the repository"
-)]
 fn replay_sends_the_traces_requests_on_time_with_their_exact_lengths() {
     let path = azure_conv();
     let rows: Vec<(u64, u64)> = std::fs::read_to_string(&path)

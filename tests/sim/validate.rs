@@ -1,12 +1,12 @@
-//! `infertune sim validate` against the shared measurements of a real vLLM on an H100
-//! (../shared/data/sim-truth, ignored when absent), and `--model-config` with a config.json.
+//! `infertune sim validate` against the public measurements of a real vLLM on an H100
+//! (`data/sim-truth`), and `--model-config` with a config.json.
 
 use assert_cmd::Command;
 use std::path::PathBuf;
 use std::process::Output;
 
 fn truth_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sim-truth");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sim-truth");
     assert!(
         dir.join("h100-vllm.csv").is_file(),
         "{} has no h100-vllm.csv",
@@ -37,10 +37,6 @@ fn json_of(out: &Output) -> serde_json::Value {
 }
 
 #[test]
-#[cfg_attr(
-    not(shared_data),
-    ignore = "reads ../shared/data/sim-truth, not checked out beside the repository"
-)]
 fn every_row_is_predicted_and_only_the_overloaded_rows_overload() {
     let v = validate_json();
     let rows = v["rows"].as_array().unwrap();

@@ -153,17 +153,13 @@ fn check_names_the_flag_catalogue_of_every_ready_space() {
 }
 
 #[test]
-#[cfg_attr(
-    not(shared_data),
-    ignore = "the trace-replay spaces read ../shared/data/traces, not checked out beside the repository"
-)]
 fn check_names_the_flag_catalogue_of_every_trace_replay_space() {
     let spaces = shipped_spaces(true);
     spaces.iter().for_each(|space| names_its_catalogue(space));
     assert!(spaces.len() >= 2, "only {} spaces", spaces.len());
 }
 
-/// The shipped spaces that replay a trace of the shared data (`replay`), or the others.
+/// The shipped spaces that replay a trace of the repository's data (`replay`), or the others.
 fn shipped_spaces(replay: bool) -> Vec<std::path::PathBuf> {
     let mut spaces: Vec<_> = std::fs::read_dir("search-spaces")
         .unwrap()
@@ -171,7 +167,7 @@ fn shipped_spaces(replay: bool) -> Vec<std::path::PathBuf> {
         .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
         .filter(|path| {
             let text = std::fs::read_to_string(path).unwrap();
-            text.contains("../shared/data/") == replay
+            text.contains("path: data/traces/") == replay
         })
         .collect();
     spaces.sort();

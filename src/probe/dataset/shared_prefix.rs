@@ -1,5 +1,5 @@
 //! Shared-prefix chat, as inference-perf's `shared_prefix` generator sent it in the public H100
-//! measurements (`shared/data/sim-truth`).
+//! measurements (`data/sim-truth`).
 //!
 //! `num_groups` system prompts of `system_prompt_len` tokens, `prompts_per_group` users in each
 //! group, each request `system prompt + question` with a question of `question_len` tokens and
