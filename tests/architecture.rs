@@ -1,4 +1,4 @@
-//! The module graph that README.md's architecture section states, checked against the code:
+//! The module graph that docs/architecture.md's layer table states, checked against the code:
 //! every module uses only the modules its row allows, no two modules use each other, no file
 //! imports itself through others, and nothing below `cli` writes to the terminal.
 
@@ -236,14 +236,15 @@ fn absolute(path: &str, here: &[String]) -> Option<Vec<String>> {
     Some(base)
 }
 
-/// The README's architecture table: module → the modules it may use.
+/// The layer table of docs/architecture.md: module → the modules it may use.
 fn allowed_uses() -> BTreeMap<String, BTreeSet<String>> {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let section = readme
-        .split("\n## Architecture")
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
+    let section = doc
+        .split("\n## Layers")
         .nth(1)
-        .expect("README.md has an `## Architecture` section");
+        .expect("docs/architecture.md has a `## Layers` section");
     let section = section.split("\n## ").next().unwrap();
     let mut table = BTreeMap::new();
     for row in section.lines().filter(|l| l.starts_with("| `src/")) {
@@ -261,7 +262,7 @@ fn allowed_uses() -> BTreeMap<String, BTreeSet<String>> {
     }
     assert!(
         !table.is_empty(),
-        "no module rows in README's architecture table"
+        "no module rows in the layer table of docs/architecture.md"
     );
     table
 }
@@ -281,7 +282,7 @@ fn module_edges(sources: &Sources) -> BTreeMap<String, BTreeSet<String>> {
 }
 
 #[test]
-fn modules_use_only_what_the_readme_allows() {
+fn modules_use_only_what_the_layer_table_allows() {
     let sources = Sources::load();
     let allowed = allowed_uses();
     let mut wrong = Vec::new();
@@ -291,7 +292,7 @@ fn modules_use_only_what_the_readme_allows() {
         }
         let Some(may) = allowed.get(&from) else {
             wrong.push(format!(
-                "`{from}` has no row in README's architecture table"
+                "`{from}` has no row in the layer table of docs/architecture.md"
             ));
             continue;
         };
