@@ -23,6 +23,8 @@ pub struct WinnerLaunch {
     pub own_command: &'static [&'static str],
     /// The engine's usual container image on the study's platform, when it has one.
     pub image: Option<ContainerImage>,
+    /// Servers the Kubernetes Deployment runs (1 for a study's winner; a plan's replicas).
+    pub replicas: u32,
 }
 
 /// A numactl binding as cgroup cpusets (`docker run --cpuset-cpus/--cpuset-mems`).

@@ -40,7 +40,7 @@ pub(crate) fn render(server: &Server<'_>) -> anyhow::Result<String> {
     let deployment = Deployment {
         metadata: meta.clone(),
         spec: Some(DeploymentSpec {
-            replicas: Some(1),
+            replicas: Some(i32::try_from(server.deployment.replicas).unwrap_or(i32::MAX)),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
                 ..LabelSelector::default()

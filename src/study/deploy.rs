@@ -58,5 +58,6 @@ pub(crate) fn deployment(
         pinning,
         own_command: engine.own_command(),
         image: engine.image(space.rules.platform.as_deref()),
+        replicas: 1,
     })
 }

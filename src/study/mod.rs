@@ -8,7 +8,7 @@
 //! itself.
 
 mod clock;
-mod deploy;
+pub(crate) mod deploy;
 pub mod dispatch;
 pub mod export;
 pub mod journal;
