@@ -8,6 +8,7 @@ pub mod cli;
 pub mod engine;
 pub mod exec;
 pub mod export;
+pub mod fleet;
 pub mod launch;
 pub mod prior;
 pub mod probe;

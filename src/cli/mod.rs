@@ -13,6 +13,7 @@ mod compare;
 mod engine;
 mod export;
 mod launch;
+mod plan;
 mod report;
 mod sim;
 mod sim_calibrate;
@@ -58,6 +59,9 @@ enum Command {
     Engine(engine::EngineCommand),
     /// Write best.sh / best.json and deployment files (vLLM/SGLang config, docker, Kubernetes).
     Export(export::ExportArgs),
+    /// Tensor-parallel size, replicas and each server's knobs for a target load on some GPUs,
+    /// chosen on the twin.
+    Plan(plan::PlanArgs),
     /// Write report.md / report.html for a study folder.
     Report(report::ReportArgs),
     /// Several studies side by side: winners, gains, costs (a table and an HTML page).
@@ -79,6 +83,7 @@ pub fn main() -> i32 {
         Command::Topo(a) => topo::run(a),
         Command::Engine(c) => engine::run(c),
         Command::Export(a) => export::run(a),
+        Command::Plan(a) => plan::run(a),
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Trial(c) => trial::run(c),

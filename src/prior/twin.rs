@@ -189,7 +189,7 @@ impl<'a> Twin<'a> {
 /// Wall seconds per modelled second of the space's engine: a simulator started with
 /// `--time-scale X` runs X times as long as the engine it models (below 1: faster); 1 for a
 /// real engine.
-fn time_scale(space: &StudySpec) -> f64 {
+pub fn time_scale(space: &StudySpec) -> f64 {
     if space.engine.kind != EngineKind::Sim {
         return 1.0;
     }
@@ -207,7 +207,7 @@ fn time_scale(space: &StudySpec) -> f64 {
 
 /// Modelled `metrics` as a client measures them against a server running `scale` wall seconds
 /// per modelled second: latencies scaled by it, rates divided by it.
-fn on_the_clock(metrics: MetricMap, scale: f64) -> MetricMap {
+pub fn on_the_clock(metrics: MetricMap, scale: f64) -> MetricMap {
     metrics
         .into_iter()
         .map(|(key, value)| {
