@@ -468,6 +468,23 @@ fn the_kubernetes_manifests_validate_against_the_api_schema() {
         "both documents pass: {said}"
     );
 
+    // A deployment plan's manifests: a Deployment of its replicas.
+    let plan = crate::plan_sim::exported_plan(tmp.path());
+    let out = Command::new(&validate)
+        .args(["--strict", "--kubernetes-version", "1.33.0"])
+        .arg(plan.join("kubernetes.yaml"))
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.matches("passed for resource").count() == 2,
+        "{said}"
+    );
+
     // The validator can fail: a manifest missing the container's name does not pass.
     let broken = read(&study, "kubernetes.yaml").replacen("name: engine", "nam: engine", 1);
     std::fs::write(tmp.path().join("broken.yaml"), broken).unwrap();

@@ -7,6 +7,7 @@ mod agent_sim;
 mod deploy_exports;
 mod energy_sim;
 mod llamacpp;
+mod plan_sim;
 mod real_engine;
 mod report_render;
 mod secrets;

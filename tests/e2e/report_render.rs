@@ -133,6 +133,24 @@ fn the_comparison_of_two_studies_renders_with_data() {
     );
 }
 
+#[test]
+#[ignore = "needs headless Chromium: run scripts/test.sh, which provisions it"]
+fn a_plan_report_renders_its_pareto_front() {
+    let Some((chromium, tmp, out)) = chromium_and_folders() else {
+        return;
+    };
+    let plan = crate::plan_sim::exported_plan(tmp.path());
+    let plots = render(
+        &chromium,
+        &plan.join("report.html"),
+        &out.join("plan-report.png"),
+    );
+    assert_eq!(plots.len(), 1, "{plots:?}");
+    assert_eq!(plots[0].title, "Tokens/s per GPU against tokens/s per user");
+    // Every served plan as a point, and the front through the best of them.
+    assert!(plots[0].points >= 2 && plots[0].lines == 1, "{plots:?}");
+}
+
 /// A study folder `name` of `engine` laid out by hand: its baseline, winner and the winner's
 /// repeat measured `values`.
 fn laid_out_study(dir: &Path, name: &str, engine: &str, values: [f64; 3]) -> PathBuf {
