@@ -92,6 +92,7 @@ pub fn write_exports(dir: &Path, space: &StudySpec, plan: &Plan) -> anyhow::Resu
         baseline: None,
         gain_pct: None,
         gain_ci95: None,
+        tied: Vec::new(),
     };
     let name = format!("plan-{}", space.name);
     let best = Best {
