@@ -1,4 +1,4 @@
-//! Closed-loop rows (the layout of `../shared/data/sim-truth/aic/`): `batch_size` clients each
+//! Closed-loop rows (the layout of AI Configurator's silicon measurements, e.g. `sim-truth/aic/` of the shared data): `batch_size` clients each
 //! sending requests of `isl` input and `osl` output tokens back to back, served at `tp_size`,
 //! with the mean TTFT and TPOT measured.
 

@@ -50,10 +50,10 @@ const SPEC_COLUMNS: [&str; 14] = [
 /// The layout of a truth file, told by its columns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TruthFormat {
-    /// One load stage of shared-prefix chat a row (`../shared/data/sim-truth/h100-vllm.csv`).
+    /// One load stage of shared-prefix chat a row (`data/sim-truth/h100-vllm.csv`).
     Staged,
     /// One closed loop of `batch_size` clients a row, `isl`/`osl` tokens per request, at
-    /// `tp_size` (`../shared/data/sim-truth/aic/`).
+    /// `tp_size` (AI Configurator's silicon measurements, e.g. `sim-truth/aic/` of the shared data).
     ClosedLoop,
 }
 
