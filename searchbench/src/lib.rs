@@ -71,9 +71,11 @@ pub struct TwinPrior {
     pub refresh: infertune::sampler::Refresh,
 }
 
-/// The expert config of `space`, as a study with `search.prior: expert` runs it.
+/// The expert config of `space`, as a study with `search.prior: expert` runs it on a host whose
+/// cores and memory are unknown (a scenario's card is simulated, not this machine).
 pub fn expert_of(space: &infertune::space::StudySpec) -> Option<Params> {
-    infertune::engine::expert_config(space, space, None)
+    let unknown = infertune::topo::SlotShare::default();
+    infertune::engine::expert_config(space, space, &unknown)
         .ok()
         .map(|e| e.params)
 }
