@@ -22,7 +22,7 @@ pub fn gain_text(gain_pct: f64, ci95: Option<f64>) -> String {
 pub const MIN_GAIN_PCT: f64 = 5.0;
 
 /// What the gain means, in words: the defaults themselves won; the gain's 95% interval rules out
-/// a gain of [`MIN_GAIN_PCT`] (tuning did not help); or it includes zero (could not tell, at
+/// a gain of `MIN_GAIN_PCT` (tuning did not help); or it includes zero (could not tell, at
 /// its half-width in percent of the defaults' mean). `None` when the gain is real or, measured
 /// once each, has no interval.
 pub fn gain_verdict(winner_is_baseline: bool, gain_pct: f64, ci95: Option<f64>) -> Option<String> {

@@ -21,7 +21,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// The verdict on `metrics` (the objective's stage's when it names one: see
-    /// [`super::judged_metrics`]); `pruned` says why the probe stopped early, if it did.
+    /// `judged_metrics`); `pruned` says why the probe stopped early, if it did.
     pub fn of(objective: &Objective, metrics: &MetricMap, pruned: Option<String>) -> Verdict {
         let judgement = objective.judge(metrics);
         let mut violations = judgement.violations;

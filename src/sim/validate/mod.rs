@@ -1,7 +1,7 @@
 //! `sim validate`: every row of a measured-truth CSV simulated and compared with what was
 //! measured. Two formats are read, told apart by their columns: load stages of inference-perf's
 //! `shared_prefix` chat against a real vLLM (one row per stage), and closed loops of random
-//! requests across tensor-parallel sizes ([`closed_loop`]).
+//! requests across tensor-parallel sizes (`closed_loop`).
 
 mod closed_loop;
 
