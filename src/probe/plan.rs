@@ -15,12 +15,9 @@ pub(crate) struct Plan {
 impl Plan {
     /// Checks the load description of `workload`.
     pub fn new(workload: &WorkloadSpec) -> Result<Self> {
-        let load = match &workload.precision {
-            Some(precision) => precision
-                .bounded(&workload.load, workload.stream, precision.max)
-                .map_err(anyhow::Error::msg)?,
-            None => workload.load.clone(),
-        };
+        let load = workload
+            .measured_load(|precision| precision.max)
+            .map_err(anyhow::Error::msg)?;
         load.validate().map_err(anyhow::Error::msg)?;
         let shape = match &load {
             LoadSpec::Closed { concurrency, .. } => Shape::Closed {

@@ -2,7 +2,6 @@
 //! of the steady-state output throughput (see [`super::steady`]) is within `half_width` of it,
 //! after at least `min` of steady-state window and at most `max` of measured phase.
 
-use super::workload::LoadSpec;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -65,39 +64,6 @@ impl Precision {
             ));
         }
         Ok(())
-    }
-
-    /// The load a precise run runs: `load` ended after `end` (the ceiling for a real server;
-    /// the simulator, which has no run-to-run noise to wait out, runs the floor). Only a
-    /// streamed closed or open loop bounded by nothing else can end on its interval.
-    pub(crate) fn bounded(
-        &self,
-        load: &LoadSpec,
-        stream: bool,
-        end: Duration,
-    ) -> Result<LoadSpec, String> {
-        self.validate()?;
-        if !stream {
-            return Err("precision: the interval counts tokens as they stream; set `stream: true` or remove `precision`".into());
-        }
-        let mut bounded = load.clone();
-        match &mut bounded {
-            LoadSpec::Closed {
-                requests, duration, ..
-            }
-            | LoadSpec::Open {
-                requests, duration, ..
-            } => {
-                if requests.is_some() || duration.is_some() {
-                    return Err("precision ends the run on its interval, with `precision.max` as its ceiling: remove the load's `requests` and `duration`".into());
-                }
-                *duration = Some(end);
-            }
-            LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => {
-                return Err("precision applies to a closed or open loop; a trace or staged load ends on its own schedule: remove `precision`".into());
-            }
-        }
-        Ok(bounded)
     }
 
     /// True once a window of `window` measured to a relative half-width of `relative` may end

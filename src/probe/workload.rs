@@ -1,5 +1,6 @@
 //! The workload description: what requests to send, and how.
 
+use super::precision::Precision;
 use crate::record::Slo;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -58,7 +59,7 @@ pub struct WorkloadSpec {
     /// Run until the steady-state output throughput is known to this precision (its ceiling
     /// replaces the load's duration); absent, the load's requests or duration end the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision: Option<super::precision::Precision>,
+    pub precision: Option<Precision>,
 }
 
 /// Prompt source.
@@ -286,6 +287,41 @@ impl WorkloadSpec {
             .unwrap_or_else(|| self.load.concurrency().unwrap_or(0))
     }
 
+    /// The load a run of this workload runs: the load as written, or, with `precision`, the
+    /// load ended after `end` of it (the ceiling for a real server; the simulator, which has no
+    /// run-to-run noise to wait out, runs the floor). Only a streamed closed or open loop
+    /// bounded by nothing else can end on its interval.
+    pub(crate) fn measured_load(
+        &self,
+        end: fn(&Precision) -> Duration,
+    ) -> Result<LoadSpec, String> {
+        let Some(precision) = &self.precision else {
+            return Ok(self.load.clone());
+        };
+        precision.validate()?;
+        if !self.stream {
+            return Err("precision: the interval counts tokens as they stream; set `stream: true` or remove `precision`".into());
+        }
+        let mut bounded = self.load.clone();
+        match &mut bounded {
+            LoadSpec::Closed {
+                requests, duration, ..
+            }
+            | LoadSpec::Open {
+                requests, duration, ..
+            } => {
+                if requests.is_some() || duration.is_some() {
+                    return Err("precision ends the run on its interval, with `precision.max` as its ceiling: remove the load's `requests` and `duration`".into());
+                }
+                *duration = Some(end(precision));
+            }
+            LoadSpec::Trace { .. } | LoadSpec::Stages { .. } => {
+                return Err("precision applies to a closed or open loop; a trace or staged load ends on its own schedule: remove `precision`".into());
+            }
+        }
+        Ok(bounded)
+    }
+
     /// A streamed, EOS-ignoring closed loop of random prompts (a word per token without a
     /// tokenizer): `requests` measured requests at `concurrency`, no warm-up, seed 0.
     pub fn closed_random(input_len: u32, output_len: u32, concurrency: u32, requests: u32) -> Self {
@@ -434,6 +470,30 @@ mod tests {
         assert_eq!(parse(capped, "").warmup_requests(), 8);
         let uncapped = "{kind: open, rate: 4, requests: 40}";
         assert_eq!(parse(uncapped, "").warmup_requests(), 0);
+    }
+
+    #[test]
+    fn precision_takes_an_unbounded_streamed_loop_and_ends_it_after_its_ceiling() {
+        let parse = |text: &str| -> WorkloadSpec {
+            serde_saphyr::from_str(&format!(
+                "dataset: {{kind: random, input_len: 8, output_len: 8}}\n{text}"
+            ))
+            .unwrap()
+        };
+        let precise = parse("load: {kind: closed, concurrency: 4}\nprecision: {max: 2m}");
+        let load = precise.measured_load(|p| p.max).unwrap();
+        assert_eq!(load.limits(), (None, Some(Duration::from_secs(120))));
+        let bounded = parse("load: {kind: closed, concurrency: 4, duration: 40s}\nprecision: {}");
+        let e = bounded.measured_load(|p| p.max).unwrap_err();
+        assert!(
+            e.contains("remove the load's `requests` and `duration`"),
+            "{e}"
+        );
+        let whole = parse("load: {kind: closed, concurrency: 4}\nstream: false\nprecision: {}");
+        assert!(whole
+            .measured_load(|p| p.max)
+            .unwrap_err()
+            .contains("stream: true"));
     }
 
     #[test]

@@ -115,12 +115,9 @@ pub(crate) struct RequestSource {
 pub(crate) fn from_workload(
     workload: &WorkloadSpec,
 ) -> Result<(RequestSource, Load, Limits), SimFailure> {
-    let measured = match &workload.precision {
-        Some(precision) => precision
-            .bounded(&workload.load, true, precision.min)
-            .map_err(SimFailure::invalid)?,
-        None => workload.load.clone(),
-    };
+    let measured = workload
+        .measured_load(|precision| precision.min)
+        .map_err(SimFailure::invalid)?;
     measured.validate().map_err(SimFailure::invalid)?;
     let trace_load = matches!(workload.load, LoadSpec::Trace { .. });
     if trace_load != matches!(workload.dataset, DatasetSpec::Trace { .. }) {
