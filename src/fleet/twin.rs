@@ -5,7 +5,6 @@ use crate::record::FailureKind;
 use crate::sim::{CardScale, Deployment};
 use crate::space::{EngineKind, ParamKind, StudySpec, Target};
 use anyhow::bail;
-use std::path::Path;
 
 /// Parameter names of the tensor-parallel size, set by the plan itself.
 pub const TP_NAMES: [&str; 3] = ["tensor_parallel_size", "worldSize", "tp"];
@@ -39,12 +38,7 @@ pub fn deployment(space: &StudySpec) -> anyhow::Result<Deployment> {
             space.origin
         );
     };
-    let folder_config = Path::new(&space.engine.model).join("config.json");
-    let model = if folder_config.is_file() {
-        folder_config.to_string_lossy().into_owned()
-    } else {
-        space.engine.model.clone()
-    };
+    let model = crate::prior::twin::twin_model(space);
     let deployment = Deployment {
         engine,
         version: space.engine.version.clone(),

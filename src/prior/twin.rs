@@ -80,12 +80,7 @@ pub fn deployment(space: &StudySpec) -> Result<Deployment, NoTwin> {
         other => return Err(NoTwin::Engine(other)),
     };
     let card = space.engine.card.clone().ok_or(NoTwin::NoCard)?;
-    let folder_config = Path::new(&space.engine.model).join("config.json");
-    let model = if folder_config.is_file() {
-        folder_config.to_string_lossy().into_owned()
-    } else {
-        space.engine.model.clone()
-    };
+    let model = twin_model(space);
     let deployment = Deployment {
         engine,
         version: space.engine.version.clone(),
@@ -413,6 +408,17 @@ fn spread_best(check: &dyn Feasibility, trials: &[TrialRecord]) -> Vec<Params> {
         }
     }
     picked.into_iter().map(|(_, p)| p).collect()
+}
+
+/// The model the twin simulates for `space`: the `config.json` of a model folder, else the
+/// model name as written (a shipped profile).
+pub(crate) fn twin_model(space: &StudySpec) -> String {
+    let folder_config = Path::new(&space.engine.model).join("config.json");
+    if folder_config.is_file() {
+        folder_config.to_string_lossy().into_owned()
+    } else {
+        space.engine.model.clone()
+    }
 }
 
 #[cfg(test)]
