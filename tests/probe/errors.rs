@@ -61,7 +61,8 @@ fn run_against(url: &str, workload: &WorkloadSpec) -> ProbeReport {
         .unwrap()
 }
 
-fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
+/// Runs `workload` against a fake server of `config`, started for it.
+pub(super) fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
     let server = FakeServer::start(config);
     run_against(&server.url, workload)
 }

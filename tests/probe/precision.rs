@@ -2,11 +2,12 @@
 //! averages out, runs to its ceiling when it never settles, and lockstep rounds do not move
 //! its steady-state figure.
 
+use super::errors::run;
 use crate::kit::support;
 
-use infertune::probe::{self, LoadSpec, Precision, ProbeReport, RunOptions, Target, WorkloadSpec};
+use infertune::probe::{LoadSpec, Precision, WorkloadSpec};
 use std::time::Duration;
-use support::{FakeConfig, FakeServer, Pace};
+use support::{FakeConfig, Pace};
 
 fn closed(
     concurrency: u32,
@@ -23,19 +24,6 @@ fn closed(
         precision,
         ..WorkloadSpec::closed_random(8, 200, concurrency, 1)
     }
-}
-
-fn run(config: FakeConfig, workload: &WorkloadSpec) -> ProbeReport {
-    let server = FakeServer::start(config);
-    let target = Target {
-        base_url: server.url.clone(),
-        model: "fake".into(),
-        api_key: None,
-    };
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    runtime
-        .block_on(probe::run(&target, workload, RunOptions::default()))
-        .unwrap()
 }
 
 fn paced(pace: Pace, ttft_ms: u64, itl_ms: u64, tokens: u32) -> FakeConfig {
