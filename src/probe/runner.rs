@@ -215,12 +215,11 @@ impl Phases<'_> {
                     None => break Ok(None),
                 },
                 _ = tick.tick(), if prune.is_some() || precision.is_some() => {
-                    let stats = collector.live_stats(
-                        planned.requests,
-                        planned.output_tokens,
-                        started.elapsed(),
-                    );
-                    if let Some(reason) = prune.and_then(|hook| hook(&stats)) {
+                    let pruned = prune.and_then(|hook| {
+                        let elapsed = started.elapsed();
+                        hook(&collector.live_stats(planned.requests, planned.output_tokens, elapsed))
+                    });
+                    if let Some(reason) = pruned {
                         break Ok(Some(reason));
                     }
                     let now = Instant::now();
