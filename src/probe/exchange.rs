@@ -33,7 +33,8 @@ pub(crate) struct Exchange {
     pub tokenizer: Option<Arc<Tokenizer>>,
     /// Notes first tokens' arrival when this thread is busy.
     pub watcher: Option<ArrivalWatcher>,
-    /// Counts token-bearing events as they arrive, for the steady-state figure.
+    /// Spreads each completed request's output tokens over its life, for the steady-state
+    /// figure.
     pub tally: Arc<TokenTally>,
 }
 
@@ -57,6 +58,7 @@ impl Exchange {
         request: Outgoing,
     ) -> RequestRecord {
         let now = Instant::now();
+        let flight = self.tally.open(now);
         let deadline = now + self.timeout;
         let mut timer = Box::pin(tokio::time::sleep_until(deadline.into()));
         let mut record = RequestRecord {
@@ -84,9 +86,12 @@ impl Exchange {
             .exchange(slot, request.body, deadline, timer.as_mut(), &mut record)
             .await;
         record.end = Instant::now();
-        if let Err(error) = outcome {
-            record.error = Some(error);
-            *slot = None;
+        match outcome {
+            Ok(()) => flight.land(record.output_tokens, record.end),
+            Err(error) => {
+                record.error = Some(error);
+                *slot = None;
+            }
         }
         record
     }
@@ -113,7 +118,7 @@ impl Exchange {
                 message: format!("HTTP {}: {}", head.status, chunk::excerpt(&bytes)),
             });
         }
-        let mut reply = Reply::new(self.tokenizer.is_some(), self.tally.clone());
+        let mut reply = Reply::new(self.tokenizer.is_some());
         let read = if self.stream {
             let sent = record.start;
             self.read_stream(conn, &mut head.body, sent, deadline, timer, &mut reply)
@@ -277,17 +282,14 @@ struct Reply {
     failure: Option<RequestError>,
     /// `data: [DONE]` arrived.
     done: bool,
-    /// Where each token-bearing event is counted as it arrives.
-    tally: Arc<TokenTally>,
     /// A chunk with a `finish_reason` arrived: a stream that ends after it is complete without
     /// `data: [DONE]` (XInference's completions stream sends none).
     finished: bool,
 }
 
 impl Reply {
-    fn new(capture_text: bool, tally: Arc<TokenTally>) -> Self {
+    fn new(capture_text: bool) -> Self {
         Reply {
-            tally,
             first: None,
             last: None,
             itl: Vec::with_capacity(64),
@@ -322,7 +324,6 @@ impl Reply {
             }
             self.last = Some(at);
             self.events += 1;
-            self.tally.add(at);
             if let Some(text) = &mut self.text {
                 chunk::text_of(data, text);
             }

@@ -222,11 +222,11 @@ impl Phases<'_> {
                     if let Some(reason) = pruned {
                         break Ok(Some(reason));
                     }
-                    let now = Instant::now();
-                    let estimate = sent.first_end.and_then(|from| tally.estimate(from, now));
+                    let horizon = tally.horizon(Instant::now());
+                    let estimate = sent.first_end.and_then(|from| tally.estimate(from, horizon));
                     if let (Some(precision), Some(estimate)) = (precision, estimate) {
                         if precision.reached(estimate.window, estimate.relative()) {
-                            sent.stopped = Some(now);
+                            sent.stopped = Some(horizon);
                             break Ok(None);
                         }
                     }
@@ -242,8 +242,7 @@ impl Phases<'_> {
                 sent.window()
                     .and_then(|(from, to)| tally.estimate(from, to))
             })
-            .flatten()
-            .map(|e| e.scaled(sent.tokens_per_event()));
+            .flatten();
         outcome.map(|pruned| Ended { pruned, steady })
     }
 }
@@ -265,16 +264,13 @@ impl Ended {
     }
 }
 
-/// What the phase's finished requests say about its steady-state window (from the first
-/// completion to the last send, or to the moment the probe stopped on its interval) and
-/// output tokens per token-bearing event.
+/// What the phase's finished requests say about its steady-state window: from the first
+/// completion to the last send, or to the horizon at which the probe stopped on its interval.
 #[derive(Default)]
 struct SentTokens {
     first_end: Option<Instant>,
     last_start: Option<Instant>,
     stopped: Option<Instant>,
-    tokens: u64,
-    events: u64,
 }
 
 impl SentTokens {
@@ -286,18 +282,6 @@ impl SentTokens {
     fn add(&mut self, record: &RequestRecord) {
         self.first_end = Some(self.first_end.map_or(record.end, |e| e.min(record.end)));
         self.last_start = self.last_start.max(Some(record.start));
-        if record.ok() && record.token_events > 0 {
-            self.tokens += record.output_tokens;
-            self.events += record.token_events;
-        }
-    }
-
-    /// Output tokens per event (one when no request finished with both counted).
-    fn tokens_per_event(&self) -> f64 {
-        match self.events {
-            0 => 1.0,
-            events => self.tokens as f64 / events as f64,
-        }
     }
 }
 

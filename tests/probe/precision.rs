@@ -99,3 +99,22 @@ fn lockstep_rounds_do_not_move_the_steady_figure() {
         "{long} against {expected}"
     );
 }
+
+#[test]
+fn tokens_the_stream_shows_as_empty_text_still_count() {
+    // Every other response streams its 30 tokens as empty text (vLLM does so for a random-weight
+    // model's undecodable tokens) and only its usage counts them: the steady figure is still
+    // the server's whole output rate, not the share of it that arrived as visible text.
+    let config = FakeConfig {
+        silent_every: 2,
+        ..paced(Pace::Steady, 200, 10, 30)
+    };
+    let report = run(config, &closed(8, Some(Duration::from_secs(4)), None));
+    let m = report.metrics;
+    let expected = 8.0 * 30.0 / (m["mean_e2el_ms"] / 1000.0);
+    let steady = m["steady_output_throughput"];
+    assert!(
+        (steady / expected - 1.0).abs() < 0.08,
+        "{steady} tok/s against {expected}: {m:?}"
+    );
+}

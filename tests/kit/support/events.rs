@@ -15,6 +15,8 @@ const CHAT_ROLE: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.compl
 const CHAT_TOKEN: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"},\"finish_reason\":null}]}\n\n";
 const CHAT_FINISH: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n";
 const TEXT_TOKEN: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\" tok\",\"finish_reason\":null}]}\n\n";
+const CHAT_SILENT: &str = "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\"},\"finish_reason\":null}]}\n\n";
+const TEXT_SILENT: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":null}]}\n\n";
 const TEXT_FINISH: &str = "data: {\"id\":\"cmpl-fake\",\"object\":\"text_completion\",\"created\":0,\"model\":\"fake\",\"choices\":[{\"index\":0,\"text\":\"\",\"finish_reason\":\"length\"}]}\n\n";
 const MALFORMED: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}\n\n";
 const FAULT_DELAY: Duration = Duration::from_millis(50);
@@ -40,6 +42,8 @@ pub struct Plan {
     pub tokens: u32,
     pub prompt_tokens: u64,
     pub fault: Fault,
+    /// Tokens stream as empty text.
+    pub silent: bool,
 }
 
 /// Whitespace words of the prompt (or of every message's content).
@@ -77,9 +81,11 @@ pub struct EventBody {
 
 impl EventBody {
     pub fn new(config: &FakeConfig, plan: Plan) -> Self {
-        let (token, finish) = match plan.api {
-            Api::Chat => (CHAT_TOKEN, CHAT_FINISH),
-            Api::Completions => (TEXT_TOKEN, TEXT_FINISH),
+        let (token, finish) = match (plan.api, plan.silent) {
+            (Api::Chat, false) => (CHAT_TOKEN, CHAT_FINISH),
+            (Api::Chat, true) => (CHAT_SILENT, CHAT_FINISH),
+            (Api::Completions, false) => (TEXT_TOKEN, TEXT_FINISH),
+            (Api::Completions, true) => (TEXT_SILENT, TEXT_FINISH),
         };
         let mut steps = Vec::with_capacity(plan.tokens as usize + 4);
         if config.role_chunk && plan.api == Api::Chat {

@@ -78,6 +78,9 @@ pub struct FakeConfig {
     pub fault_every: u64,
     /// Keep every request body.
     pub capture_bodies: bool,
+    /// Responses whose number is divisible by this stream their tokens as empty text, as vLLM
+    /// streams a random-weight model's undecodable tokens; only usage counts them (0 = none).
+    pub silent_every: u64,
 }
 
 impl Default for FakeConfig {
@@ -92,6 +95,7 @@ impl Default for FakeConfig {
             fault: Fault::None,
             fault_every: 1,
             capture_bodies: false,
+            silent_every: 0,
         }
     }
 }
@@ -289,6 +293,7 @@ fn respond(shared: &Shared, arrived: Instant, body: Bytes, api: events::Api) -> 
         tokens,
         prompt_tokens,
         fault,
+        silent: config.silent_every > 0 && number.is_multiple_of(config.silent_every),
     };
     if streamed {
         Response::builder()
