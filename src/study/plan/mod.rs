@@ -432,20 +432,27 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// One entry per repeat still to run, originals in re-validation order.
+    /// One entry per repeat still to run, the originals taken in turn (re-validation order
+    /// within a round), so the finalists' repeats interleave as a fair comparison's runs do.
     fn repeats_to_run(&self, records: &[TrialRecord]) -> Vec<u32> {
         if self.spec.revalidate_top == 0 {
             return Vec::new();
         }
-        let mut queue = Vec::new();
-        for number in select::to_revalidate(records, self.spec.revalidate_top as usize) {
-            let done = records
-                .iter()
-                .filter(|r| r.repeat_of() == Some(number))
-                .count() as u32;
-            queue.extend((done..self.spec.repeats).map(|_| number));
-        }
-        queue
+        let done: Vec<(u32, u32)> =
+            select::to_revalidate(records, self.spec.revalidate_top as usize)
+                .into_iter()
+                .map(|number| {
+                    let runs = records.iter().filter(|r| r.repeat_of() == Some(number));
+                    (number, runs.count() as u32)
+                })
+                .collect();
+        (0..self.spec.repeats)
+            .flat_map(|round| {
+                (done.iter())
+                    .filter(move |(_, runs)| *runs <= round)
+                    .map(|(number, _)| *number)
+            })
+            .collect()
     }
 
     /// Configs started so far, journaled or in flight: what `trials` counts (re-validation

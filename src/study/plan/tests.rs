@@ -105,7 +105,7 @@ fn the_baseline_runs_alone_then_queued_then_sampled_configs_then_refusals_are_re
 }
 
 #[test]
-fn after_the_search_the_best_config_and_the_baseline_are_repeated_away_from_their_slot() {
+fn after_the_search_the_best_config_and_the_baseline_are_repeated_in_turn_away_from_their_slot() {
     let check = space();
     let mut sampler = Counting(0);
     let mut planner = Planner::new(spec(2), &mut sampler, &check, Vec::new());
@@ -136,7 +136,8 @@ fn after_the_search_the_best_config_and_the_baseline_are_repeated_away_from_thei
         assert_eq!(repeat.slot, Some(1), "slot 0 ran the originals");
         repeats.push(repeat.trial.id.kind.repeat_of().expect("a repeat"));
     }
-    assert_eq!(repeats, [1, 1, 0, 0]);
+    // Interleaved, so a slow spell of the machine falls on both configs alike.
+    assert_eq!(repeats, [1, 0, 1, 0]);
     assert_eq!(planner.next(&situation(&records, &[])), Decision::Done);
     assert_eq!(planner.stop_reason(), StopReason::TrialsDone);
 }
