@@ -4,7 +4,7 @@
 //! seeds the sampler as a warm start does (trusted at the transfer weight, set aside when the
 //! study's own trials contradict it), so configs it predicts to fail or break an SLO come last.
 
-use crate::record::{FailureKind, MetricMap, Params, TrialRecord};
+use crate::record::{metric, FailureKind, MetricMap, Params, TrialRecord};
 use crate::report::TwinPredictions;
 use crate::sampler::from_name;
 use crate::sampler::propose::Dims;
@@ -175,8 +175,11 @@ impl<'a> Twin<'a> {
             card_scale: scale,
             ..self.deployment.clone()
         };
-        let metrics = crate::sim::eval(&deployment, &engine_params, &self.space.probe, 0)
+        let mut metrics = crate::sim::eval(&deployment, &engine_params, &self.space.probe, 0)
             .map_err(|f| (f.kind, f.message))?;
+        let taken = (self.space.placement.devices_per_trial.count(params))
+            .map_err(|message| (FailureKind::InvalidConfig, message))?;
+        metrics.insert(metric::DEVICES.into(), f64::from(taken));
         Ok(on_the_clock(metrics, time_scale(self.space)))
     }
 }

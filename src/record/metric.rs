@@ -29,11 +29,14 @@ pub const OUTPUT_THROUGHPUT: &str = "output_throughput";
 pub const TOTAL_TOKEN_THROUGHPUT: &str = "total_token_throughput";
 /// Requests meeting every SLO per second (only when SLOs were given).
 pub const REQUEST_GOODPUT: &str = "request_goodput";
-/// Output tokens per second over the steady-state window, counted as they streamed (see
+/// Output tokens per second over the steady-state window, each request's spread over its life (see
 /// `probe::steady`).
 pub const STEADY_OUTPUT_THROUGHPUT: &str = "steady_output_throughput";
 /// Seconds of the steady-state window.
 pub const STEADY_WINDOW_S: &str = "steady_window_s";
+/// Accelerators the trial's launch took (`launch.devices_per_trial` for its config), so an
+/// objective can be per device: `output_throughput / devices`.
+pub const DEVICES: &str = "devices";
 /// 1 when a probe with `precision` met its interval's target before its ceiling, else 0.
 pub const PRECISION_REACHED: &str = "precision_reached";
 

@@ -103,8 +103,14 @@ fn summary(view: &StudyView<'_>) -> String {
         .count();
     let slos: Vec<String> = spec.slos().iter().map(ToString::to_string).collect();
     let counts: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let per_device = if spec.per_device() {
+        " (per accelerator: each trial's figure over the accelerators its launch took, \
+         launch.devices_per_trial)"
+    } else {
+        ""
+    };
     format!(
-        "Engine {}, sampler {} (seed {}). Objective: {} {}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
+        "Engine {}, sampler {} (seed {}). Objective: {} {}{per_device}{}. Search trials: {} ({}); re-validation runs: {repeats}.",
         serde_json::to_value(view.study.engine)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))

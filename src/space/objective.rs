@@ -55,6 +55,14 @@ impl ObjectiveSpec {
         }
         slos
     }
+
+    /// True when `metric` reads the trial's `devices` (e.g. `output_throughput / devices`):
+    /// the objective is per accelerator.
+    pub fn per_device(&self) -> bool {
+        self.metric
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| word == metric::DEVICES)
+    }
 }
 
 /// A second objective, shown next to the first in a Pareto view (it does not drive the search).

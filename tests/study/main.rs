@@ -9,6 +9,7 @@ mod disk;
 mod engine_version;
 mod no_gain;
 mod parallel;
+mod per_device;
 mod resume;
 mod slurm;
 mod slurm_faults;

@@ -124,36 +124,51 @@ impl Measurement<'_> {
         }
     }
 
+    /// The probe's report, with the accelerators the launch took (`taken`) as its `devices`
+    /// metric, and what the server saw.
     fn watched_probe(
         &self,
         watch: &Watch,
         target: &Target,
         workload: &WorkloadSpec,
-        options: RunOptions,
+        taken: u32,
     ) -> anyhow::Result<(ProbeReport, Option<ServerStats>)> {
-        watch::probe(self.prober, self.observer, watch, target, workload, options)
+        let (mut report, server) = watch::probe(
+            self.prober,
+            self.observer,
+            watch,
+            target,
+            workload,
+            self.options(),
+        )?;
+        report
+            .metrics
+            .insert(metric::DEVICES.into(), f64::from(taken));
+        Ok((report, server))
     }
 
     /// Probe the server at `base_url` with the study's workload (searching the load over it
     /// where the objective asks) and judge what it measured.
+    /// `taken` is how many accelerators the launch took: every run records it as the
+    /// `devices` metric.
     pub(super) fn measure(
         &self,
         base_url: &str,
         trial: &TrialDir,
         devices: &[u32],
+        taken: u32,
     ) -> anyhow::Result<Measured> {
         let target = self.target(base_url.to_string());
         let workload = &self.space.probe;
         let watch = self.watch(trial, devices);
         if let Some(search) = &self.objective.spec().load_search {
-            return self.measure_load(&target, search, workload, trial, &watch);
+            return self.measure_load(&target, search, workload, trial, &watch, taken);
         }
         let probing = Instant::now();
-        let (mut report, server) =
-            match self.watched_probe(&watch, &target, workload, self.options()) {
-                Ok(r) => r,
-                Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
-            };
+        let (mut report, server) = match self.watched_probe(&watch, &target, workload, taken) {
+            Ok(r) => r,
+            Err(e) => return Ok(Measured::ProbeFailed(format!("probe: {e:#}"))),
+        };
         report
             .metrics
             .insert(PROBE_WALL_S.into(), probing.elapsed().as_secs_f64());
@@ -193,6 +208,7 @@ impl Measurement<'_> {
         workload: &WorkloadSpec,
         trial: &TrialDir,
         watch: &Watch,
+        taken: u32,
     ) -> anyhow::Result<Measured> {
         let mut runs: Vec<(f64, ProbeReport, Verdict, Option<ServerStats>)> = Vec::new();
         let mut interrupted = false;
@@ -200,14 +216,13 @@ impl Measurement<'_> {
         let probing = Instant::now();
         let rounds = loadsearch::search(search, |load| {
             let workload = loadsearch::with_load(workload, search.over, load)?;
-            let (report, server) =
-                match self.watched_probe(watch, target, &workload, self.options()) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        probe_failure = Some(format!("probe at load {load}: {e:#}"));
-                        return Ok(None);
-                    }
-                };
+            let (report, server) = match self.watched_probe(watch, target, &workload, taken) {
+                Ok(r) => r,
+                Err(e) => {
+                    probe_failure = Some(format!("probe at load {load}: {e:#}"));
+                    return Ok(None);
+                }
+            };
             let pruned = match &report.pruned {
                 Some(EarlyStop::Interrupted) => {
                     interrupted = true;

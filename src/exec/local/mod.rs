@@ -159,6 +159,12 @@ impl TrialExecutor for LocalExecutor<'_> {
                 message,
             }))))
         };
+        // The dispatch loop counted them when it assigned the slot; without a device pool
+        // the slot's list is empty and the count is the space's.
+        let taken = match self.space.placement.devices_per_trial.count(params) {
+            Ok(n) => n,
+            Err(message) => return failed(FailureKind::InvalidConfig, message),
+        };
         let launch = &self.space.launch;
         // Held until the trial ends, so no other tuner's server takes the port meanwhile.
         let port = free_port(&launch.host, launch.port)?;
@@ -219,9 +225,9 @@ impl TrialExecutor for LocalExecutor<'_> {
             }
         };
         let ready_s = server.ready_after().as_secs_f64();
-        let measured = self
-            .measurement
-            .measure(&server.base_url(), &trial, &assignment.devices);
+        let measured =
+            self.measurement
+                .measure(&server.base_url(), &trial, &assignment.devices, taken);
         let failures = measured.as_ref().is_ok_and(Measured::saw_failures);
         let exit = exit::exit_of(&mut *server, failures);
         if let Err(e) = server.stop() {
