@@ -2,7 +2,7 @@
 //! accelerators (`launch.devices_per_trial`) and whose objective is per accelerator
 //! (`output_throughput / devices`), on the simulator's real servers.
 
-use crate::kit::e2e_sim_common::{records, tune, FIXTURE, STUDY};
+use crate::kit::e2e_sim_common::{finish, records, tune, FIXTURE, STUDY};
 use std::path::{Path, PathBuf};
 
 /// The e2e fixture on four pretend devices, tensor-parallel 1 or 2 per trial, judged per device.
@@ -35,14 +35,7 @@ fn space(dir: &Path) -> PathBuf {
 #[test]
 fn a_per_device_objective_divides_each_trial_by_the_accelerators_it_took() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tune(&space(tmp.path()), tmp.path(), &["--trials", "6"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    finish(tune(&space(tmp.path()), tmp.path(), &["--trials", "6"]));
     let study = tmp.path().join(STUDY);
     let scored: Vec<_> = records(&study)
         .into_iter()
