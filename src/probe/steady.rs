@@ -52,15 +52,15 @@ struct Tally {
     landed: u32,
 }
 
-/// A request in flight; dropping it without [`InFlight::land`] (an aborted request) counts
+/// A request in flight; dropping it without [`OpenRequest::land`] (an aborted request) counts
 /// nothing.
-pub(crate) struct InFlight {
+pub(crate) struct OpenRequest {
     tally: Arc<TokenTally>,
     ticket: u64,
     sent: Instant,
 }
 
-impl InFlight {
+impl OpenRequest {
     /// The request ended at `end` with `tokens` output tokens: they are spread over its life.
     pub fn land(self, tokens: u64, end: Instant) {
         let mut tally = self.tally.lock();
@@ -69,7 +69,7 @@ impl InFlight {
     }
 }
 
-impl Drop for InFlight {
+impl Drop for OpenRequest {
     fn drop(&mut self) {
         self.tally.lock().open.remove(&self.ticket);
     }
@@ -90,12 +90,12 @@ impl TokenTally {
     }
 
     /// A request sent at `sent`, in flight until landed or dropped.
-    pub fn open(self: &Arc<Self>, sent: Instant) -> InFlight {
+    pub fn open(self: &Arc<Self>, sent: Instant) -> OpenRequest {
         let mut tally = self.lock();
         let ticket = tally.next_ticket;
         tally.next_ticket += 1;
         tally.open.insert(ticket, sent);
-        InFlight {
+        OpenRequest {
             tally: self.clone(),
             ticket,
             sent,
