@@ -225,3 +225,62 @@ fn provisioned_env() -> Result<Vec<(String, String)>, String> {
         ]
     })
 }
+
+/// The model cache links the launch script's gate makes are where XInference itself looks: a
+/// replica finding its link made skips making it, so two replicas no longer race for it.
+#[test]
+#[ignore = "needs XInference (scripts/provision-xinference.sh)"]
+fn the_gate_links_the_model_cache_where_each_replica_looks_for_it() {
+    let Some(env) = provisioned::or_skip(
+        provisioned_env(),
+        "INFERTUNE_REQUIRE_XINFERENCE",
+        "run scripts/provision-xinference.sh first",
+    ) else {
+        return;
+    };
+    let python = env_path(&env, "INFERTUNE_XINFERENCE_VENV").join("bin/python");
+    let dir = tempfile::tempdir().unwrap();
+    let (home, model) = (dir.path().join("home"), dir.path().join("model"));
+    std::fs::create_dir_all(&model).unwrap();
+    let spec = |quantization: &str| {
+        serde_json::json!({
+            "model_format": "ggufv2", "model_size_in_billions": "0_01",
+            "quantization": quantization, "model_uri": format!("file://{}", model.display()),
+        })
+    };
+    let family = dir.path().join("model.json");
+    let body = serde_json::json!({
+        "model_name": "infertune-tiny.v1",
+        "model_specs": [spec("q8_0"), spec("f16")],
+    });
+    std::fs::write(&family, body.to_string()).unwrap();
+    let gate = dir.path().join("gate.py");
+    std::fs::write(&gate, include_str!("../../src/engine/xinference/gate.py")).unwrap();
+    for _ in 0..2 {
+        let linked = std::process::Command::new(&python)
+            .arg(&gate)
+            .arg("link")
+            .arg(&family)
+            .env("XINFERENCE_HOME", &home)
+            .output()
+            .unwrap();
+        assert!(linked.status.success(), "{linked:?}");
+    }
+    const WHERE: &str = "import json, os, sys, types\n\
+        from xinference.model.llm.cache_manager import LLMCacheManager\n\
+        family = json.load(open(sys.argv[1]))\n\
+        for spec in family['model_specs']:\n\
+        \x20   path = LLMCacheManager.get_cache_dir_for_spec(family['model_name'], \
+        types.SimpleNamespace(**spec))\n\
+        \x20   print(os.path.islink(path), os.path.realpath(path))\n";
+    let looked = std::process::Command::new(&python)
+        .args(["-c", WHERE])
+        .arg(&family)
+        .env("XINFERENCE_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(looked.status.success(), "{looked:?}");
+    let model = model.canonicalize().unwrap();
+    let expected = format!("True {}\n", model.display()).repeat(2);
+    assert_eq!(String::from_utf8_lossy(&looked.stdout), expected);
+}

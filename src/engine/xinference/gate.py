@@ -3,6 +3,13 @@
   python gate.py status ENDPOINT PID
       waits until the server at ENDPOINT answers GET /status; exits 1 when process PID (the
       server) is gone first.
+  python gate.py link FAMILY_JSON
+      creates, under $XINFERENCE_HOME/cache/v2, the link to the local model that each replica
+      of a launch would otherwise create itself: XInference 4.1.0 checks for the link, then
+      makes it (xinference/model/llm/cache_manager.py, `cache_uri`), so two replicas starting
+      together race and the second fails with "File exists". One link per quantization the
+      registered family lists, named as `get_cache_dir_for_spec` names it; an existing link
+      is kept.
   python gate.py ready ENDPOINT UID REPLICAS READY_FILE [SETTING ...]
       waits until model UID has REPLICAS replicas and every one is READY
       (GET /v1/models/UID/replicas), checks that the engine applied each SETTING (XInference
@@ -70,6 +77,27 @@ def status(endpoint, pid):
         time.sleep(POLL_S)
 
 
+def link(family_file):
+    home = os.environ.get("XINFERENCE_HOME")
+    if not home:
+        fail("XINFERENCE_HOME is not set: the launch script sets it for the server")
+    with open(family_file) as f:
+        family = json.load(f)
+    name = family["model_name"].replace(".", "_")
+    for spec in family["model_specs"]:
+        uri = spec["model_uri"]
+        if not uri.startswith("file://"):
+            continue
+        target = uri[len("file://"):].rstrip("/")
+        entry = "{}-{}-{}b-{}".format(
+            name, spec["model_format"], spec["model_size_in_billions"], spec["quantization"]
+        )
+        path = os.path.join(home, "cache", "v2", entry)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.lexists(path):
+            os.symlink(target, path, target_is_directory=True)
+
+
 def replica_failure(uid, replica):
     message = replica.get("error_message") or "no message"
     number = replica.get("replica_id")
@@ -129,7 +157,7 @@ def ready(endpoint, uid, replicas, ready_file, *settings):
 
 
 if __name__ == "__main__":
-    commands = {"status": status, "ready": ready}
+    commands = {"status": status, "link": link, "ready": ready}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
-        fail(f"usage: {sys.argv[0]} status|ready ...")
+        fail(f"usage: {sys.argv[0]} status|link|ready ...")
     commands[sys.argv[1]](*sys.argv[2:])

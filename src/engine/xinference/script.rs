@@ -106,6 +106,14 @@ pub(super) fn render(s: &Steps<'_>) -> Result<String> {
             family.as_str()
         ])?
     )?;
+    out.push_str(
+        "# The model's cache link, made once: replicas started together race to make it.\n",
+    );
+    writeln!(
+        out,
+        "{}",
+        words(&[s.python, gate.as_str(), "link", family.as_str()])?
+    )?;
     for warning in s.warnings {
         writeln!(out, "echo {}", quote(&format!("warning: {warning}"))?)?;
     }
@@ -164,9 +172,10 @@ mod tests {
             "/v/bin/python /t/gate.py status http://127.0.0.1:9000 \"$server\""
         );
         let register = at("/v/bin/xinference register");
+        let link = at("/v/bin/python /t/gate.py link /t/model.json");
         let launch = at("/v/bin/xinference launch");
         let ready = at("/v/bin/python /t/gate.py ready");
-        assert!(register < launch && launch < ready, "{text}");
+        assert!(register < link && link < launch && launch < ready, "{text}");
         assert_eq!(
             lines[launch],
             "/v/bin/xinference launch -e http://127.0.0.1:9000 -n m --replica 2 --n_ctx 2048"
