@@ -1,6 +1,8 @@
 //! How the exports print a measured mean and a gain: with its 95% confidence interval when one
 //! exists, and as `n = 1` (no interval) when the figure comes from a single run.
 
+use crate::record::MIN_GAIN;
+
 /// `12.00 ± 0.50 (95% CI, n = 3)`, or `12.00 (n = 1)` without an interval.
 pub(crate) fn mean_text(mean: f64, ci95: Option<f64>, runs: usize) -> String {
     match ci95 {
@@ -17,9 +19,8 @@ pub fn gain_text(gain_pct: f64, ci95: Option<f64>) -> String {
     }
 }
 
-/// Least gain, in percent of the defaults' mean, worth tuning for: "tuning did not help" is said
-/// only when the gain's interval rules out a gain this large.
-pub const MIN_GAIN_PCT: f64 = 5.0;
+/// [`MIN_GAIN`] in percent of the defaults' mean.
+const MIN_GAIN_PCT: f64 = MIN_GAIN * 100.0;
 
 /// What the gain means, in words: the defaults themselves won; the gain's 95% interval rules out
 /// a gain of `MIN_GAIN_PCT` (tuning did not help); or it includes zero (could not tell, at

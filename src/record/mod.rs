@@ -16,7 +16,7 @@ pub use latency::Latency;
 pub use server::{ServerSignal, ServerStats};
 pub use slo::SloOp;
 pub use slo::{parse_list as parse_slos, Slo};
-pub use trial::{InFlight, Outcome, TrialId, TrialKind, TrialRecord, Z95};
+pub use trial::{InFlight, Outcome, TrialId, TrialKind, TrialRecord, MIN_GAIN, Z95};
 pub use value::{params_of, Params, Value};
 pub use violation::Violation;
 

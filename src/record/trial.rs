@@ -6,6 +6,11 @@ use serde::{Deserialize, Serialize};
 /// Two-sided 95% quantile of the normal: a half-width is this many standard errors.
 pub const Z95: f64 = 1.96;
 
+/// Least gain worth tuning for, relative to what it is measured against: "tuning did not help"
+/// is said only when the gain's interval rules out a gain this large, and a challenger that can
+/// trail the best config by no more than this is not measured again to tell them apart.
+pub const MIN_GAIN: f64 = 0.05;
+
 /// A trial's role in its study.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]

@@ -3,9 +3,12 @@
 //! incumbent. The noise is the spread of the objective between runs of one config (the
 //! baseline is run twice early to measure it, see [`measured_noise`]); before any config has
 //! run twice it is taken to be [`UNMEASURED_NOISE`]. Configs are ranked on the mean of their
-//! runs (ties: the lower trial number first).
+//! runs (ties: the lower trial number first). A challenger is crowned unmeasured when, even at
+//! the worst its noise allows, it trails the runner-up by less than [`MIN_GAIN`]: an
+//! indifference zone, as in ranking-and-selection procedures, so a quiet machine spends no runs
+//! telling apart configs whose difference would not matter to a deployment.
 
-use crate::record::{InFlight, TrialRecord};
+use crate::record::{InFlight, TrialRecord, MIN_GAIN};
 use crate::score::runs::{measured_noise, ConfigRuns, UNMEASURED_NOISE};
 
 /// Least relative spread a challenger's lead is held to, however steady the repeats so far.
@@ -42,8 +45,9 @@ fn configs(records: &[TrialRecord]) -> Vec<Runs> {
 
 /// The original trial whose config should run again now, if any: the baseline once, early,
 /// to measure the noise; then, while the two best configs are closer than the noise allows to
-/// tell apart, the one of them with fewer runs (the better on a tie), up to `max_runs` runs.
-/// Configs with a run in flight wait for it.
+/// tell apart and the best may trail the other by [`MIN_GAIN`] or more, the one of them with
+/// fewer runs (the better on a tie), up to `max_runs` runs. Configs with a run in flight wait
+/// for it.
 pub(super) fn next(records: &[TrialRecord], in_flight: &[InFlight], max_runs: u32) -> Option<u32> {
     let flying = |n: u32| in_flight.iter().any(|f| f.id.kind.repeat_of() == Some(n));
     let mut ranked = configs(records);
@@ -64,7 +68,8 @@ pub(super) fn next(records: &[TrialRecord], in_flight: &[InFlight], max_runs: u3
     let noise = noise.unwrap_or(UNMEASURED_NOISE).max(MIN_NOISE);
     let (nb, nr) = (best.scores.len() as f64, runner.scores.len() as f64);
     let lead = (best.mean() - runner.mean()) / runner.mean().abs().max(f64::MIN_POSITIVE);
-    if lead >= Z * noise * (1.0 / nb + 1.0 / nr).sqrt() {
+    let margin = Z * noise * (1.0 / nb + 1.0 / nr).sqrt();
+    if lead >= margin || margin - lead < MIN_GAIN {
         return None;
     }
     let (fewer, more) = if runner.scores.len() < best.scores.len() {
@@ -127,7 +132,19 @@ mod tests {
         // Noise under 2%: a lead of 98% is clear.
         assert_eq!(next(&steady, &[], 3), None);
         let close = [steady.clone(), vec![search(3, 203.0)]].concat();
-        assert_eq!(next(&close, &[], 3), Some(3), "3% ahead on one run each");
+        assert_eq!(
+            next(&close, &[], 3),
+            None,
+            "1.5% ahead on one run each at 2% noise: at worst 3.2% behind, within the 5% that \
+             does not matter"
+        );
+        let noisy = vec![
+            run(0, TrialKind::Baseline, 100.0),
+            repeat(1, 0, 108.0),
+            search(2, 200.0),
+        ];
+        let close = [noisy.clone(), vec![search(3, 203.0)]].concat();
+        assert_eq!(next(&close, &[], 3), Some(3), "1.5% ahead at 5% noise");
         let remeasured = [close.clone(), vec![repeat(4, 3, 199.0)]].concat();
         assert_eq!(
             next(&remeasured, &[], 3),
@@ -143,7 +160,7 @@ mod tests {
         broken.outcome = Outcome::Infeasible;
         let records = vec![
             run(0, TrialKind::Baseline, 100.0),
-            repeat(1, 0, 101.0),
+            repeat(1, 0, 108.0),
             search(2, 200.0),
             search(3, 203.0),
             broken,
