@@ -38,6 +38,7 @@ pub(crate) fn search(
         repeats: 0,
         devices_per_trial: DevicesPerTrial::Count(0),
         intensify: false,
+        verdict: None,
     };
     let mut planner = Planner::new(spec, sampler, &*scenario.space, Vec::new());
     let executor = FakeExecutor::new(scenario, u32::try_from(slots.max(1)).unwrap_or(1));

@@ -233,6 +233,13 @@ pub struct SearchSettings {
     pub revalidate_top: u32,
     /// Repeats per re-validated config, the baseline included.
     pub repeats: u32,
+    /// The verdict's target: once the repeats ran, the winner and the baseline are measured
+    /// again in turn until the 95% interval of the gain is within this fraction of the
+    /// baseline's mean (0.10: ±10 points), up to `max_repeats` each and the budget.
+    pub resolution: f64,
+    /// Most repeats of the winner and of the baseline while the verdict's interval is wider
+    /// than `resolution`; at least `repeats`.
+    pub max_repeats: u32,
     /// Configs to try first, in order, after the baseline (each overlays the defaults); a
     /// config the engine would refuse is recorded as rejected and never launched.
     pub enqueue: Vec<Params>,
@@ -263,6 +270,10 @@ pub enum Prior {
 
 /// Transfer weight of a warm start when `search.transfer_weight` is not given.
 pub const DEFAULT_TRANSFER_WEIGHT: f64 = 0.5;
+
+/// The default `search.resolution`: a gain known within ±10 points of the defaults' mean tells a
+/// tuning worth deploying from noise without re-measuring for hours.
+pub const DEFAULT_RESOLUTION: f64 = 0.10;
 
 /// One earlier study of `search.warm_start`.
 #[derive(Clone, Debug, PartialEq)]

@@ -49,6 +49,7 @@ fn plan(trials: u32) -> PlanSpec {
         repeats: 0,
         devices_per_trial: DevicesPerTrial::Count(0),
         intensify: false,
+        verdict: None,
     }
 }
 

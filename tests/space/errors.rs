@@ -235,6 +235,39 @@ fn zero_trials_at_once_is_refused_where_written() {
 }
 
 #[test]
+fn a_resolution_written_as_a_percentage_is_refused_with_the_fraction_to_write() {
+    assert_error(
+        "resolution_percent.yaml",
+        "12:15",
+        &["search.resolution 10 is outside (0, 1]", "write e.g. 0.1"],
+    );
+}
+
+#[test]
+fn the_verdict_aims_at_ten_points_with_at_most_twice_the_repeats_by_default() {
+    let space = StudySpec::load(
+        Path::new("search-spaces/demo-sim.yaml"),
+        infertune::engine::rule_pack,
+    )
+    .unwrap();
+    let search = &space.search;
+    assert_eq!((search.repeats, search.resolution), (2, 0.1));
+    assert_eq!(search.max_repeats, 4);
+}
+
+#[test]
+fn fewer_most_repeats_than_repeats_is_refused_where_written() {
+    assert_error(
+        "max_repeats_below.yaml",
+        "13:16",
+        &[
+            "search.max_repeats (2) is below search.repeats (3)",
+            "write 3 or more",
+        ],
+    );
+}
+
+#[test]
 fn a_device_count_that_is_no_expression_is_refused_where_written() {
     assert_error(
         "devices_per_trial_bad.yaml",

@@ -9,7 +9,7 @@ use crate::space::secrets::Secrets;
 use crate::space::version::Version;
 use crate::space::{
     Constraint, DevicesPerTrial, EngineSection, LaunchSection, Placement, Prior, RuleSettings,
-    SearchSettings, StudySpec, WarmStartEntry, DEFAULT_TRANSFER_WEIGHT,
+    SearchSettings, StudySpec, WarmStartEntry, DEFAULT_RESOLUTION, DEFAULT_TRANSFER_WEIGHT,
 };
 use crate::util::did_you_mean;
 use crate::util::{MAX_DURATION, MAX_DURATION_DAYS};
@@ -270,6 +270,7 @@ fn rule_settings(raw: RawRules, pack: &RulePack) -> Located<RuleSettings> {
 }
 
 fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
+    let repeats = raw.repeats.unwrap_or(3);
     let budget = raw
         .budget
         .map(|b| duration(Some(b), "search.budget", Duration::ZERO))
@@ -281,7 +282,9 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
         seed: raw.seed.unwrap_or(0),
         baseline: raw.baseline.unwrap_or(true),
         revalidate_top: raw.revalidate_top.unwrap_or(3),
-        repeats: raw.repeats.unwrap_or(3),
+        repeats,
+        resolution: resolution(raw.resolution)?,
+        max_repeats: max_repeats(raw.max_repeats, repeats)?,
         enqueue: raw.enqueue.into_iter().map(|e| e.value).collect(),
         parallel: match raw.parallel {
             None => 1,
@@ -334,6 +337,42 @@ fn transfer_weight(raw: Option<Spanned<f64>>) -> Located<f64> {
             "search.transfer_weight {} is outside (0, 1]; write e.g. 0.5 (1 trusts an earlier \
              study's trials as this study's own, smaller values trust them less)",
             w.value
+        ),
+    ))
+}
+
+/// `search.resolution`: a fraction in (0, 1], default [`DEFAULT_RESOLUTION`].
+fn resolution(raw: Option<Spanned<f64>>) -> Located<f64> {
+    let Some(r) = raw else {
+        return Ok(DEFAULT_RESOLUTION);
+    };
+    if r.value > 0.0 && r.value <= 1.0 {
+        return Ok(r.value);
+    }
+    Err((
+        Pos::of(&r.referenced),
+        format!(
+            "search.resolution {} is outside (0, 1]; write e.g. 0.1 to measure the winner and \
+             the defaults again until the gain is known within ±10 points of the defaults' mean",
+            r.value
+        ),
+    ))
+}
+
+/// `search.max_repeats`: at least `repeats`; default twice `repeats`.
+fn max_repeats(raw: Option<Spanned<u32>>, repeats: u32) -> Located<u32> {
+    let Some(m) = raw else {
+        return Ok(2 * repeats);
+    };
+    if m.value >= repeats {
+        return Ok(m.value);
+    }
+    Err((
+        Pos::of(&m.referenced),
+        format!(
+            "search.max_repeats ({}) is below search.repeats ({repeats}); write {repeats} or \
+             more (equal to repeats: no runs beyond them for the verdict's resolution)",
+            m.value
         ),
     ))
 }

@@ -154,6 +154,8 @@ pub(crate) struct RawSearch {
     pub baseline: Option<bool>,
     pub revalidate_top: Option<u32>,
     pub repeats: Option<u32>,
+    pub resolution: Option<Spanned<f64>>,
+    pub max_repeats: Option<Spanned<u32>>,
     #[serde(default)]
     pub enqueue: Vec<Spanned<crate::record::Params>>,
     pub parallel: Option<Spanned<u32>>,

@@ -16,6 +16,7 @@ use crate::record::{InFlight, Params, TrialId, TrialKind, TrialRecord};
 use crate::sampler::{with_pending, Sampler};
 use crate::score::runs::{ConfigRuns, UNMEASURED_NOISE};
 use crate::score::select;
+use crate::space::objective::Direction;
 use crate::space::overrides::baseline_config;
 use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
 
@@ -37,6 +38,20 @@ pub struct PlanSpec {
     /// Measure a challenger again before it is crowned while its lead is within the run-to-run
     /// noise (see [`measured_noise`]).
     pub intensify: bool,
+    /// Once the repeats ran, measure the winner and the baseline again in turn while the
+    /// gain's interval is wider than this; `None`: no runs beyond the repeats.
+    pub verdict: Option<VerdictTarget>,
+}
+
+/// How well the verdict must know the gain over the baseline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VerdictTarget {
+    /// Half-width of the gain's 95% interval to reach, in points of the baseline's mean.
+    pub half_width_pct: f64,
+    /// Most repeats of the winner and of the baseline.
+    pub max_repeats: u32,
+    /// The objective's direction, to choose the winner as the report will.
+    pub direction: Direction,
 }
 
 impl PlanSpec {
@@ -66,6 +81,11 @@ impl PlanSpec {
             repeats: search.repeats,
             devices_per_trial: space.placement.devices_per_trial.clone(),
             intensify: search.revalidate_top > 0 && search.repeats >= 2,
+            verdict: (search.revalidate_top > 0 && search.repeats > 0).then_some(VerdictTarget {
+                half_width_pct: search.resolution * 100.0,
+                max_repeats: search.max_repeats,
+                direction: space.objective.direction,
+            }),
         }
     }
 }
@@ -132,7 +152,8 @@ enum Stage {
     Search,
     /// The search dispatches nothing more; re-validation starts once its trials finished.
     SearchEnded,
-    /// Re-validation repeats left to run: the originals' numbers, one entry per repeat.
+    /// Re-validation repeats left to run: the originals' numbers, one entry per repeat; once
+    /// empty, rounds of the winner and the baseline while the verdict is not resolved.
     Revalidation(Vec<u32>),
     Finished,
 }
@@ -358,13 +379,21 @@ impl<'a> Planner<'a> {
     /// when every queued repeat's original ran on the free slots and other trials are in
     /// flight, wait for another slot.
     fn next_repeat(&mut self, now: &StudyState<'_>) -> Decision {
+        if matches!(&self.stage, Stage::Revalidation(queue) if queue.is_empty()) {
+            if !now.in_flight.is_empty() {
+                return Decision::Wait;
+            }
+            match self.verdict_round(now) {
+                Some(round) => self.stage = Stage::Revalidation(round),
+                None => {
+                    self.stage = Stage::Finished;
+                    return Decision::Done;
+                }
+            }
+        }
         let Stage::Revalidation(queue) = &self.stage else {
             return Decision::Done;
         };
-        if queue.is_empty() {
-            self.stage = Stage::Finished;
-            return Decision::Done;
-        }
         if now.budget_left.is_some_and(|left| left <= 0.0) {
             self.stage = Stage::Finished;
             return Decision::Ended(EarlyEnd::BudgetSpent(Phase::Revalidation));
@@ -453,6 +482,27 @@ impl<'a> Planner<'a> {
                     .map(|(number, _)| *number)
             })
             .collect()
+    }
+
+    /// One more run of the winner and of the baseline, in that order, while the gain's interval
+    /// is wider than the verdict's target, neither config has run its most repeats, and the
+    /// budget holds the round; `None` once the verdict is resolved or can be no better.
+    fn verdict_round(&self, now: &StudyState<'_>) -> Option<Vec<u32>> {
+        let target = self.spec.verdict?;
+        let winner = select::choose_winner(now.records, target.direction)?;
+        let baseline = winner.baseline.as_ref()?;
+        if winner.summary.baseline || winner.gain_ci95? <= target.half_width_pct {
+            return None;
+        }
+        let most_runs = target.max_repeats as usize + 1;
+        if winner.summary.runs >= most_runs || baseline.runs >= most_runs {
+            return None;
+        }
+        let round = 2.0 * mean_launched_wall(now.records) / f64::from(now.slots.max(1));
+        if now.budget_left.is_some_and(|left| left <= round) {
+            return None;
+        }
+        Some(vec![winner.summary.number, baseline.number])
     }
 
     /// Configs started so far, journaled or in flight: what `trials` counts (re-validation

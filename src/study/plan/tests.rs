@@ -38,6 +38,7 @@ fn spec(trials: u32) -> PlanSpec {
         repeats: 2,
         devices_per_trial: DevicesPerTrial::Count(1),
         intensify: false,
+        verdict: None,
     }
 }
 
@@ -409,4 +410,92 @@ fn without_revalidation_no_budget_is_kept_back_for_it() {
     };
     let next = planned(planner.next(&short));
     assert_eq!(next.trial.id.kind, TrialKind::Search, "{next:?}");
+}
+
+/// A baseline (trial 0, at `base`) and a winner (trial 1, at `best`), each with its runs in
+/// turn: the original, then the repeats taken alternately.
+fn finalists(base: &[f64], best: &[f64]) -> Vec<TrialRecord> {
+    let id = |number, kind| TrialId { number, kind };
+    let mut records = vec![
+        done(id(0, TrialKind::Baseline), 0, base[0]),
+        done(id(1, TrialKind::Search), 7, best[0]),
+    ];
+    for (b, w) in base[1..].iter().zip(&best[1..]) {
+        let n = records.len() as u32;
+        records.push(done(id(n, TrialKind::Repeat { of: 1 }), 7, *w));
+        records.push(done(id(n + 1, TrialKind::Repeat { of: 0 }), 0, *b));
+    }
+    records
+}
+
+fn judged(max_repeats: u32) -> PlanSpec {
+    PlanSpec {
+        enqueue: Vec::new(),
+        verdict: Some(VerdictTarget {
+            half_width_pct: 10.0,
+            max_repeats,
+            direction: Direction::Maximize,
+        }),
+        ..spec(2)
+    }
+}
+
+#[test]
+fn the_winner_and_the_baseline_run_again_in_turn_while_the_gain_is_not_known_to_the_target() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(judged(3), &mut sampler, &check, Vec::new());
+    // +100% with the winner's runs 160 to 240: an interval of about ±60 points.
+    let mut records = finalists(&[100.0, 90.0, 110.0], &[200.0, 160.0, 240.0]);
+    let winner = planned(planner.next(&situation(&records, &[])));
+    assert_eq!(winner.trial.id.kind, TrialKind::Repeat { of: 1 });
+    let in_flight = [winner.trial.clone()];
+    assert_eq!(
+        planner.next(&StudyState {
+            free_slots: &[0],
+            ..situation(&records, &in_flight)
+        }),
+        Decision::Wait,
+        "the baseline's run waits for a slot away from its original's"
+    );
+    let baseline = planned(planner.next(&StudyState {
+        free_slots: &[1],
+        ..situation(&records, &in_flight)
+    }));
+    assert_eq!(baseline.trial.id.kind, TrialKind::Repeat { of: 0 });
+    records.push(done(winner.trial.id, 7, 200.0));
+    assert_eq!(
+        planner.next(&situation(&records, std::slice::from_ref(&baseline.trial))),
+        Decision::Wait,
+        "the round is judged once both of its runs ended"
+    );
+    records.push(done(baseline.trial.id, 0, 100.0));
+    // Still wide, but both ran their most repeats (three).
+    assert_eq!(planner.next(&situation(&records, &[])), Decision::Done);
+}
+
+#[test]
+fn a_gain_known_to_the_target_or_a_budget_too_short_for_a_round_ends_the_study() {
+    let check = space();
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(judged(6), &mut sampler, &check, Vec::new());
+    let known = finalists(&[100.0, 101.0, 99.0], &[200.0, 201.0, 199.0]);
+    assert_eq!(planner.next(&situation(&known, &[])), Decision::Done);
+
+    let mut sampler = Counting(0);
+    let mut planner = Planner::new(judged(6), &mut sampler, &check, Vec::new());
+    let wide: Vec<TrialRecord> = finalists(&[100.0, 90.0, 110.0], &[200.0, 160.0, 240.0])
+        .into_iter()
+        .map(|r| TrialRecord {
+            ready_s: Some(1.0),
+            wall_s: 100.0,
+            ..r
+        })
+        .collect();
+    // A round is two runs of 100 s on two slots: 100 s.
+    let short = StudyState {
+        budget_left: Some(90.0),
+        ..situation(&wide, &[])
+    };
+    assert_eq!(planner.next(&short), Decision::Done);
 }

@@ -124,6 +124,9 @@ pub fn space(seed: u64, trials: u32) -> StudySpec {
             baseline: true,
             revalidate_top: 2,
             repeats: 2,
+            // No runs beyond the repeats: the tests count each study's runs.
+            resolution: infertune::space::DEFAULT_RESOLUTION,
+            max_repeats: 2,
             enqueue: Vec::new(),
             parallel: 1,
             warm_start: Vec::new(),
