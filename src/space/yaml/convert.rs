@@ -283,7 +283,13 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
         baseline: raw.baseline.unwrap_or(true),
         revalidate_top: raw.revalidate_top.unwrap_or(3),
         repeats,
-        resolution: resolution(raw.resolution)?,
+        resolution: fraction(
+            raw.resolution,
+            "resolution",
+            DEFAULT_RESOLUTION,
+            "write e.g. 0.1 to measure the winner and the defaults again until the gain is \
+             known within ±10 points of the defaults' mean",
+        )?,
         max_repeats: max_repeats(raw.max_repeats, repeats)?,
         enqueue: raw.enqueue.into_iter().map(|e| e.value).collect(),
         parallel: match raw.parallel {
@@ -296,7 +302,13 @@ fn search(raw: RawSearch, path: &Path) -> Located<SearchSettings> {
             }
             Some(p) => p.value,
         },
-        transfer_weight: transfer_weight(raw.transfer_weight)?,
+        transfer_weight: fraction(
+            raw.transfer_weight,
+            "transfer_weight",
+            DEFAULT_TRANSFER_WEIGHT,
+            "write e.g. 0.5 (1 trusts an earlier study's trials as this study's own, smaller \
+             values trust them less)",
+        )?,
         warm_start: warm_start(raw.warm_start, path)?,
         prior: prior(raw.prior)?,
     })
@@ -323,39 +335,18 @@ fn prior(raw: Option<Spanned<String>>) -> Located<Prior> {
     }
 }
 
-/// `search.transfer_weight`, in `(0, 1]`.
-fn transfer_weight(raw: Option<Spanned<f64>>) -> Located<f64> {
-    let Some(w) = raw else {
-        return Ok(DEFAULT_TRANSFER_WEIGHT);
+/// The search setting `key`, a fraction in `(0, 1]` (`default` when unset); out of range, an
+/// error at it that ends with `advice`.
+fn fraction(raw: Option<Spanned<f64>>, key: &str, default: f64, advice: &str) -> Located<f64> {
+    let Some(f) = raw else {
+        return Ok(default);
     };
-    if w.value > 0.0 && w.value <= 1.0 {
-        return Ok(w.value);
+    if f.value > 0.0 && f.value <= 1.0 {
+        return Ok(f.value);
     }
     Err((
-        Pos::of(&w.referenced),
-        format!(
-            "search.transfer_weight {} is outside (0, 1]; write e.g. 0.5 (1 trusts an earlier \
-             study's trials as this study's own, smaller values trust them less)",
-            w.value
-        ),
-    ))
-}
-
-/// `search.resolution`: a fraction in (0, 1], default [`DEFAULT_RESOLUTION`].
-fn resolution(raw: Option<Spanned<f64>>) -> Located<f64> {
-    let Some(r) = raw else {
-        return Ok(DEFAULT_RESOLUTION);
-    };
-    if r.value > 0.0 && r.value <= 1.0 {
-        return Ok(r.value);
-    }
-    Err((
-        Pos::of(&r.referenced),
-        format!(
-            "search.resolution {} is outside (0, 1]; write e.g. 0.1 to measure the winner and \
-             the defaults again until the gain is known within ±10 points of the defaults' mean",
-            r.value
-        ),
+        Pos::of(&f.referenced),
+        format!("search.{key} {} is outside (0, 1]; {advice}", f.value),
     ))
 }
 
