@@ -115,7 +115,14 @@ export INFERTUNE_REQUIRE_SLURM=1
 # Benchmarks (benches/, searchbench/benches/, scripts/bench-*.sh) are linted above but not run
 # here: they measure. The search benchmark's own unit tests run. One binary at a time: the
 # simulator studies judge configs by timed runs, which a real engine's server beside them
-# disturbs.
+# disturbs. The Slurm studies (tests/study/slurm_cluster*.rs) judge no config by its figure and
+# spend their minutes waiting on the cluster's scheduler: they run beside the others.
 step "cargo test"
-cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored
+begin slurm-tests cargo test -p infertune --test study --no-fail-fast -- --include-ignored \
+    slurm_cluster
+failed=0
+cargo test --workspace --lib --bins --tests --no-fail-fast -- --include-ignored \
+    --skip slurm_cluster || failed=1
+finish slurm-tests || failed=1
+[[ $failed == 0 ]]
 step "all passed"

@@ -4,7 +4,7 @@
 //! runs again as a new job (or keeps its job through the restart), no trial is recorded as a
 //! failure of its config, none is lost or journaled twice, and nothing is left in `squeue`.
 
-use super::slurm::{cluster, jobs_left, space};
+use super::slurm_cluster::{cluster, jobs_left, space};
 use crate::kit::e2e_sim_common::{
     records, tune, wait_no_processes_under, wait_while_running, STUDY,
 };
