@@ -4,7 +4,9 @@ use super::tune_events::TuneEvents;
 use super::tune_progress::TuneProgress;
 use crate::exec::interrupt::{self, StopFlag};
 use crate::exec::{Backends, HttpProber};
-use crate::export::{gain_text, gain_verdict, mean_text, tied_text, BEST_SH, TRIALS_CSV};
+use crate::export::{
+    gain_text, gain_verdict, mean_text, resolution_text, tied_text, BEST_SH, TRIALS_CSV,
+};
 use crate::launch::ProcessLauncher;
 use crate::sampler::{self, SAMPLER_ALIASES, SAMPLER_NAMES};
 use crate::space::error::Pos;
@@ -409,6 +411,12 @@ fn print_outcome(
                 gain_text(g, w.gain_ci95)
             );
             if let Some(said) = gain_verdict(b.number == s.number, g, w.gain_ci95) {
+                println!("{said}");
+            }
+            let short = (space.search.verdict_target().zip(w.gain_ci95))
+                .filter(|_| b.number != s.number)
+                .and_then(|(target, ci)| resolution_text(target, ci, s.runs, b.values.len()));
+            if let Some(said) = short {
                 println!("{said}");
             }
         }

@@ -2,6 +2,7 @@
 //! exists, and as `n = 1` (no interval) when the figure comes from a single run.
 
 use crate::record::MIN_GAIN;
+use crate::space::VerdictTarget;
 
 /// `12.00 ± 0.50 (95% CI, n = 3)`, or `12.00 (n = 1)` without an interval.
 pub(crate) fn mean_text(mean: f64, ci95: Option<f64>, runs: usize) -> String {
@@ -57,6 +58,45 @@ pub fn tied_text(tied: &[u32]) -> Option<String> {
     })
 }
 
+/// Why the gain's 95% interval (`ci95`, in points) is still wider than the verdict's `target`,
+/// in words: the winner or the baseline ran its most runs (their spread is too wide for the
+/// target), or neither did (the study ended first: its budget, or a stop). `None` when the
+/// interval is within the target.
+pub fn resolution_text(
+    target: VerdictTarget,
+    ci95: f64,
+    winner_runs: usize,
+    baseline_runs: usize,
+) -> Option<String> {
+    if ci95 <= target.half_width_pct {
+        return None;
+    }
+    let most = target.max_repeats as usize + 1;
+    let wider = format!(
+        "The gain is known to ±{ci95:.1} points, not the ±{:.0} of search.resolution:",
+        target.half_width_pct
+    );
+    let ran_out = match (winner_runs >= most, baseline_runs >= most) {
+        (true, true) => "the winner and the baseline",
+        (true, false) => "the winner",
+        (false, true) => "the baseline",
+        (false, false) => {
+            return Some(format!(
+                "{wider} the study ended (its budget, or a stop) before the winner and the \
+                 baseline ran their most repeats (search.max_repeats {}); resuming it with a \
+                 longer --budget would narrow it.",
+                target.max_repeats
+            ))
+        }
+    };
+    Some(format!(
+        "{wider} {ran_out} ran {most} times (search.max_repeats {} and the first run) and still \
+         spread too widely; a larger search.max_repeats, or a probe.precision that narrows each \
+         run, would narrow it.",
+        target.max_repeats
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +139,30 @@ mod tests {
         );
         assert_eq!(gain_text(12.34, Some(4.06)), "+12.3% ± 4.1% (95% CI)");
         assert_eq!(gain_text(-3.0, None), "-3.0%");
+    }
+
+    #[test]
+    fn a_gain_known_less_well_than_the_target_says_why() {
+        let target = VerdictTarget {
+            half_width_pct: 10.0,
+            max_repeats: 6,
+        };
+        assert_eq!(
+            resolution_text(target, 9.2, 6, 6),
+            None,
+            "within the target"
+        );
+        let spread = resolution_text(target, 14.7, 5, 7).unwrap();
+        assert!(
+            spread.contains("±14.7 points") && spread.contains("the baseline ran 7 times"),
+            "{spread}"
+        );
+        let both = resolution_text(target, 14.7, 7, 7).unwrap();
+        assert!(both.contains("the winner and the baseline ran 7"), "{both}");
+        let ended = resolution_text(target, 12.0, 4, 4).unwrap();
+        assert!(
+            ended.contains("the study ended") && ended.contains("--budget"),
+            "{ended}"
+        );
     }
 }

@@ -29,14 +29,14 @@ pub(crate) use best_sh::exec_line;
 pub use deploy::{Format, Pinning, WinnerLaunch};
 pub(crate) use document::Block;
 pub(crate) use figures::mean_text;
-pub use figures::{gain_text, gain_verdict, tied_text};
+pub use figures::{gain_text, gain_verdict, resolution_text, tied_text};
 pub(crate) use svg::{Chart, Series};
 pub use trials_csv::{detail, status};
 
 use crate::launch::LaunchSpec;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
-use crate::space::{EngineKind, StudySpec};
+use crate::space::{EngineKind, StudySpec, VerdictTarget};
 use crate::util::atomic::{write_atomic, write_executable, Access};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,9 @@ pub struct StudyFacts<'a> {
     pub objective: &'a ObjectiveSpec,
     /// The earlier studies whose trials seeded the sampler (a warm start).
     pub warm_start: &'a [ReusedStudy],
+    /// How well the study's verdict was to know the gain; `None` when it ran no repeats, or
+    /// was written before the target was recorded.
+    pub verdict: Option<VerdictTarget>,
 }
 
 /// An earlier study whose trials seeded the sampler, and what was taken from it.

@@ -103,6 +103,7 @@ pub fn write_exports(dir: &Path, space: &StudySpec, plan: &Plan) -> anyhow::Resu
             seed: 0,
             objective: &space.objective,
             warm_start: &[],
+            verdict: None,
         },
         space: out_space,
         winner: &winner,

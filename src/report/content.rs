@@ -2,7 +2,9 @@
 //! and every trial.
 
 use super::{plots, StudyView};
-use crate::export::{detail, gain_text, gain_verdict, mean_text, status, tied_text, Block, Chart};
+use crate::export::{
+    detail, gain_text, gain_verdict, mean_text, resolution_text, status, tied_text, Block, Chart,
+};
 use crate::record::Outcome;
 use std::collections::BTreeMap;
 
@@ -144,6 +146,12 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
                 gain_text(g, w.gain_ci95)
             ));
             if let Some(said) = gain_verdict(b.trial == w.record.id.number, g, w.gain_ci95) {
+                text.push_str(&format!(" {said}"));
+            }
+            let short = (view.study.verdict.zip(w.gain_ci95))
+                .filter(|_| b.trial != w.record.id.number)
+                .and_then(|(target, ci)| resolution_text(target, ci, w.runs, b.runs));
+            if let Some(said) = short {
                 text.push_str(&format!(" {said}"));
             }
         }

@@ -253,6 +253,27 @@ pub struct SearchSettings {
     pub prior: Prior,
 }
 
+impl SearchSettings {
+    /// The verdict's target as the study runs it: `None` without re-validation repeats (then
+    /// no runs go beyond the search's).
+    pub fn verdict_target(&self) -> Option<VerdictTarget> {
+        (self.revalidate_top > 0 && self.repeats > 0).then_some(VerdictTarget {
+            half_width_pct: self.resolution * 100.0,
+            max_repeats: self.max_repeats,
+        })
+    }
+}
+
+/// How well the verdict must know the gain over the baseline (`search.resolution`,
+/// `search.max_repeats`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerdictTarget {
+    /// Half-width of the gain's 95% interval to reach, in points of the baseline's mean.
+    pub half_width_pct: f64,
+    /// Most repeats of the winner and of the baseline.
+    pub max_repeats: u32,
+}
+
 /// What a study knows before its first trial (`search.prior`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prior {

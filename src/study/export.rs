@@ -277,6 +277,7 @@ fn facts(meta: &StudyMeta) -> StudyFacts<'_> {
         seed: meta.seed,
         objective: &meta.objective,
         warm_start: &meta.warm_start,
+        verdict: meta.verdict,
     }
 }
 

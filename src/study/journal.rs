@@ -5,7 +5,7 @@ use super::observer::StudyObserver;
 use crate::export::ReusedStudy;
 use crate::record::TrialRecord;
 use crate::space::objective::ObjectiveSpec;
-use crate::space::EngineKind;
+use crate::space::{EngineKind, VerdictTarget};
 use crate::util::atomic::{write_atomic, Access};
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
@@ -48,6 +48,12 @@ pub struct StudyMeta {
     /// identity, since a resumed study must replay the same proposals.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warm_start: Vec<ReusedStudy>,
+    /// The verdict's target (see
+    /// [`SearchSettings::verdict_target`](crate::space::SearchSettings::verdict_target)), so the
+    /// report can say why a gain is known less well; absent from studies written before it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictTarget>,
 }
 
 impl StudyMeta {

@@ -217,5 +217,6 @@ pub(crate) fn meta_for(space: &StudySpec, dir: &Path) -> StudyMeta {
         engine: space.engine.kind,
         objective: space.objective.clone(),
         warm_start: Vec::new(),
+        verdict: space.search.verdict_target(),
     }
 }

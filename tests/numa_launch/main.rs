@@ -94,6 +94,7 @@ fn a_numa_binding_prefixes_the_launch_and_the_exported_script_with_numactl() {
         engine: space.engine.kind,
         objective: space.objective.clone(),
         warm_start: Vec::new(),
+        verdict: space.search.verdict_target(),
     };
     let exported = Exporter::new(&space, engine, &meta, &study)
         .write(&[winner(params("-N 0 -m 0"))])

@@ -17,4 +17,5 @@ mod start_gate;
 mod terminate;
 mod tune_loop;
 mod upgrade;
+mod verdict;
 mod warm_start;

@@ -18,7 +18,7 @@ use crate::score::runs::{ConfigRuns, UNMEASURED_NOISE};
 use crate::score::select;
 use crate::space::objective::Direction;
 use crate::space::overrides::baseline_config;
-use crate::space::{DevicesPerTrial, Feasibility, StudySpec};
+use crate::space::{DevicesPerTrial, Feasibility, StudySpec, VerdictTarget};
 
 /// What the planner needs of a study's settings.
 #[derive(Clone, Debug)]
@@ -40,17 +40,15 @@ pub struct PlanSpec {
     pub intensify: bool,
     /// Once the repeats ran, measure the winner and the baseline again in turn while the
     /// gain's interval is wider than this; `None`: no runs beyond the repeats.
-    pub verdict: Option<VerdictTarget>,
+    pub verdict: Option<Verdict>,
 }
 
-/// How well the verdict must know the gain over the baseline.
+/// The verdict's target, and the objective's direction to choose the winner as the report will.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct VerdictTarget {
-    /// Half-width of the gain's 95% interval to reach, in points of the baseline's mean.
-    pub half_width_pct: f64,
-    /// Most repeats of the winner and of the baseline.
-    pub max_repeats: u32,
-    /// The objective's direction, to choose the winner as the report will.
+pub struct Verdict {
+    /// How well the gain must be known.
+    pub target: VerdictTarget,
+    /// The objective's direction.
     pub direction: Direction,
 }
 
@@ -81,9 +79,8 @@ impl PlanSpec {
             repeats: search.repeats,
             devices_per_trial: space.placement.devices_per_trial.clone(),
             intensify: search.revalidate_top > 0 && search.repeats >= 2,
-            verdict: (search.revalidate_top > 0 && search.repeats > 0).then_some(VerdictTarget {
-                half_width_pct: search.resolution * 100.0,
-                max_repeats: search.max_repeats,
+            verdict: search.verdict_target().map(|target| Verdict {
+                target,
                 direction: space.objective.direction,
             }),
         }
@@ -488,8 +485,8 @@ impl<'a> Planner<'a> {
     /// is wider than the verdict's target, neither config has run its most repeats, and the
     /// budget holds the round; `None` once the verdict is resolved or can be no better.
     fn verdict_round(&self, now: &StudyState<'_>) -> Option<Vec<u32>> {
-        let target = self.spec.verdict?;
-        let winner = select::choose_winner(now.records, target.direction)?;
+        let Verdict { target, direction } = self.spec.verdict?;
+        let winner = select::choose_winner(now.records, direction)?;
         let baseline = winner.baseline.as_ref()?;
         if winner.summary.baseline || winner.gain_ci95? <= target.half_width_pct {
             return None;

@@ -431,9 +431,11 @@ fn finalists(base: &[f64], best: &[f64]) -> Vec<TrialRecord> {
 fn judged(max_repeats: u32) -> PlanSpec {
     PlanSpec {
         enqueue: Vec::new(),
-        verdict: Some(VerdictTarget {
-            half_width_pct: 10.0,
-            max_repeats,
+        verdict: Some(Verdict {
+            target: VerdictTarget {
+                half_width_pct: 10.0,
+                max_repeats,
+            },
             direction: Direction::Maximize,
         }),
         ..spec(2)

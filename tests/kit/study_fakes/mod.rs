@@ -226,6 +226,8 @@ impl Rig {
                 requests_sent: AtomicUsize::new(0),
                 fail_above: None,
                 short_probe_gain: None,
+                spread: None,
+                probes: AtomicUsize::new(0),
             },
             notes: Notes::default(),
         }

@@ -205,6 +205,11 @@ pub struct FakeProber {
     /// Throughput a probe of fewer than `PLANNED` requests reports, as a multiple of the
     /// model's: a short probe that flatters (`None`: the model's at any length).
     pub short_probe_gain: Option<f64>,
+    /// Run-to-run noise: probe `n` reports the model's throughput times
+    /// `1 + spread · sin(2.4 n)` (`None`: none).
+    pub spread: Option<f64>,
+    /// Probes answered so far.
+    pub probes: AtomicUsize,
 }
 
 impl Prober for FakeProber {
@@ -229,6 +234,8 @@ impl Prober for FakeProber {
             Some(gain) if planned < PLANNED => tput * gain,
             _ => tput,
         };
+        let n = self.probes.fetch_add(1, Ordering::SeqCst) as f64;
+        let tput = tput * (1.0 + self.spread.unwrap_or(0.0) * (2.4 * n).sin());
         let mut stats = LiveStats {
             planned,
             planned_output_tokens: (tput * planned as f64 / REQUESTS_PER_S) as u64,
