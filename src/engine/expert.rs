@@ -74,6 +74,10 @@ pub enum Rule {
     /// This value when the probe's prompts share prefixes (system prompts, resent
     /// conversations, trace blocks with equal hashes); left to the engine otherwise.
     WithPrefixReuse(Fixed),
+    /// The smallest value the space allows when the probe's prompts share prefixes (a cache
+    /// that reuses whole blocks only reuses more of each shared prompt in finer blocks); left
+    /// to the engine otherwise.
+    FinestWithPrefixReuse,
     /// This value, whatever the workload.
     Always(Fixed),
 }
@@ -393,6 +397,8 @@ fn target(
             (units > 0).then_some(Value::Int(units))
         }
         Rule::WithPrefixReuse(fixed) => context.prefix_reuse.then(|| fixed.value()),
+        // Snapped up to the parameter's smallest value.
+        Rule::FinestWithPrefixReuse => context.prefix_reuse.then_some(Value::Int(1)),
         Rule::Always(fixed) => Some(fixed.value()),
     }
 }
@@ -535,6 +541,11 @@ fn describe(rule: Rule) -> String {
              {runtime_gib} GiB for the engine"
         ),
         Rule::WithPrefixReuse(_) => "the probe's prompts share prefixes".into(),
+        Rule::FinestWithPrefixReuse => {
+            "the smallest allowed: a cached prefix is reused in whole blocks, and the probe's \
+             prompts share prefixes"
+                .into()
+        }
         Rule::Always(fixed) => format!("{}", fixed.value()),
     }
 }

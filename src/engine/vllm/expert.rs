@@ -5,6 +5,8 @@ use crate::engine::expert::{Fixed, Platform, Rule, Setting};
 const OPTIMIZATION: &str = "vllm-project/vllm docs/configuration/optimization.md";
 const RECIPE: &str = "vllm-project/recipes OpenAI/GPT-OSS.md";
 const CPU_DOCS: &str = "vllm-project/vllm docs/getting_started/installation/cpu.md";
+const PREFIX_CACHING: &str =
+    "vllm-project/vllm docs/design/prefix_caching.md, vllm/v1/core/block_pool.py";
 
 /// Fewest compute cores at which a core is kept for the front end. vLLM's CPU docs recommend
 /// keeping 1-2 cores for the serving framework in online serving (their example: 32 cores)
@@ -42,6 +44,16 @@ pub(crate) static SETTINGS: &[Setting] = &[
         rule: Rule::WithPrefixReuse(Fixed::Bool(true)),
         platform: Platform::Any,
         source: "vllm-project/vllm docs/features/automatic_prefix_caching.md",
+    },
+    Setting {
+        // Prefix caching hashes and reuses whole KV-cache blocks only ("a cached block is a
+        // full block with a block hash"), so the tokens of a shared prompt after its last full
+        // block are computed again for every request: up to 127 with the CPU backend's
+        // 128-token default blocks (GPU backends default to 16).
+        names: &["--block-size", "block_size"],
+        rule: Rule::FinestWithPrefixReuse,
+        platform: Platform::Cpu,
+        source: PREFIX_CACHING,
     },
     Setting {
         names: &["--async-scheduling", "async_scheduling"],

@@ -194,3 +194,25 @@ fn a_gpu_space_gets_no_cpu_backend_setting() {
         expert.choices
     );
 }
+
+#[test]
+fn with_shared_prefixes_on_cpu_blocks_are_the_finest_allowed() {
+    let (spec, _model) = realistic(1);
+    let expert = projected(&spec, &slot(&spec, 2, 24));
+    assert_eq!(
+        expert.params["block_size"],
+        Value::Int(32),
+        "of 32, 64, 128"
+    );
+    let choice = expert.choices.iter().find(|c| c.param == "block_size");
+    assert!(choice.is_some_and(|c| c.why.contains(PREFIX_CACHING)));
+    let model = model(1);
+    let kv = "block_size: {type: choice, values: [32, 64, 128], default: 128}";
+    let spec = cpu_space("auto", kv, model.path());
+    let expert = projected(&spec, &slot(&spec, 2, 24));
+    assert!(
+        expert.choices.iter().all(|c| c.param != "block_size"),
+        "random prompts share no prefix: {:?}",
+        expert.choices
+    );
+}
