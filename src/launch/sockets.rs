@@ -177,6 +177,7 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert!(socket_inodes(std::process::id() as i32).contains(&found[0]));
         drop(listener);
-        assert!(listeners("127.0.0.1", port).unwrap().is_empty());
+        // Another process may take the freed port at once; this socket must be gone.
+        assert!(!listeners("127.0.0.1", port).unwrap().contains(&found[0]));
     }
 }
