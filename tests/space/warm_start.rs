@@ -5,14 +5,31 @@ use infertune::space::{SpaceError, StudySpec};
 use infertune::study::warm;
 use std::path::{Path, PathBuf};
 
-/// The simulator fixture (46 lines, `search:` last) with `search_lines` appended to its
-/// `search:` section, written into `dir`.
+const FIXTURE: &str = "tests/fixtures/spaces/e2e-sim.yaml";
+
+/// The simulator fixture (`search:` last) with `search_lines` appended to its `search:`
+/// section, written into `dir`.
 fn space_with(dir: &Path, search_lines: &str) -> PathBuf {
-    let text = std::fs::read_to_string("tests/fixtures/spaces/e2e-sim.yaml").unwrap();
-    assert!(text.trim_end().lines().count() == 46 && text.contains("\nsearch:\n"));
+    let text = std::fs::read_to_string(FIXTURE).unwrap();
+    let search = text
+        .find("\nsearch:\n")
+        .expect("the fixture has a search section");
+    assert!(
+        text[search + 1..]
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with(' ')),
+        "search: must be the fixture's last section"
+    );
     let path = dir.join("space.yaml");
     std::fs::write(&path, format!("{}\n{search_lines}", text.trim_end())).unwrap();
     path
+}
+
+/// The line number of the `n`th line [`space_with`] appends (from 1).
+fn appended(n: usize) -> usize {
+    let text = std::fs::read_to_string(FIXTURE).unwrap();
+    text.trim_end().lines().count() + n
 }
 
 fn load_error(path: &Path) -> String {
@@ -40,7 +57,7 @@ fn a_transfer_weight_outside_0_to_1_is_refused_where_it_is_written() {
     for bad in ["1.5", "0", "-0.2"] {
         let path = space_with(tmp.path(), &format!("  transfer_weight: {bad}\n"));
         let text = load_error(&path);
-        let at = format!("{}:47:20: ", path.display());
+        let at = format!("{}:{}:20: ", path.display(), appended(1));
         assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
         assert!(text.contains("outside (0, 1]"), "{text}");
     }
@@ -52,13 +69,13 @@ fn a_warm_start_entry_must_be_a_folder_name() {
     let path = space_with(tmp.path(), "  warm_start:\n    - {study: a, weight: 0.5}\n");
     let text = load_error(&path);
     assert!(
-        text.starts_with(&format!("{}:48:", path.display())),
+        text.starts_with(&format!("{}:{}:", path.display(), appended(2))),
         "{text}"
     );
     let path = space_with(tmp.path(), "  warm_start: [a, a]\n");
     let text = load_error(&path);
     assert!(
-        text.starts_with(&format!("{}:47:19: ", path.display())),
+        text.starts_with(&format!("{}:{}:19: ", path.display(), appended(1))),
         "{text}"
     );
     assert!(text.contains("listed twice"), "{text}");
@@ -88,13 +105,14 @@ fn a_folder_without_a_study_or_of_another_engine_is_refused_at_its_entry() {
         .unwrap_err()
         .to_string();
     assert!(
-        own.contains(":48:7: search.warm_start: ") && own.contains("own folder"),
+        own.contains(&format!(":{}:7: search.warm_start: ", appended(2)))
+            && own.contains("own folder"),
         "{own}"
     );
 
     let err = warm::load(&space, &tmp.path().join("results/new")).unwrap_err();
     let text = err.to_string();
-    let at = format!("{}:49:7: search.warm_start: ", path.display());
+    let at = format!("{}:{}:7: search.warm_start: ", path.display(), appended(3));
     assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
     assert!(text.contains("holds no study"), "{text}");
 
@@ -103,7 +121,7 @@ fn a_folder_without_a_study_or_of_another_engine_is_refused_at_its_entry() {
     let text = warm::load(&other, &tmp.path().join("results/new"))
         .unwrap_err()
         .to_string();
-    let at = format!("{}:50:7: search.warm_start: ", path.display());
+    let at = format!("{}:{}:7: search.warm_start: ", path.display(), appended(4));
     assert!(text.starts_with(&at), "expected `{at}…`, got: {text}");
     assert!(
         text.contains("engine Vllm") && text.contains("same engine"),
