@@ -413,9 +413,13 @@ fn print_outcome(
             if let Some(said) = gain_verdict(b.number == s.number, g, w.gain_ci95) {
                 println!("{said}");
             }
-            let short = (space.search.verdict_target().zip(w.gain_ci95))
-                .filter(|_| b.number != s.number)
-                .and_then(|(target, ci)| resolution_text(target, ci, s.runs, b.values.len()));
+            let short = resolution_text(
+                space.search.verdict_target(),
+                b.number == s.number,
+                w.gain_ci95,
+                s.runs,
+                b.values.len(),
+            );
             if let Some(said) = short {
                 println!("{said}");
             }

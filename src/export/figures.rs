@@ -61,17 +61,20 @@ pub fn tied_text(tied: &[u32]) -> Option<String> {
 /// Why the gain's 95% interval (`ci95`, in points) is still wider than the verdict's `target`,
 /// in words: the winner or the baseline ran its most runs (their spread is too wide for the
 /// target), or neither did (the study ended first: its budget, or a stop). `None` when the
-/// interval is within the target.
+/// interval is within the target, when there is no target or interval, or when the defaults
+/// themselves won.
 pub fn resolution_text(
-    target: VerdictTarget,
-    ci95: f64,
+    target: Option<VerdictTarget>,
+    winner_is_baseline: bool,
+    ci95: Option<f64>,
     winner_runs: usize,
     baseline_runs: usize,
 ) -> Option<String> {
-    if ci95 <= target.half_width_pct {
+    let (target, ci95) = target.zip(ci95)?;
+    if winner_is_baseline || ci95 <= target.half_width_pct {
         return None;
     }
-    let most = target.max_repeats as usize + 1;
+    let most = target.most_runs();
     let wider = format!(
         "The gain is known to ±{ci95:.1} points, not the ±{:.0} of search.resolution:",
         target.half_width_pct
@@ -148,18 +151,18 @@ mod tests {
             max_repeats: 6,
         };
         assert_eq!(
-            resolution_text(target, 9.2, 6, 6),
+            resolution_text(Some(target), false, Some(9.2), 6, 6),
             None,
             "within the target"
         );
-        let spread = resolution_text(target, 14.7, 5, 7).unwrap();
+        let spread = resolution_text(Some(target), false, Some(14.7), 5, 7).unwrap();
         assert!(
             spread.contains("±14.7 points") && spread.contains("the baseline ran 7 times"),
             "{spread}"
         );
-        let both = resolution_text(target, 14.7, 7, 7).unwrap();
+        let both = resolution_text(Some(target), false, Some(14.7), 7, 7).unwrap();
         assert!(both.contains("the winner and the baseline ran 7"), "{both}");
-        let ended = resolution_text(target, 12.0, 4, 4).unwrap();
+        let ended = resolution_text(Some(target), false, Some(12.0), 4, 4).unwrap();
         assert!(
             ended.contains("the study ended") && ended.contains("--budget"),
             "{ended}"

@@ -145,13 +145,12 @@ fn winner(view: &StudyView<'_>) -> Vec<Block> {
                 mean_text(b.mean, b.ci95, b.runs),
                 gain_text(g, w.gain_ci95)
             ));
-            if let Some(said) = gain_verdict(b.trial == w.record.id.number, g, w.gain_ci95) {
+            let is_baseline = b.trial == w.record.id.number;
+            if let Some(said) = gain_verdict(is_baseline, g, w.gain_ci95) {
                 text.push_str(&format!(" {said}"));
             }
-            let short = (view.study.verdict.zip(w.gain_ci95))
-                .filter(|_| b.trial != w.record.id.number)
-                .and_then(|(target, ci)| resolution_text(target, ci, w.runs, b.runs));
-            if let Some(said) = short {
+            let verdict = view.study.verdict;
+            if let Some(said) = resolution_text(verdict, is_baseline, w.gain_ci95, w.runs, b.runs) {
                 text.push_str(&format!(" {said}"));
             }
         }

@@ -274,6 +274,13 @@ pub struct VerdictTarget {
     pub max_repeats: u32,
 }
 
+impl VerdictTarget {
+    /// Most runs of the winner and of the baseline: the first and `max_repeats` repeats.
+    pub fn most_runs(&self) -> usize {
+        self.max_repeats as usize + 1
+    }
+}
+
 /// What a study knows before its first trial (`search.prior`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Prior {

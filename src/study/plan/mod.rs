@@ -491,7 +491,7 @@ impl<'a> Planner<'a> {
         if winner.summary.baseline || winner.gain_ci95? <= target.half_width_pct {
             return None;
         }
-        let most_runs = target.max_repeats as usize + 1;
+        let most_runs = target.most_runs();
         if winner.summary.runs >= most_runs || baseline.runs >= most_runs {
             return None;
         }
